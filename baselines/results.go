@@ -1,0 +1,235 @@
+// Package baselines is benchgate's results on disk: the versioned
+// results.json a run writes after every rung, and reading it back. Later it
+// also holds merging of shards and history.
+package baselines
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// FormatVersion is the version of the results file this code writes.
+const FormatVersion = 1
+
+// Results is the content of results.json.
+type Results struct {
+	Version  int          `json:"version"`
+	Tool     string       `json:"tool"` // "benchgate <version>"
+	Scenario ScenarioInfo `json:"scenario"`
+	Env      Environment  `json:"environment"`
+	// Plan is the grid in schedule order, with the planned rounds.
+	Plan Plan `json:"plan"`
+	// Rungs holds every measured rung, in the order it ran.
+	Rungs []Rung `json:"rungs"`
+	// Status is "running" while rungs are being written, then "complete",
+	// "cancelled" or "failed".
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// ScenarioInfo identifies the scenario a run measured.
+type ScenarioInfo struct {
+	Name    string `json:"name"`
+	File    string `json:"file"`
+	Hash    string `json:"hash"` // sha256 of the file's bytes, hex
+	Profile string `json:"profile,omitempty"`
+	Seed    uint64 `json:"seed"`
+	// Source is the scenario file's text, so a results file can be decided
+	// and reproduced without the repository at hand.
+	Source string `json:"source,omitempty"`
+	// Gate is the scenario's gate section, resolved, so compare decides
+	// with the rule that was declared before the run.
+	Gate GateConfig `json:"gate"`
+	// Load settings that were in force.
+	Load LoadInfo `json:"load"`
+}
+
+// GateConfig is the scenario's gate section.
+type GateConfig struct {
+	Confidence   float64    `json:"confidence"`
+	TieWithin    float64    `json:"tie_within"`
+	MaxErrorRate float64    `json:"max_error_rate"`
+	FailOn       []RuleInfo `json:"fail_on"`
+}
+
+// RuleInfo is one fail_on rule.
+type RuleInfo struct {
+	Metric      string   `json:"metric"`
+	Classes     []string `json:"classes,omitempty"`
+	Concurrency []string `json:"concurrency,omitempty"`
+	Variants    []string `json:"variants,omitempty"`
+}
+
+// LoadInfo records the load section in force.
+type LoadInfo struct {
+	Concurrency []int   `json:"concurrency"`
+	Duration    float64 `json:"duration_s"`
+	Warmup      float64 `json:"warmup_s"`
+	Repetitions int     `json:"repetitions"`
+	Timeout     float64 `json:"timeout_s"`
+}
+
+// Environment is where and what was measured.
+type Environment struct {
+	Baseline    TargetInfo `json:"baseline"`
+	Candidate   TargetInfo `json:"candidate"`
+	Host        string     `json:"host"`
+	CPUModel    string     `json:"cpu_model"`
+	CPUs        int        `json:"cpus"`
+	Kernel      string     `json:"kernel"`
+	OS          string     `json:"os"`
+	Arch        string     `json:"arch"`
+	GoVersion   string     `json:"go_version"`
+	ToolVersion string     `json:"tool_version"`
+	Pins        string     `json:"pins,omitempty"` // as declared; "" when none
+	PinsApplied bool       `json:"pins_applied"`
+	Start       time.Time  `json:"start"`
+	End         time.Time  `json:"end,omitzero"`
+}
+
+// TargetInfo identifies one side of the comparison.
+type TargetInfo struct {
+	Name string `json:"name"` // "baseline" or "candidate"
+	Kind string `json:"kind"` // "command", "url", "image"
+	// What was run: the command line, the URL, or the image.
+	Spec string `json:"spec"`
+	// Commit is the git commit of the target's working directory when one
+	// could be read, or the value given by the environment.
+	Commit string `json:"commit,omitempty"`
+	URL    string `json:"url,omitempty"` // where it was reached
+}
+
+// Plan is the grid of a run.
+type Plan struct {
+	Cells  []Cell `json:"cells"`
+	Rounds int    `json:"rounds"`
+	// Estimate is the planned wall time in seconds, start-up excluded.
+	Estimate float64 `json:"estimate_s"`
+}
+
+// Cell is one point of the grid: a class at a concurrency in a variant.
+// Variant is "" when the scenario has no variants.
+type Cell struct {
+	Variant     string `json:"variant"`
+	Class       string `json:"class"`
+	Concurrency int    `json:"concurrency"`
+}
+
+// String is the cell's name in progress lines and errors.
+func (c Cell) String() string {
+	s := fmt.Sprintf("%s c=%d", c.Class, c.Concurrency)
+	if c.Variant != "" {
+		s = c.Variant + "/" + s
+	}
+	return s
+}
+
+// Rung is one measurement: one target under load for one cell in one round.
+type Rung struct {
+	Cell
+	Round int `json:"round"` // 0-based
+	// Target is "baseline" or "candidate".
+	Target string `json:"target"`
+	// Position is 0 when this target ran first in the round's pair, 1 when
+	// second; Order is the pair's order, "AB" (baseline first) or "BA".
+	Position int    `json:"position"`
+	Order    string `json:"order"`
+	Start    time.Time `json:"start"`
+	// Duration is the measured time in seconds, warmup excluded.
+	Duration float64 `json:"duration_s"`
+	Requests int64   `json:"requests"`
+	// Errors counts failed requests by kind: "status" (an unexpected status
+	// code), "timeout", "connect", "reset", "other".
+	Errors   map[string]int64 `json:"errors,omitempty"`
+	Statuses map[string]int64 `json:"statuses,omitempty"` // status code → count
+	Bytes    int64            `json:"bytes"`              // response body bytes
+	RPS      float64          `json:"rps"`                // completed requests / Duration
+	// Latencies in seconds, from the rung's merged histogram of all
+	// completed requests (errors included, transport failures excluded).
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+	// Histogram is the HdrHistogram of latencies in microseconds, in the
+	// standard compressed base64 encoding (hdrhistogram-go Encode V2).
+	Histogram string `json:"histogram,omitempty"`
+}
+
+// ErrorCount is the sum of Errors.
+func (r Rung) ErrorCount() int64 {
+	var n int64
+	for _, v := range r.Errors {
+		n += v
+	}
+	return n
+}
+
+// ErrorRate is errors per request issued; 0 when none was.
+func (r Rung) ErrorRate() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.ErrorCount()) / float64(r.Requests)
+}
+
+// CompleteRounds returns how many rounds ran every cell on both targets.
+// A cancelled run is decided on these only.
+func (r *Results) CompleteRounds() int {
+	per := map[int]int{}
+	for _, g := range r.Rungs {
+		per[g.Round]++
+	}
+	want := 2 * len(r.Plan.Cells)
+	n := 0
+	for round := 0; ; round++ {
+		if want == 0 || per[round] != want {
+			return n
+		}
+		n++
+	}
+}
+
+// Write stores r as dir/results.json atomically: a reader never sees a
+// half-written file, and a crash leaves the previous version.
+func Write(dir string, r *Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".results-*.json")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, "results.json"))
+}
+
+// Read loads a results file, refusing versions this code does not know.
+func Read(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a benchgate results file: %v", path, err)
+	}
+	if r.Version != FormatVersion {
+		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads version %d", path, r.Version, FormatVersion)
+	}
+	return &r, nil
+}

@@ -1,0 +1,190 @@
+// Package gate holds benchgate's statistics and decisions: summaries with
+// Student-t intervals, the pre-registered tie rule, per-metric verdicts and the
+// fail_on policy. It is pure: no I/O, no clock, no imports of the other
+// benchgate packages, so every number it produces can be checked by hand.
+package gate
+
+// Metric names a measured quantity of a cell. The names are the ones a
+// scenario's fail_on rules use.
+type Metric string
+
+// Metrics known to the gate.
+const (
+	RPS       Metric = "rps"        // throughput, requests per second
+	Mean      Metric = "mean"       // mean latency, seconds
+	P50       Metric = "p50"        // latency percentiles, seconds
+	P90       Metric = "p90"        //
+	P95       Metric = "p95"        //
+	P99       Metric = "p99"        //
+	ErrorRate Metric = "error_rate" // errors / requests of a rung
+)
+
+// AllMetrics lists the metrics in the order reports show them.
+var AllMetrics = []Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate}
+
+// HigherIsBetter says in which direction a metric improves.
+func (m Metric) HigherIsBetter() bool { return m == RPS }
+
+// Settings are the knobs of the tie rule. Use DefaultSettings and change what
+// differs, so a new knob never changes a signature.
+type Settings struct {
+	// Confidence of the two-sided Student-t interval, e.g. 0.95.
+	Confidence float64
+	// TieWithin: two means closer than this fraction of the baseline's mean
+	// are a tie whatever their intervals say, e.g. 0.10.
+	TieWithin float64
+}
+
+// DefaultSettings is the pre-registered rule of DESIGN.md.
+var DefaultSettings = Settings{Confidence: 0.95, TieWithin: 0.10}
+
+// Summary is the mean of a cell's repetitions with its interval.
+type Summary struct {
+	N         int     `json:"n"`
+	Mean      float64 `json:"mean"`
+	SD        float64 `json:"sd"`         // sample standard deviation (n-1)
+	HalfWidth float64 `json:"half_width"` // of the interval; 0 when N < 2
+	Median    float64 `json:"median"`
+	Min       float64 `json:"min"`
+	Max       float64 `json:"max"`
+}
+
+// Lo and Hi are the interval's bounds.
+func (s Summary) Lo() float64 { return s.Mean - s.HalfWidth }
+func (s Summary) Hi() float64 { return s.Mean + s.HalfWidth }
+
+// Verdict is the decision of one metric in one cell.
+type Verdict string
+
+// Verdicts. A tie and inconclusive are results, not errors.
+const (
+	Tie          Verdict = "tie"
+	Improvement  Verdict = "improvement"
+	Regression   Verdict = "regression"
+	Inconclusive Verdict = "inconclusive"
+)
+
+// Decision is one metric of one cell, decided.
+type Decision struct {
+	Metric    Metric  `json:"metric"`
+	Baseline  Summary `json:"baseline"`
+	Candidate Summary `json:"candidate"`
+	// Delta is (candidate - baseline) / baseline of the means; 0 when the
+	// baseline's mean is 0.
+	Delta   float64 `json:"delta"`
+	Verdict Verdict `json:"verdict"`
+	// Reason says why, in words a report can print: "intervals overlap",
+	// "means 4.1% apart (< 10%)", "need >= 2 repetitions, have 1".
+	Reason string `json:"reason"`
+}
+
+// CellKey names a cell of the grid.
+type CellKey struct {
+	Variant     string `json:"variant"`
+	Class       string `json:"class"`
+	Concurrency int    `json:"concurrency"`
+}
+
+// Side is what one target measured in one cell: one sample per repetition
+// for each metric, and request and error totals over all repetitions.
+type Side struct {
+	Samples  map[Metric][]float64
+	Requests int64
+	Errors   int64
+}
+
+// CellInput is one cell's measurements of both targets.
+type CellInput struct {
+	Key       CellKey
+	Baseline  Side
+	Candidate Side
+}
+
+// Rule is one pre-declared regression: a regression of Metric in a cell
+// whose class, concurrency and variant match the globs fails the gate.
+// An empty list matches everything, like ["*"].
+type Rule struct {
+	Metric      Metric   `json:"metric"`
+	Classes     []string `json:"classes,omitempty"`
+	Concurrency []string `json:"concurrency,omitempty"`
+	Variants    []string `json:"variants,omitempty"`
+}
+
+// Policy is the scenario's gate section after parsing.
+type Policy struct {
+	FailOn []Rule `json:"fail_on"`
+	// MaxErrorRate: a candidate whose error rate in a cell is above this
+	// fails the gate. Negative disables the check.
+	MaxErrorRate float64 `json:"max_error_rate"`
+}
+
+// SideTotals are a target's request and error totals in a cell.
+type SideTotals struct {
+	Requests  int64   `json:"requests"`
+	Errors    int64   `json:"errors"`
+	ErrorRate float64 `json:"error_rate"`
+}
+
+// Failure is one reason the gate fails.
+type Failure struct {
+	Key    CellKey `json:"cell"`
+	Metric Metric  `json:"metric"`
+	// Kind is "regression", "error_rate" or "inconclusive".
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// CellResult is one cell, decided.
+type CellResult struct {
+	Key       CellKey    `json:"cell"`
+	Decisions []Decision `json:"decisions"` // in AllMetrics order, those measured
+	Baseline  SideTotals `json:"baseline"`
+	Candidate SideTotals `json:"candidate"`
+	// Gated lists the metrics a fail_on rule applies to in this cell.
+	Gated []Metric `json:"gated"`
+	// Verdict is the cell's headline: regression when a gated metric
+	// regressed, else inconclusive when one was inconclusive, else
+	// improvement when one improved, else tie. A cell no rule gates takes its
+	// headline from rps.
+	Verdict  Verdict   `json:"verdict"`
+	Failures []Failure `json:"failures,omitempty"`
+}
+
+// Decision returns the decision of metric m, if the cell has one.
+func (c CellResult) Decision(m Metric) (Decision, bool) {
+	for _, d := range c.Decisions {
+		if d.Metric == m {
+			return d, true
+		}
+	}
+	return Decision{}, false
+}
+
+// Outcome of the whole comparison.
+type Outcome string
+
+// Outcomes. Inconclusive means a gated cell could not be decided (too few
+// repetitions): it is never a pass by silence.
+const (
+	Pass             Outcome = "pass"
+	Fail             Outcome = "fail"
+	OutcomeUndecided Outcome = "inconclusive"
+)
+
+// Counts of headline verdicts over all cells.
+type Counts struct {
+	Regressions  int `json:"regressions"`
+	Improvements int `json:"improvements"`
+	Ties         int `json:"ties"`
+	Inconclusive int `json:"inconclusive"`
+}
+
+// Comparison is the decided grid.
+type Comparison struct {
+	Settings Settings     `json:"settings"`
+	Policy   Policy       `json:"policy"`
+	Cells    []CellResult `json:"cells"`
+	Counts   Counts       `json:"counts"`
+	Failures []Failure    `json:"failures"`
+	Outcome  Outcome      `json:"outcome"`
+}

@@ -1,0 +1,155 @@
+package scenario
+
+import (
+	"net/http"
+	"time"
+)
+
+// Scenario is a parsed, validated scenario with its profile applied: the
+// model every other part of benchgate reads. Everything in it has been
+// checked; nothing in it needs checking again.
+type Scenario struct {
+	File    string // path as given
+	Dir     string // directory of File: relative paths resolve against it
+	Hash    string // sha256 of the file's bytes, hex
+	Source  string // the file's text
+	Profile string // the applied profile, "" for none
+
+	Name string
+	Seed uint64
+
+	Baseline  Target
+	Candidate Target
+
+	// Pins is accepted and validated now; applied in a later issue.
+	Pins *Pins
+
+	Load Load
+	// Data lists by name, files already read (one item per non-empty line).
+	Data map[string][]string
+	// Classes in file order, only those the profile selects. A mix class
+	// refers to other classes by name; those are always present in
+	// AllClasses even when the profile leaves them out of the grid.
+	Classes    []*Class
+	AllClasses map[string]*Class
+	// Variants in file order; a scenario without variants has exactly one,
+	// named "", with no variables.
+	Variants []Variant
+
+	Gate Gate
+}
+
+// Target is one side of the comparison. Exactly one of Command, URL, Image
+// is set.
+type Target struct {
+	Name    string   // "baseline" or "candidate"
+	Command []string // argv; "{port}" is replaced by a free port
+	Build   []string // optional argv run once before start, in Dir
+	Dir     string   // working directory of Build and Command (resolved)
+	Env     map[string]string
+	URL     string // an already-running service
+	Image   string // docker target (a later issue)
+	Port    int    // container port of an image target
+	Health  string // path polled until 2xx; "" means the first request path of no class: only a TCP connect
+	// StartupTimeout bounds the build-less start until healthy.
+	StartupTimeout time.Duration
+}
+
+// Pins are resource pins, identical for both targets.
+type Pins struct {
+	CPUs          string // cpuset, e.g. "1-3"
+	Memory        int64  // bytes; 0 when unset
+	MemoryText    string // as written, e.g. "2GiB"
+	GeneratorCPUs string
+}
+
+// Load is the load section after the profile.
+type Load struct {
+	Concurrency []int
+	Duration    time.Duration
+	Warmup      time.Duration
+	Repetitions int
+	Timeout     time.Duration
+	Defaults    Defaults
+}
+
+// Defaults are pinned on every request; a class's own header or query
+// value of the same name wins.
+type Defaults struct {
+	Headers map[string]string
+	Query   map[string]string
+}
+
+// Class is one kind of request, or a weighted mix of classes.
+type Class struct {
+	Name string
+	// Request is set for a single-request class, nil for a mix.
+	Request *RequestTemplate
+	// Mix is set for a mix class: the classes it draws from, by weight.
+	Mix []MixEntry
+	// ExpectStatus lists the status codes that count as success; empty
+	// means any 2xx.
+	ExpectStatus []int
+}
+
+// MixEntry is one component of a mix.
+type MixEntry struct {
+	Class  string
+	Weight int
+}
+
+// RequestTemplate is a class's request before its templates are executed.
+type RequestTemplate struct {
+	Method string
+	Path   string            // template; may hold a query string
+	Query  map[string]string // templates
+	Header map[string]string // templates
+	Body   string            // template
+}
+
+// Variant is a named set of variables that templates read with
+// {{var "name"}} or {{.name}}.
+type Variant struct {
+	Name string
+	Vars map[string]string
+}
+
+// Gate is the gate section.
+type Gate struct {
+	Confidence   float64
+	TieWithin    float64
+	FailOn       []FailRule
+	MaxErrorRate float64
+}
+
+// FailRule is one fail_on entry. Globs; empty means all.
+type FailRule struct {
+	Metric      string
+	Classes     []string
+	Concurrency []string
+	Variants    []string
+}
+
+// Request is one concrete request of a stream. Target is the request URI
+// (path and encoded query) to append to the target's base URL.
+type Request struct {
+	Class  string // the concrete class; for a mix, the drawn component
+	Method string
+	Target string
+	Header http.Header
+	Body   []byte
+}
+
+// StatusOK reports whether code counts as success for class.
+func (s *Scenario) StatusOK(class string, code int) bool {
+	c := s.AllClasses[class]
+	if c == nil || len(c.ExpectStatus) == 0 {
+		return code >= 200 && code < 300
+	}
+	for _, e := range c.ExpectStatus {
+		if e == code {
+			return true
+		}
+	}
+	return false
+}
