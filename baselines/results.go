@@ -136,8 +136,8 @@ type Rung struct {
 	Target string `json:"target"`
 	// Position is 0 when this target ran first in the round's pair, 1 when
 	// second; Order is the pair's order, "AB" (baseline first) or "BA".
-	Position int    `json:"position"`
-	Order    string `json:"order"`
+	Position int       `json:"position"`
+	Order    string    `json:"order"`
 	Start    time.Time `json:"start"`
 	// Duration is the measured time in seconds, warmup excluded.
 	Duration float64 `json:"duration_s"`

@@ -24,7 +24,7 @@ type Scenario struct {
 	// Pins is accepted and validated now; applied in a later issue.
 	Pins *Pins
 
-	Load Load
+	Load LoadSettings
 	// Data lists by name, files already read (one item per non-empty line).
 	Data map[string][]string
 	// Classes in file order, only those the profile selects. A mix class
@@ -63,8 +63,8 @@ type Pins struct {
 	GeneratorCPUs string
 }
 
-// Load is the load section after the profile.
-type Load struct {
+// LoadSettings is the load section after the profile.
+type LoadSettings struct {
 	Concurrency []int
 	Duration    time.Duration
 	Warmup      time.Duration
