@@ -1,0 +1,210 @@
+package gate
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+)
+
+// Matches reports whether the rule applies to the cell: its class, variant
+// and concurrency (as a decimal string) each match one of the rule's globs
+// (path.Match syntax). An empty list matches every value. A malformed glob
+// matches everything, so a typo can widen a rule but never silence it;
+// Policy.Validate reports such globs.
+func (r Rule) Matches(k CellKey) bool {
+	return matchAny(r.Classes, k.Class) &&
+		matchAny(r.Variants, k.Variant) &&
+		matchAny(r.Concurrency, strconv.Itoa(k.Concurrency))
+}
+
+func matchAny(globs []string, v string) bool {
+	if len(globs) == 0 {
+		return true
+	}
+	for _, g := range globs {
+		if ok, err := path.Match(g, v); ok || err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate reports malformed globs and rules without a metric.
+func (p Policy) Validate() error {
+	for i, r := range p.FailOn {
+		if r.Metric == "" {
+			return fmt.Errorf("fail_on[%d]: no metric", i)
+		}
+		for _, list := range [][]string{r.Classes, r.Concurrency, r.Variants} {
+			for _, g := range list {
+				if _, err := path.Match(g, ""); err != nil {
+					return fmt.Errorf("fail_on[%d]: glob %q: %w", i, g, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Compare decides every cell and the gate. Cells keep their input order.
+// Each metric measured on either side is decided; one measured on one side
+// only is inconclusive, so a cancelled run's cell can never pass by silence.
+// The outcome is Fail on any regression of a gated metric or any candidate
+// error rate above p.MaxErrorRate; otherwise OutcomeUndecided when a gated
+// metric is inconclusive; otherwise Pass. Settings are not validated here:
+// under invalid settings every metric is inconclusive (see Decide).
+func Compare(in []CellInput, s Settings, p Policy) Comparison {
+	c := Comparison{
+		Settings: s,
+		Policy:   p,
+		Cells:    make([]CellResult, 0, len(in)),
+		Failures: []Failure{},
+		Outcome:  Pass,
+	}
+	for _, ci := range in {
+		cell := compareCell(ci, s, p)
+		c.Cells = append(c.Cells, cell)
+		c.Failures = append(c.Failures, cell.Failures...)
+		switch cell.Verdict {
+		case Regression:
+			c.Counts.Regressions++
+		case Improvement:
+			c.Counts.Improvements++
+		case Tie:
+			c.Counts.Ties++
+		case Inconclusive:
+			c.Counts.Inconclusive++
+		}
+	}
+	for _, f := range c.Failures {
+		switch {
+		case f.Kind == FailRegression || f.Kind == FailErrorRate:
+			c.Outcome = Fail
+		case f.Kind == FailInconclusive && c.Outcome == Pass:
+			c.Outcome = OutcomeUndecided
+		}
+	}
+	return c
+}
+
+// Failure kinds.
+const (
+	FailRegression   = "regression"
+	FailErrorRate    = "error_rate"
+	FailInconclusive = "inconclusive"
+)
+
+func compareCell(ci CellInput, s Settings, p Policy) CellResult {
+	cell := CellResult{
+		Key:       ci.Key,
+		Decisions: []Decision{},
+		Baseline:  totals(ci.Baseline),
+		Candidate: totals(ci.Candidate),
+		Gated:     []Metric{},
+	}
+	for _, m := range measured(ci) {
+		cell.Decisions = append(cell.Decisions, Decide(m,
+			Summarize(ci.Baseline.Samples[m], s.Confidence),
+			Summarize(ci.Candidate.Samples[m], s.Confidence), s))
+	}
+	for _, r := range p.FailOn {
+		if r.Matches(ci.Key) && !slices.Contains(cell.Gated, r.Metric) {
+			cell.Gated = append(cell.Gated, r.Metric)
+		}
+	}
+	slices.SortStableFunc(cell.Gated, func(a, b Metric) int {
+		return metricRank(a) - metricRank(b)
+	})
+
+	var regressed, undecided, improved bool
+	for _, m := range cell.Gated {
+		d, ok := cell.Decision(m)
+		if !ok {
+			d = Decision{Metric: m, Verdict: Inconclusive, Reason: "not measured"}
+		}
+		switch d.Verdict {
+		case Regression:
+			regressed = true
+			cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: m, Kind: FailRegression, Reason: d.Reason})
+		case Inconclusive:
+			undecided = true
+			cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: m, Kind: FailInconclusive, Reason: d.Reason})
+		case Improvement:
+			improved = true
+		}
+	}
+	switch {
+	case len(cell.Gated) == 0:
+		cell.Verdict = Inconclusive
+		if d, ok := cell.Decision(RPS); ok {
+			cell.Verdict = d.Verdict
+		}
+	case regressed:
+		cell.Verdict = Regression
+	case undecided:
+		cell.Verdict = Inconclusive
+	case improved:
+		cell.Verdict = Improvement
+	default:
+		cell.Verdict = Tie
+	}
+
+	if p.MaxErrorRate >= 0 && cell.Candidate.ErrorRate > p.MaxErrorRate {
+		cell.Failures = append(cell.Failures, Failure{
+			Key: ci.Key, Metric: ErrorRate, Kind: FailErrorRate,
+			Reason: fmt.Sprintf("candidate error rate %s (%d of %d), baseline %s (%d of %d), limit %s",
+				ratePercent(cell.Candidate.ErrorRate), cell.Candidate.Errors, cell.Candidate.Requests,
+				ratePercent(cell.Baseline.ErrorRate), cell.Baseline.Errors, cell.Baseline.Requests,
+				ratePercent(p.MaxErrorRate)),
+		})
+	}
+	return cell
+}
+
+func totals(sd Side) SideTotals {
+	t := SideTotals{Requests: sd.Requests, Errors: sd.Errors}
+	if sd.Requests > 0 {
+		t.ErrorRate = float64(sd.Errors) / float64(sd.Requests)
+	}
+	return t
+}
+
+// measured lists the metrics with samples on either side: those of
+// AllMetrics in its order, then any others by name, so a metric the gate
+// does not know yet is still decided rather than dropped.
+func measured(ci CellInput) []Metric {
+	has := func(m Metric) bool {
+		return len(ci.Baseline.Samples[m]) > 0 || len(ci.Candidate.Samples[m]) > 0
+	}
+	var ms []Metric
+	for _, m := range AllMetrics {
+		if has(m) {
+			ms = append(ms, m)
+		}
+	}
+	var extra []Metric
+	for _, samples := range []map[Metric][]float64{ci.Baseline.Samples, ci.Candidate.Samples} {
+		for m := range samples {
+			if has(m) && !slices.Contains(AllMetrics, m) && !slices.Contains(extra, m) {
+				extra = append(extra, m)
+			}
+		}
+	}
+	slices.Sort(extra)
+	return append(ms, extra...)
+}
+
+// metricRank orders metrics as AllMetrics does, unknown ones last.
+func metricRank(m Metric) int {
+	if i := slices.Index(AllMetrics, m); i >= 0 {
+		return i
+	}
+	return len(AllMetrics)
+}
+
+// ratePercent formats an error rate so that small rates stay visible:
+// 0.00002 → "0.002%", 0.05 → "5%".
+func ratePercent(r float64) string {
+	return strconv.FormatFloat(r*100, 'g', 3, 64) + "%"
+}

@@ -1,0 +1,325 @@
+package gate
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// five returns five repetitions m-2d … m+2d: mean m, sd d*sqrt(10/4), and a
+// 95% half-width of 2.7764 * 1.5811d / sqrt(5) = 1.9632d.
+func five(m, d float64) []float64 { return []float64{m - 2*d, m - d, m, m + d, m + 2*d} }
+
+// side is one target's cell: rps ±1.96, p95 (seconds) ±0.000196, 1000 requests.
+func side(rps, p95 float64) Side {
+	return Side{
+		Samples:  map[Metric][]float64{RPS: five(rps, 1), P95: five(p95, 0.0001)},
+		Requests: 1000,
+	}
+}
+
+var (
+	kQ01c4  = CellKey{Variant: "csv", Class: "Q01", Concurrency: 4}
+	kQ01c8  = CellKey{Variant: "csv", Class: "Q01", Concurrency: 8}
+	kQ11c1  = CellKey{Variant: "csv", Class: "Q11", Concurrency: 1}
+	kQ02c8v = CellKey{Variant: "votable", Class: "Q02", Concurrency: 8}
+	kQ05c16 = CellKey{Variant: "csv", Class: "Q05", Concurrency: 16}
+)
+
+// grid: Q01 c=4 ties (rps overlap, p95 2.5% apart), Q01 c=8 regresses on
+// both, Q11 c=1 regresses on rps, the votable Q02 c=8 improves on rps.
+var grid = []CellInput{
+	{Key: kQ01c4, Baseline: side(200, 0.020), Candidate: side(203, 0.0205)},
+	{Key: kQ01c8, Baseline: side(400, 0.024), Candidate: side(200, 0.059)},
+	{Key: kQ11c1, Baseline: side(100, 0.100), Candidate: side(80, 0.100)},
+	{Key: kQ02c8v, Baseline: side(100, 0.050), Candidate: side(130, 0.050)},
+}
+
+type cellWant struct {
+	gated   []Metric
+	verdict Verdict
+}
+
+func checkComparison(t *testing.T, name string, c Comparison, cells []cellWant, counts Counts, failures []Failure, outcome Outcome) {
+	t.Helper()
+	if len(c.Cells) != len(cells) {
+		t.Fatalf("%s: %d cells, want %d", name, len(c.Cells), len(cells))
+	}
+	for i, w := range cells {
+		got := c.Cells[i]
+		if !slices.Equal(got.Gated, w.gated) || got.Verdict != w.verdict {
+			t.Errorf("%s: cell %v: gated %v, verdict %s; want gated %v, verdict %s",
+				name, got.Key, got.Gated, got.Verdict, w.gated, w.verdict)
+		}
+	}
+	if c.Counts != counts {
+		t.Errorf("%s: counts %+v, want %+v", name, c.Counts, counts)
+	}
+	if !reflect.DeepEqual(c.Failures, failures) {
+		t.Errorf("%s: failures\n got %+v\nwant %+v", name, c.Failures, failures)
+	}
+	if c.Outcome != outcome {
+		t.Errorf("%s: outcome %s, want %s", name, c.Outcome, outcome)
+	}
+}
+
+func TestCompareGrid(t *testing.T) {
+	none := []Metric{}
+	rps := []Metric{RPS}
+
+	c := Compare(grid, DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS, Classes: []string{"Q0*"}}}, MaxErrorRate: 0.01})
+	checkComparison(t, "rps on Q0*", c,
+		[]cellWant{{rps, Tie}, {rps, Regression}, {none, Regression}, {rps, Improvement}},
+		Counts{Regressions: 2, Improvements: 1, Ties: 1},
+		[]Failure{{Key: kQ01c8, Metric: RPS, Kind: "regression", Reason: "candidate 50.0% lower, intervals apart"}},
+		Fail)
+	if c.Settings != DefaultSettings || len(c.Policy.FailOn) != 1 {
+		t.Errorf("comparison does not carry its settings and policy: %+v %+v", c.Settings, c.Policy)
+	}
+
+	// Decisions of a cell, in AllMetrics order, with their reasons.
+	got := c.Cells[0].Decisions
+	if len(got) != 2 || got[0].Metric != RPS || got[1].Metric != P95 ||
+		got[0].Reason != "intervals overlap" || got[1].Reason != "means 2.5% apart (< 10%)" {
+		t.Errorf("Q01 c=4 decisions: %+v", got)
+	}
+	if d, _ := c.Cells[1].Decision(P95); d.Verdict != Regression || d.Reason != "candidate 145.8% higher, intervals apart" {
+		t.Errorf("Q01 c=8 p95: %s %q", d.Verdict, d.Reason)
+	}
+
+	// p95 gated at c=8 of the csv variant only: Q02 c=8 is votable.
+	c = Compare(grid, DefaultSettings, Policy{FailOn: []Rule{{Metric: P95, Concurrency: []string{"8"}, Variants: []string{"csv"}}}, MaxErrorRate: -1})
+	checkComparison(t, "p95 at c=8 csv", c,
+		[]cellWant{{none, Tie}, {[]Metric{P95}, Regression}, {none, Regression}, {none, Improvement}},
+		Counts{Regressions: 2, Improvements: 1, Ties: 1},
+		[]Failure{{Key: kQ01c8, Metric: P95, Kind: "regression", Reason: "candidate 145.8% higher, intervals apart"}},
+		Fail)
+
+	// Regressions no rule gates are reported, not failed.
+	c = Compare(grid, DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS, Classes: []string{"Q0*"}, Concurrency: []string{"4"}}}, MaxErrorRate: 0})
+	checkComparison(t, "rps on Q0* c=4", c,
+		[]cellWant{{rps, Tie}, {none, Regression}, {none, Regression}, {none, Improvement}},
+		Counts{Regressions: 2, Improvements: 1, Ties: 1},
+		[]Failure{}, Pass)
+
+	// Every metric everywhere: Q01 c=4 ties on both; Q02 improves on rps.
+	c = Compare(grid, DefaultSettings, Policy{FailOn: []Rule{{Metric: P95, Classes: []string{"*"}}, {Metric: RPS}, {Metric: RPS}}, MaxErrorRate: -1})
+	both := []Metric{RPS, P95}
+	checkComparison(t, "all", c,
+		[]cellWant{{both, Tie}, {both, Regression}, {both, Regression}, {both, Improvement}},
+		Counts{Regressions: 2, Improvements: 1, Ties: 1},
+		[]Failure{
+			{Key: kQ01c8, Metric: RPS, Kind: "regression", Reason: "candidate 50.0% lower, intervals apart"},
+			{Key: kQ01c8, Metric: P95, Kind: "regression", Reason: "candidate 145.8% higher, intervals apart"},
+			{Key: kQ11c1, Metric: RPS, Kind: "regression", Reason: "candidate 20.0% lower, intervals apart"},
+		},
+		Fail)
+}
+
+// Within a gated cell: regression, else inconclusive, else improvement, else tie.
+func TestCompareHeadline(t *testing.T) {
+	k := kQ01c4
+	gateAll := Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95}}, MaxErrorRate: -1}
+	withP99 := Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95}, {Metric: P99}}, MaxErrorRate: -1}
+	cell := func(rpsBase, rpsCand, p95Base, p95Cand float64, p99 bool) []CellInput {
+		in := CellInput{Key: k, Baseline: side(rpsBase, p95Base), Candidate: side(rpsCand, p95Cand)}
+		if p99 {
+			in.Baseline.Samples[P99] = five(0.5, 0.001)
+			in.Candidate.Samples[P99] = []float64{0.5} // one repetition
+		}
+		return []CellInput{in}
+	}
+	check := func(name string, in []CellInput, p Policy, verdict Verdict, outcome Outcome, kinds ...string) {
+		t.Helper()
+		c := Compare(in, DefaultSettings, p)
+		var gotKinds []string
+		for _, f := range c.Failures {
+			gotKinds = append(gotKinds, f.Kind+" "+string(f.Metric))
+		}
+		if c.Cells[0].Verdict != verdict || c.Outcome != outcome || !slices.Equal(gotKinds, kinds) {
+			t.Errorf("%s: verdict %s, outcome %s, failures %v; want %s, %s, %v",
+				name, c.Cells[0].Verdict, c.Outcome, gotKinds, verdict, outcome, kinds)
+		}
+	}
+	check("improvement and tie", cell(100, 130, 0.02, 0.02, false), gateAll, Improvement, Pass)
+	check("ties", cell(100, 101, 0.02, 0.02, false), gateAll, Tie, Pass)
+	check("improvement and regression", cell(100, 130, 0.02, 0.03, false), gateAll, Regression, Fail,
+		"regression p95")
+	check("improvement and inconclusive", cell(100, 130, 0.02, 0.02, true), withP99, Inconclusive, OutcomeUndecided,
+		"inconclusive p99")
+	check("regression and inconclusive", cell(100, 50, 0.02, 0.02, true), withP99, Regression, Fail,
+		"regression rps", "inconclusive p99")
+	check("ungated p95 regression: headline from rps", cell(100, 130, 0.02, 0.03, false),
+		Policy{MaxErrorRate: -1}, Improvement, Pass)
+	check("ungated, inconclusive p99 does not count", cell(100, 101, 0.02, 0.02, true),
+		Policy{MaxErrorRate: -1}, Tie, Pass)
+	check("gated metric nobody measured", cell(100, 101, 0.02, 0.02, false),
+		Policy{FailOn: []Rule{{Metric: P99}}, MaxErrorRate: -1}, Inconclusive, OutcomeUndecided, "inconclusive p99")
+
+	c := Compare(cell(100, 101, 0.02, 0.02, true), DefaultSettings, withP99)
+	if f := c.Failures[0]; f.Reason != "need >= 2 repetitions, have 5 (baseline) and 1 (candidate)" {
+		t.Errorf("inconclusive reason %q", f.Reason)
+	}
+	c = Compare(cell(100, 101, 0.02, 0.02, false), DefaultSettings, Policy{FailOn: []Rule{{Metric: P99}}, MaxErrorRate: -1})
+	if f := c.Failures[0]; f.Reason != "not measured" {
+		t.Errorf("unmeasured reason %q", f.Reason)
+	}
+}
+
+// A cancelled run leaves a cell with nothing on one side: every metric the
+// other side has is inconclusive, never a pass.
+func TestCompareCancelledCell(t *testing.T) {
+	in := []CellInput{
+		{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)},
+		{Key: kQ05c16, Baseline: side(300, 0.05), Candidate: Side{}},
+	}
+	const reason = "need >= 2 repetitions, have 5 (baseline) and 0 (candidate)"
+
+	c := Compare(in, DefaultSettings, Policy{MaxErrorRate: -1})
+	checkComparison(t, "ungated", c,
+		[]cellWant{{[]Metric{}, Tie}, {[]Metric{}, Inconclusive}},
+		Counts{Ties: 1, Inconclusive: 1}, []Failure{}, Pass)
+	cancelled := c.Cells[1]
+	if len(cancelled.Decisions) != 2 {
+		t.Fatalf("cancelled cell decisions: %+v", cancelled.Decisions)
+	}
+	for _, d := range cancelled.Decisions {
+		if d.Verdict != Inconclusive || d.Reason != reason {
+			t.Errorf("cancelled cell %s: %s %q", d.Metric, d.Verdict, d.Reason)
+		}
+	}
+	if cancelled.Candidate != (SideTotals{}) || cancelled.Baseline != (SideTotals{Requests: 1000}) {
+		t.Errorf("cancelled cell totals: %+v %+v", cancelled.Baseline, cancelled.Candidate)
+	}
+
+	c = Compare(in, DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: 0})
+	checkComparison(t, "gated", c,
+		[]cellWant{{[]Metric{RPS}, Tie}, {[]Metric{RPS}, Inconclusive}},
+		Counts{Ties: 1, Inconclusive: 1},
+		[]Failure{{Key: kQ05c16, Metric: RPS, Kind: "inconclusive", Reason: reason}},
+		OutcomeUndecided)
+
+	// Nothing measured on either side.
+	c = Compare([]CellInput{{Key: kQ05c16}}, DefaultSettings, Policy{MaxErrorRate: -1})
+	if c.Cells[0].Verdict != Inconclusive || len(c.Cells[0].Decisions) != 0 {
+		t.Errorf("empty cell: %+v", c.Cells[0])
+	}
+}
+
+func TestCompareErrorRate(t *testing.T) {
+	withErrors := func(baseErr, candErr, requests int64) []CellInput {
+		in := CellInput{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)}
+		in.Baseline.Requests, in.Baseline.Errors = requests, baseErr
+		in.Candidate.Requests, in.Candidate.Errors = requests, candErr
+		return []CellInput{in}
+	}
+	check := func(in []CellInput, limit float64, outcome Outcome, reason string) {
+		t.Helper()
+		c := Compare(in, DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: limit})
+		var want []Failure = []Failure{}
+		if reason != "" {
+			want = []Failure{{Key: kQ01c4, Metric: ErrorRate, Kind: "error_rate", Reason: reason}}
+		}
+		if c.Outcome != outcome || !reflect.DeepEqual(c.Failures, want) {
+			t.Errorf("limit %v: outcome %s, failures %+v; want %s, %+v", limit, c.Outcome, c.Failures, outcome, want)
+		}
+		if c.Cells[0].Verdict != Tie {
+			t.Errorf("limit %v: the error rate changed the headline to %s", limit, c.Cells[0].Verdict)
+		}
+	}
+	check(withErrors(0, 3, 150), 0.01, Fail,
+		"candidate error rate 2% (3 of 150), baseline 0% (0 of 150), limit 1%")
+	check(withErrors(0, 3, 150), 0.02, Pass, "") // 3/150 is not above 2%
+	check(withErrors(0, 3, 150), -1, Pass, "")
+	check(withErrors(2, 1, 65119), 0, Fail, // the reference report's one failed request
+		"candidate error rate 0.00154% (1 of 65119), baseline 0.00307% (2 of 65119), limit 0%")
+	check(withErrors(0, 0, 0), 0, Pass, "")
+
+	c := Compare(withErrors(1, 3, 150), DefaultSettings, Policy{MaxErrorRate: -1})
+	if got := c.Cells[0].Candidate; got != (SideTotals{Requests: 150, Errors: 3, ErrorRate: 0.02}) {
+		t.Errorf("candidate totals %+v", got)
+	}
+}
+
+func TestCompareMetrics(t *testing.T) {
+	// A metric on one side only is decided (inconclusive), and metrics the
+	// gate does not know follow AllMetrics by name.
+	in := CellInput{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)}
+	in.Baseline.Samples["mem_bytes"] = five(1000, 1)
+	in.Candidate.Samples["mem_bytes"] = five(2000, 1)
+	in.Baseline.Samples["cpu_s"] = five(10, 1)
+	in.Candidate.Samples["cpu_s"] = five(10, 1)
+	in.Candidate.Samples[P50] = five(0.01, 0.001)
+	in.Baseline.Samples[P99] = nil
+	c := Compare([]CellInput{in}, DefaultSettings, Policy{FailOn: []Rule{{Metric: "mem_bytes"}, {Metric: P50}}, MaxErrorRate: -1})
+
+	var order []Metric
+	for _, d := range c.Cells[0].Decisions {
+		order = append(order, d.Metric)
+	}
+	if want := []Metric{RPS, P50, P95, "cpu_s", "mem_bytes"}; !slices.Equal(order, want) {
+		t.Errorf("decided %v, want %v", order, want)
+	}
+	if want := []Metric{P50, "mem_bytes"}; !slices.Equal(c.Cells[0].Gated, want) {
+		t.Errorf("gated %v, want %v", c.Cells[0].Gated, want)
+	}
+	checkComparison(t, "metrics", c, []cellWant{{[]Metric{P50, "mem_bytes"}, Regression}},
+		Counts{Regressions: 1},
+		[]Failure{
+			{Key: kQ01c4, Metric: P50, Kind: "inconclusive", Reason: "need >= 2 repetitions, have 0 (baseline) and 5 (candidate)"},
+			{Key: kQ01c4, Metric: "mem_bytes", Kind: "regression", Reason: "candidate 100.0% higher, intervals apart"},
+		},
+		Fail)
+}
+
+func TestCompareEdges(t *testing.T) {
+	c := Compare(nil, DefaultSettings, Policy{})
+	if c.Cells == nil || c.Failures == nil || c.Outcome != Pass || c.Counts != (Counts{}) {
+		t.Errorf("empty comparison: %+v", c)
+	}
+	// Invalid settings decide nothing.
+	c = Compare(grid, Settings{Confidence: 1.5}, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1})
+	if c.Outcome != OutcomeUndecided || c.Counts != (Counts{Inconclusive: 4}) {
+		t.Errorf("invalid settings: outcome %s, counts %+v", c.Outcome, c.Counts)
+	}
+}
+
+func TestRuleMatches(t *testing.T) {
+	check := func(r Rule, k CellKey, want bool) {
+		t.Helper()
+		if got := r.Matches(k); got != want {
+			t.Errorf("%+v.Matches(%+v) = %v, want %v", r, k, got, want)
+		}
+	}
+	check(Rule{}, kQ01c4, true)
+	check(Rule{Classes: []string{"*"}, Concurrency: []string{"*"}, Variants: []string{"*"}}, kQ01c4, true)
+	check(Rule{Classes: []string{"Q0*"}}, kQ01c4, true)
+	check(Rule{Classes: []string{"Q0*"}}, kQ11c1, false)
+	check(Rule{Classes: []string{"Q0?", "Q11"}}, kQ11c1, true)
+	check(Rule{Classes: []string{"Q1[0-2]"}}, kQ11c1, true)
+	check(Rule{Concurrency: []string{"8"}}, kQ01c8, true)
+	check(Rule{Concurrency: []string{"8"}}, kQ05c16, false) // not a substring match
+	check(Rule{Concurrency: []string{"1?"}}, kQ05c16, true)
+	check(Rule{Variants: []string{"csv"}}, kQ02c8v, false)
+	check(Rule{Variants: []string{"vo*"}, Concurrency: []string{"8"}}, kQ02c8v, true)
+	check(Rule{Variants: []string{"vo*"}, Concurrency: []string{"4"}}, kQ02c8v, false)
+	check(Rule{Classes: []string{"Q0["}}, kQ11c1, true) // malformed: widens, never silences
+}
+
+func TestPolicyValidate(t *testing.T) {
+	check := func(p Policy, wantErr string) {
+		t.Helper()
+		got := ""
+		if err := p.Validate(); err != nil {
+			got = err.Error()
+		}
+		if got != wantErr {
+			t.Errorf("Validate(%+v) = %q, want %q", p, got, wantErr)
+		}
+	}
+	check(Policy{}, "")
+	check(Policy{FailOn: []Rule{{Metric: RPS, Classes: []string{"Q0*"}, Concurrency: []string{"1?"}}}}, "")
+	check(Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95, Variants: []string{"a", "[b"}}}},
+		`fail_on[1]: glob "[b": syntax error in pattern`)
+	check(Policy{FailOn: []Rule{{Classes: []string{"Q01"}}}}, "fail_on[0]: no metric")
+}
