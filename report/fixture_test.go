@@ -1,0 +1,246 @@
+package report
+
+import (
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// Fixtures are built by hand, numbers chosen so each verdict is plain to a
+// reader of the golden files; the gate's arithmetic is tested in gate.
+
+func sum(n int, mean, hw float64) gate.Summary {
+	return gate.Summary{N: n, Mean: mean, HalfWidth: hw, SD: hw / 2, Median: mean, Min: mean - hw, Max: mean + hw}
+}
+
+func dec(m gate.Metric, b, c gate.Summary, v gate.Verdict, reason string) gate.Decision {
+	d := gate.Decision{Metric: m, Baseline: b, Candidate: c, Verdict: v, Reason: reason}
+	if b.Mean != 0 {
+		d.Delta = (c.Mean - b.Mean) / b.Mean
+	}
+	return d
+}
+
+func totals(req, errs int64) gate.SideTotals {
+	t := gate.SideTotals{Requests: req, Errors: errs}
+	if req > 0 {
+		t.ErrorRate = float64(errs) / float64(req)
+	}
+	return t
+}
+
+var t0 = time.Date(2026, 9, 6, 14, 53, 38, 0, time.UTC)
+
+// fullInput: two variants with a gated regression, an improvement, ties, an
+// inconclusive cell and a cell whose candidate fails too many requests.
+func fullInput() Input {
+	cells := []baselines.Cell{
+		{Variant: "csv", Class: "Q01", Concurrency: 1},
+		{Variant: "csv", Class: "Q01", Concurrency: 8},
+		{Variant: "csv", Class: "mix", Concurrency: 8},
+		{Variant: "json", Class: "Q01", Concurrency: 1},
+		{Variant: "json", Class: "Q01", Concurrency: 8},
+	}
+	errCell := cells[4]
+	var rungs []baselines.Rung
+	at := t0.Add(3 * time.Second)
+	for round := range 3 {
+		for i, c := range cells {
+			order := "AB"
+			if (round+i)%2 == 1 {
+				order = "BA"
+			}
+			for pos := range 2 {
+				target := "baseline"
+				if (order == "AB") != (pos == 0) {
+					target = "candidate"
+				}
+				g := baselines.Rung{
+					Cell: c, Round: round, Target: target, Position: pos, Order: order,
+					Start: at, Duration: 5, Requests: 400,
+					Statuses: map[string]int64{"200": 400},
+				}
+				if c == errCell && target == "candidate" {
+					g.Errors = map[string]int64{"status": 3, "timeout": 1}
+					g.Statuses = map[string]int64{"200": 396, "503": 3}
+				}
+				if c == errCell && target == "baseline" && round == 1 {
+					g.Errors = map[string]int64{"reset": 1}
+					g.Statuses = map[string]int64{"200": 399}
+				}
+				rungs = append(rungs, g)
+				at = at.Add(7 * time.Second)
+			}
+		}
+	}
+	res := &baselines.Results{
+		Version: baselines.FormatVersion,
+		Tool:    "benchgate v0.1.0",
+		Scenario: baselines.ScenarioInfo{
+			Name:    "demo-api",
+			File:    "examples/demo/benchgate.yml",
+			Hash:    "9f9da00f45f1c3a7e2b4d6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c",
+			Profile: "pr",
+			Seed:    424242,
+			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
+				FailOn: []baselines.RuleInfo{{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}}}},
+			Load: baselines.LoadInfo{Concurrency: []int{1, 8}, Duration: 5, Warmup: 2, Repetitions: 3, Timeout: 30},
+		},
+		Env: baselines.Environment{
+			Baseline: baselines.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/demo -addr 127.0.0.1:{port}",
+				Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7", URL: "http://127.0.0.1:40123"},
+			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "image", Spec: "demo:pr",
+				Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e", URL: "http://127.0.0.1:40124"},
+			Host: "runner-1", CPUModel: "AMD EPYC 7763 64-Core Processor", CPUs: 4,
+			Kernel: "6.8.0-1021-azure", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8",
+			ToolVersion: "benchgate v0.1.0", Pins: "cpus=1-3 memory=2GiB generator_cpus=0", PinsApplied: true,
+			Start: t0, End: t0.Add(3*time.Minute + 34*time.Second),
+		},
+		Plan:   baselines.Plan{Cells: cells, Rounds: 3, Estimate: 210},
+		Rungs:  rungs,
+		Status: "complete",
+	}
+
+	ms := 1e-3
+	key := func(i int) gate.CellKey {
+		return gate.CellKey{Variant: cells[i].Variant, Class: cells[i].Class, Concurrency: cells[i].Concurrency}
+	}
+	gated := []gate.Metric{gate.RPS}
+	regression := gate.Failure{Key: key(1), Metric: gate.RPS, Kind: "regression",
+		Reason: "intervals do not overlap; means 17.9% apart (>= 10%)"}
+	undecided := gate.Failure{Key: key(3), Metric: gate.RPS, Kind: "inconclusive",
+		Reason: "need >= 2 repetitions, have 1"}
+	errorRate := gate.Failure{Key: key(4), Metric: gate.ErrorRate, Kind: "error_rate",
+		Reason: "candidate error rate 1.00% > 0.10%"}
+	cmp := gate.Comparison{
+		Settings: gate.DefaultSettings,
+		Policy:   gate.Policy{FailOn: []gate.Rule{{Metric: gate.RPS, Classes: []string{"*"}, Concurrency: []string{"*"}}}, MaxErrorRate: 0.001},
+		Cells: []gate.CellResult{
+			{
+				Key: key(0), Gated: gated, Verdict: gate.Tie,
+				Baseline: totals(1200, 0), Candidate: totals(1200, 0),
+				Decisions: []gate.Decision{
+					dec(gate.RPS, sum(3, 812.4, 10.2), sum(3, 820.1, 12.5), gate.Tie, "intervals overlap"),
+					dec(gate.P95, sum(3, 1.92*ms, 0.05*ms), sum(3, 1.88*ms, 0.04*ms), gate.Tie, "intervals overlap"),
+				},
+			},
+			{
+				Key: key(1), Gated: gated, Verdict: gate.Regression,
+				Baseline: totals(1200, 0), Candidate: totals(1200, 0),
+				Decisions: []gate.Decision{
+					dec(gate.RPS, sum(3, 2410.7, 35.1), sum(3, 1980.3, 41.8), gate.Regression, regression.Reason),
+					dec(gate.P95, sum(3, 6.12*ms, 0.21*ms), sum(3, 7.94*ms, 0.33*ms), gate.Regression,
+						"intervals do not overlap; means 29.7% apart (>= 10%)"),
+				},
+				Failures: []gate.Failure{regression},
+			},
+			{
+				Key: key(2), Gated: gated, Verdict: gate.Improvement,
+				Baseline: totals(1200, 0), Candidate: totals(1200, 0),
+				Decisions: []gate.Decision{
+					dec(gate.RPS, sum(3, 640.2, 20.3), sum(3, 905.6, 18.7), gate.Improvement,
+						"intervals do not overlap; means 41.5% apart (>= 10%)"),
+					dec(gate.P95, sum(3, 21.4*ms, 1.1*ms), sum(3, 14.2*ms, 0.8*ms), gate.Improvement,
+						"intervals do not overlap; means 33.6% apart (>= 10%)"),
+				},
+			},
+			{
+				Key: key(3), Gated: gated, Verdict: gate.Inconclusive,
+				Baseline: totals(1200, 0), Candidate: totals(400, 0),
+				Decisions: []gate.Decision{
+					dec(gate.RPS, sum(3, 790.0, 15.1), sum(1, 801.0, 0), gate.Inconclusive, undecided.Reason),
+					dec(gate.P95, sum(3, 2.05*ms, 0.07*ms), sum(1, 1.99*ms, 0), gate.Inconclusive, undecided.Reason),
+				},
+				Failures: []gate.Failure{undecided},
+			},
+			{
+				Key: key(4), Gated: gated, Verdict: gate.Tie,
+				Baseline: totals(1200, 1), Candidate: totals(1200, 12),
+				Decisions: []gate.Decision{
+					dec(gate.RPS, sum(3, 2388.5, 40.2), sum(3, 2301.9, 52.6), gate.Tie, "means 3.6% apart (< 10%)"),
+					dec(gate.P95, sum(3, 6.31*ms, 0.25*ms), sum(3, 6.48*ms, 0.29*ms), gate.Tie, "intervals overlap"),
+					dec(gate.ErrorRate, sum(3, 1.0/1200, 0.0036), sum(3, 0.01, 0), gate.Tie, "intervals overlap"),
+				},
+				Failures: []gate.Failure{errorRate},
+			},
+		},
+		Counts:   gate.Counts{Regressions: 1, Improvements: 1, Ties: 2, Inconclusive: 1},
+		Failures: []gate.Failure{regression, undecided, errorRate},
+		Outcome:  gate.Fail,
+	}
+	return Input{Results: res, Comparison: cmp, Rounds: 3}
+}
+
+// hostileClass is a class name a pull request could declare to break a
+// table, inject an image, and ping a team.
+const hostileClass = "Q1|<img src=x>`@team"
+
+// cancelledInput: a run cancelled in its second of five rounds, so every
+// cell rests on one repetition; no variants; a class name written to break
+// out of the markdown; an already-running baseline of unknown commit and
+// pins that were declared but not applied.
+func cancelledInput() Input {
+	cells := []baselines.Cell{{Class: hostileClass, Concurrency: 4}, {Class: "mix", Concurrency: 4}}
+	var rungs []baselines.Rung
+	at := t0.Add(2 * time.Second)
+	add := func(round int, c baselines.Cell, target string, pos int) {
+		rungs = append(rungs, baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
+			Start: at, Duration: 10, Requests: 1000, Statuses: map[string]int64{"200": 1000}})
+		at = at.Add(12 * time.Second)
+	}
+	for _, c := range cells {
+		add(0, c, "baseline", 0)
+		add(0, c, "candidate", 1)
+	}
+	add(1, cells[0], "baseline", 0)
+	res := &baselines.Results{
+		Version: baselines.FormatVersion,
+		Tool:    "benchgate v0.1.0",
+		Scenario: baselines.ScenarioInfo{
+			Name: "search @api", File: "bench/it's here.yml", Hash: "00aa11bb22cc33dd44ee55ff66778899aabbccddeeff00112233445566778899",
+			Seed: 7, Load: baselines.LoadInfo{Concurrency: []int{4}, Duration: 10, Warmup: 1, Repetitions: 5, Timeout: 5},
+		},
+		Env: baselines.Environment{
+			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "url", Spec: "http://127.0.0.1:9000"},
+			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/search", Commit: "feature/x"},
+			CPUModel:  "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", CPUs: 2,
+			Kernel: "6.8.0", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.1.0",
+			Pins: "cpus=1", PinsApplied: false,
+			Start: t0, End: t0.Add(62 * time.Second),
+		},
+		Plan:   baselines.Plan{Cells: cells, Rounds: 5},
+		Rungs:  rungs,
+		Status: "cancelled",
+	}
+	reason := "need >= 2 repetitions, have 1"
+	var out []gate.CellResult
+	var failures []gate.Failure
+	for i, c := range cells {
+		k := gate.CellKey{Class: c.Class, Concurrency: c.Concurrency}
+		f := gate.Failure{Key: k, Metric: gate.RPS, Kind: "inconclusive", Reason: reason}
+		failures = append(failures, f)
+		rps := 500.0 + 100*float64(i)
+		out = append(out, gate.CellResult{
+			Key: k, Gated: []gate.Metric{gate.RPS}, Verdict: gate.Inconclusive,
+			Baseline: totals(1000, 0), Candidate: totals(1000, 0),
+			Decisions: []gate.Decision{
+				dec(gate.RPS, sum(1, rps, 0), sum(1, rps*1.02, 0), gate.Inconclusive, reason),
+				dec(gate.P95, sum(1, 0.0123, 0), sum(1, 0.0119, 0), gate.Inconclusive, reason),
+			},
+			Failures: []gate.Failure{f},
+		})
+	}
+	cmp := gate.Comparison{
+		Settings: gate.Settings{Confidence: 0.99, TieWithin: 0.05},
+		Policy: gate.Policy{FailOn: []gate.Rule{
+			{Metric: gate.RPS},
+			{Metric: gate.P95, Classes: []string{"Q*", "<b>x</b>"}, Concurrency: []string{"4"}},
+		}, MaxErrorRate: -1},
+		Cells:    out,
+		Counts:   gate.Counts{Inconclusive: 2},
+		Failures: failures,
+		Outcome:  gate.OutcomeUndecided,
+	}
+	return Input{Results: res, Comparison: cmp, Rounds: 1}
+}

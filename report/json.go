@@ -1,0 +1,243 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// JSONVersion is the version of the document JSON writes. It changes only
+// when a field changes meaning or disappears; new fields may appear.
+const JSONVersion = 1
+
+// The document's own types, with explicit tags, keep its shape stable when
+// the gate's or the results file's types change.
+type (
+	jsonDoc struct {
+		Version     int           `json:"version"`
+		Tool        string        `json:"tool"`
+		Scenario    jsonScenario  `json:"scenario"`
+		Status      string        `json:"status"`
+		Error       string        `json:"error,omitempty"`
+		Rounds      jsonRounds    `json:"rounds"`
+		Outcome     gate.Outcome  `json:"outcome"`
+		Counts      gate.Counts   `json:"counts"`
+		Settings    jsonSettings  `json:"settings"`
+		Policy      jsonPolicy    `json:"policy"`
+		Cells       []jsonCell    `json:"cells"`
+		Failures    []jsonFailure `json:"failures"`
+		Environment jsonEnv       `json:"environment"`
+	}
+	jsonScenario struct {
+		Name    string `json:"name"`
+		File    string `json:"file"`
+		Hash    string `json:"hash"`
+		Seed    uint64 `json:"seed"`
+		Profile string `json:"profile"`
+	}
+	jsonRounds struct {
+		Decided int `json:"decided"`
+		Planned int `json:"planned"`
+	}
+	jsonSettings struct {
+		Confidence float64 `json:"confidence"`
+		TieWithin  float64 `json:"tie_within"`
+	}
+	jsonPolicy struct {
+		FailOn []jsonRule `json:"fail_on"`
+		// MaxErrorRate is null when the check is disabled.
+		MaxErrorRate *float64 `json:"max_error_rate"`
+	}
+	jsonRule struct {
+		Metric      string   `json:"metric"`
+		Classes     []string `json:"classes"`
+		Concurrency []string `json:"concurrency"`
+		Variants    []string `json:"variants"`
+	}
+	jsonKey struct {
+		Variant     string `json:"variant"`
+		Class       string `json:"class"`
+		Concurrency int    `json:"concurrency"`
+	}
+	jsonCell struct {
+		Key       jsonKey        `json:"cell"`
+		Verdict   gate.Verdict   `json:"verdict"`
+		Gated     []string       `json:"gated"`
+		Decisions []jsonDecision `json:"decisions"`
+		Baseline  jsonTotals     `json:"baseline"`
+		Candidate jsonTotals     `json:"candidate"`
+	}
+	jsonDecision struct {
+		Metric    string       `json:"metric"`
+		Baseline  jsonSummary  `json:"baseline"`
+		Candidate jsonSummary  `json:"candidate"`
+		Delta     float64      `json:"delta"`
+		Verdict   gate.Verdict `json:"verdict"`
+		Reason    string       `json:"reason"`
+	}
+	jsonSummary struct {
+		N         int     `json:"n"`
+		Mean      float64 `json:"mean"`
+		HalfWidth float64 `json:"half_width"`
+		SD        float64 `json:"sd"`
+	}
+	jsonTotals struct {
+		Requests  int64   `json:"requests"`
+		Errors    int64   `json:"errors"`
+		ErrorRate float64 `json:"error_rate"`
+	}
+	jsonFailure struct {
+		Key    jsonKey `json:"cell"`
+		Metric string  `json:"metric"`
+		Kind   string  `json:"kind"`
+		Reason string  `json:"reason"`
+	}
+	jsonTarget struct {
+		Kind   string `json:"kind"`
+		Spec   string `json:"spec"`
+		Commit string `json:"commit"`
+	}
+	jsonEnv struct {
+		Baseline    jsonTarget `json:"baseline"`
+		Candidate   jsonTarget `json:"candidate"`
+		CPUModel    string     `json:"cpu_model"`
+		CPUs        int        `json:"cpus"`
+		Kernel      string     `json:"kernel"`
+		OS          string     `json:"os"`
+		Arch        string     `json:"arch"`
+		GoVersion   string     `json:"go_version"`
+		ToolVersion string     `json:"tool_version"`
+		Pins        string     `json:"pins"`
+		PinsApplied bool       `json:"pins_applied"`
+		Start       *time.Time `json:"start"`
+		End         *time.Time `json:"end"`
+		DurationS   float64    `json:"duration_s"`
+	}
+)
+
+// JSON writes the decisions as an indented JSON document ending in a
+// newline: outcome, counts, the rule and policy in force, every cell's
+// per-metric decisions and error totals, the failures, and the scenario and
+// environment they belong to. Lists are never null, so consumers need no
+// special case for an empty grid.
+func JSON(w io.Writer, in Input) error {
+	m := newModel(in)
+	doc := buildJSON(m)
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: json: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func buildJSON(m *model) jsonDoc {
+	r, c := m.in.Results, m.in.Comparison
+	doc := jsonDoc{
+		Version: JSONVersion,
+		Tool:    r.Tool,
+		Scenario: jsonScenario{
+			Name: r.Scenario.Name, File: r.Scenario.File, Hash: r.Scenario.Hash,
+			Seed: r.Scenario.Seed, Profile: r.Scenario.Profile,
+		},
+		Status:   r.Status,
+		Error:    r.Error,
+		Rounds:   jsonRounds{Decided: m.in.Rounds, Planned: r.Plan.Rounds},
+		Outcome:  c.Outcome,
+		Counts:   c.Counts,
+		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin},
+		Policy:   jsonPolicy{FailOn: []jsonRule{}},
+		Cells:    []jsonCell{},
+		Failures: []jsonFailure{},
+		Environment: jsonEnv{
+			Baseline:    jsonTargetOf(r.Env.Baseline),
+			Candidate:   jsonTargetOf(r.Env.Candidate),
+			CPUModel:    r.Env.CPUModel,
+			CPUs:        r.Env.CPUs,
+			Kernel:      r.Env.Kernel,
+			OS:          r.Env.OS,
+			Arch:        r.Env.Arch,
+			GoVersion:   r.Env.GoVersion,
+			ToolVersion: r.Env.ToolVersion,
+			Pins:        r.Env.Pins,
+			PinsApplied: r.Env.PinsApplied,
+			Start:       timeOrNil(r.Env.Start),
+			End:         timeOrNil(r.Env.End),
+		},
+	}
+	if !r.Env.Start.IsZero() && !r.Env.End.IsZero() {
+		doc.Environment.DurationS = r.Env.End.Sub(r.Env.Start).Seconds()
+	}
+	if c.Policy.MaxErrorRate >= 0 {
+		v := c.Policy.MaxErrorRate
+		doc.Policy.MaxErrorRate = &v
+	}
+	for _, rule := range c.Policy.FailOn {
+		doc.Policy.FailOn = append(doc.Policy.FailOn, jsonRule{
+			Metric: string(rule.Metric), Classes: orStar(rule.Classes),
+			Concurrency: orStar(rule.Concurrency), Variants: orStar(rule.Variants),
+		})
+	}
+	for _, cell := range c.Cells {
+		jc := jsonCell{
+			Key:       jsonKeyOf(cell.Key),
+			Verdict:   cell.Verdict,
+			Gated:     []string{},
+			Decisions: []jsonDecision{},
+			Baseline:  jsonTotals(cell.Baseline),
+			Candidate: jsonTotals(cell.Candidate),
+		}
+		for _, g := range cell.Gated {
+			jc.Gated = append(jc.Gated, string(g))
+		}
+		for _, d := range cell.Decisions {
+			jc.Decisions = append(jc.Decisions, jsonDecision{
+				Metric:    string(d.Metric),
+				Baseline:  jsonSummaryOf(d.Baseline),
+				Candidate: jsonSummaryOf(d.Candidate),
+				Delta:     d.Delta,
+				Verdict:   d.Verdict,
+				Reason:    d.Reason,
+			})
+		}
+		doc.Cells = append(doc.Cells, jc)
+	}
+	for _, it := range m.failures {
+		f := it.f
+		doc.Failures = append(doc.Failures, jsonFailure{
+			Key: jsonKeyOf(f.Key), Metric: string(f.Metric), Kind: f.Kind, Reason: f.Reason,
+		})
+	}
+	return doc
+}
+
+func jsonKeyOf(k gate.CellKey) jsonKey { return jsonKey(k) }
+
+func jsonSummaryOf(s gate.Summary) jsonSummary {
+	return jsonSummary{N: s.N, Mean: s.Mean, HalfWidth: s.HalfWidth, SD: s.SD}
+}
+
+func jsonTargetOf(t baselines.TargetInfo) jsonTarget {
+	return jsonTarget{Kind: t.Kind, Spec: t.Spec, Commit: t.Commit}
+}
+
+// orStar spells the "match everything" of an empty glob list out, so a
+// reader need not know the convention.
+func orStar(globs []string) []string {
+	if len(globs) == 0 {
+		return []string{"*"}
+	}
+	return globs
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,548 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// Markdown writes the full report as GitHub-flavoured markdown: outcome and
+// failures first, then one table per variant, the error distribution,
+// claims, threats to validity, how to reproduce and the environment, in the
+// order of the hand-written model report.
+func Markdown(w io.Writer, in Input) error {
+	m := newModel(in)
+	var b strings.Builder
+	m.mdHeader(&b)
+	m.mdFailures(&b)
+	m.mdTables(&b)
+	m.mdErrors(&b)
+	m.mdClaims(&b)
+	m.mdThreats(&b)
+	m.mdReproduce(&b)
+	m.mdEnvironment(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var md = EscapeMarkdown
+
+func (m *model) mdHeader(b *strings.Builder) {
+	r := m.in.Results
+	name := r.Scenario.Name
+	if name == "" {
+		name = "(unnamed scenario)"
+	}
+	fmt.Fprintf(b, "## benchgate: %s — %s\n\n", md(name), m.outcomeText(true))
+
+	var parts []string
+	parts = append(parts, "baseline"+commitSuffix(r.Env.Baseline.Commit)+" vs candidate"+commitSuffix(r.Env.Candidate.Commit))
+	if r.Scenario.Profile != "" {
+		parts = append(parts, "profile "+md(r.Scenario.Profile))
+	}
+	parts = append(parts, plural(len(m.in.Comparison.Cells), "cell", "cells")+" × "+plural(m.in.Rounds, "round", "rounds"))
+	parts = append(parts, fmt.Sprintf("%s intervals, tie within %s",
+		fraction(m.in.Comparison.Settings.Confidence), fraction(m.in.Comparison.Settings.TieWithin)))
+	b.WriteString(strings.Join(parts, " · ") + "\n\n")
+
+	if s := m.statusText(true); s != "" {
+		fmt.Fprintf(b, "> ⚠️ %s\n\n", s)
+	}
+}
+
+func commitSuffix(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " **" + md(shortCommit(c)) + "**"
+}
+
+// outcomeText is the outcome in a few words. Regressions no rule gates do
+// not fail the gate, so a pass that saw some says "pass", not "no
+// regression".
+func (m *model) outcomeText(emoji bool) string {
+	c := m.in.Comparison
+	// A terminal has no emoji to carry the outcome, so it leads with the
+	// outcome in capitals.
+	mark := func(e, word string) string {
+		if emoji {
+			return e + " " + word
+		}
+		return strings.ToUpper(string(c.Outcome)) + ": " + word
+	}
+	switch c.Outcome {
+	case gate.Fail:
+		var parts []string
+		if n := m.failuresOf("regression"); n > 0 {
+			parts = append(parts, plural(n, "regression", "regressions"))
+		}
+		if n := m.failuresOf("error_rate"); n > 0 {
+			parts = append(parts, plural(n, "error-rate failure", "error-rate failures"))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "gate failed")
+		}
+		return mark("❌", strings.Join(parts, ", "))
+	case gate.Pass:
+		word := "no regression"
+		if c.Counts.Regressions > 0 {
+			word = "pass"
+		}
+		if d := countsText(c.Counts); d != "" {
+			word += " (" + d + ")"
+		}
+		return mark("✅", word)
+	case gate.OutcomeUndecided:
+		word := "inconclusive"
+		if n := m.failuresOf("inconclusive"); n > 0 {
+			word = plural(n, "gated metric", "gated metrics") + " undecided"
+			if emoji {
+				word = "inconclusive (" + word + ")"
+			}
+		}
+		return mark("⚠️", word)
+	}
+	return mark("⚠️", "no outcome")
+}
+
+func countsText(c gate.Counts) string {
+	var parts []string
+	if c.Regressions > 0 {
+		parts = append(parts, plural(c.Regressions, "ungated regression", "ungated regressions"))
+	}
+	if c.Ties > 0 {
+		parts = append(parts, plural(c.Ties, "tie", "ties"))
+	}
+	if c.Improvements > 0 {
+		parts = append(parts, plural(c.Improvements, "improvement", "improvements"))
+	}
+	if c.Inconclusive > 0 {
+		parts = append(parts, fmt.Sprintf("%d inconclusive", c.Inconclusive))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// statusText explains a run that did not finish; "" when it did.
+func (m *model) statusText(markdown bool) string {
+	esc, strong := cleanTerminal, func(s string) string { return s }
+	if markdown {
+		esc, strong = md, func(s string) string { return "**" + s + "**" }
+	}
+	r := m.in.Results
+	decided := "decided on " + plural(m.in.Rounds, "complete round", "complete rounds")
+	if r.Plan.Rounds > 0 {
+		decided += " of " + strconv.Itoa(r.Plan.Rounds) + " planned"
+	}
+	if m.in.Rounds == 0 {
+		decided = "no round completed, so nothing could be decided"
+	}
+	switch r.Status {
+	case "cancelled":
+		return strong("Run cancelled") + ": " + decided + "."
+	case "failed":
+		s := strong("Run failed") + ": " + decided + "."
+		if r.Error != "" {
+			s += " Error: " + esc(r.Error)
+		}
+		return s
+	case "running":
+		return strong("Run still in progress") + " when this report was made: " + decided + "."
+	}
+	return ""
+}
+
+func (m *model) mdFailures(b *strings.Builder) {
+	if len(m.failures) == 0 {
+		return
+	}
+	for _, it := range m.failures {
+		b.WriteString("- " + failureText(it, true) + "\n")
+	}
+	b.WriteString("\n")
+}
+
+// failureText is one failure in a sentence; md selects markdown escaping
+// and emphasis, else terminal-safe plain text.
+func failureText(it failureItem, markdown bool) string {
+	esc, strong := cleanTerminal, func(s string) string { return s }
+	if markdown {
+		esc, strong = md, func(s string) string { return "**" + s + "**" }
+	}
+	f := it.f
+	metric := esc(string(f.Metric))
+	var s string
+	switch f.Kind {
+	case "regression":
+		s = strong(metric+" regression") + " in " + esc(cellName(f.Key))
+		if it.delta != "" {
+			s += " (" + it.delta + ")"
+		}
+	case "error_rate":
+		s = strong("error rate") + " in " + esc(cellName(f.Key)) +
+			fmt.Sprintf(" (%d of %d candidate requests failed)", it.cand.Errors, it.cand.Requests)
+	case "inconclusive":
+		s = strong(metric+" undecided") + " in " + esc(cellName(f.Key))
+	default:
+		s = strong(esc(f.Kind)+" "+metric) + " in " + esc(cellName(f.Key))
+	}
+	if f.Reason != "" {
+		s += ": " + esc(f.Reason)
+	}
+	if markdown {
+		if f.Kind == "inconclusive" {
+			return "⚠️ " + s
+		}
+		return "❌ " + s
+	}
+	return s
+}
+
+func (m *model) mdTables(b *strings.Builder) {
+	if len(m.tables) == 0 {
+		b.WriteString("No cell was decided.\n\n")
+		return
+	}
+	for _, t := range m.tables {
+		switch {
+		case t.variant != "":
+			fmt.Fprintf(b, "### %s\n\n", md(t.variant))
+		case len(m.tables) > 1:
+			b.WriteString("### (no variant)\n\n")
+		}
+		u := t.unit.name
+		head := []string{"class", "c", "baseline rps", "baseline p95 (" + u + ")", "candidate rps", "candidate p95 (" + u + ")"}
+		align := []string{"---", "---:", "---:", "---:", "---:", "---:"}
+		if t.hasErrors {
+			head = append(head, "baseline err", "candidate err")
+			align = append(align, "---:", "---:")
+		}
+		head = append(head, "Δ rps", "verdict")
+		align = append(align, "---:", "---")
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
+		b.WriteString("| " + strings.Join(align, " | ") + " |\n")
+		for _, r := range t.rows {
+			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency), r.baseRPS, r.baseP95, r.candRPS, r.candP95}
+			if t.hasErrors {
+				cells = append(cells, r.baseErr, r.candErr)
+			}
+			cells = append(cells, r.delta, verdictText(r, true))
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+		b.WriteString("\n")
+	}
+}
+
+// verdictText is the verdict column. Without colour or emphasis a gated
+// regression must still stand out, so plain text shouts it.
+func verdictText(r row, markdown bool) string {
+	esc := cleanTerminal
+	if markdown {
+		esc = md
+	}
+	var s string
+	switch {
+	case r.gatedRegression && markdown:
+		s = "**regression**"
+	case r.gatedRegression:
+		s = "REGRESSION"
+	case r.verdict == gate.Regression:
+		s = "regression (not gated)"
+	default:
+		s = esc(string(r.verdict))
+	}
+	if len(r.carriers) > 0 && r.verdict != gate.Inconclusive {
+		names := make([]string, len(r.carriers))
+		for i, c := range r.carriers {
+			names[i] = esc(string(c))
+		}
+		s += " (" + strings.Join(names, ", ") + ")"
+	}
+	if r.reason != "" {
+		s += ": " + esc(r.reason)
+	}
+	if r.errorFailure {
+		if markdown {
+			s += " · **error rate over limit**"
+		} else {
+			s += ", ERROR RATE OVER LIMIT"
+		}
+	}
+	return s
+}
+
+func (m *model) mdErrors(b *strings.Builder) {
+	if len(m.errors) == 0 {
+		return
+	}
+	b.WriteString("### Errors\n\n")
+	b.WriteString("Failed requests per cell and target, summed over the decided rounds.\n\n")
+	b.WriteString("| cell | target | requests | errors | kinds | status codes |\n")
+	b.WriteString("| --- | --- | ---: | ---: | --- | --- |\n")
+	for _, e := range m.errors {
+		fmt.Fprintf(b, "| %s | %s | %d | %d (%s) | %s | %s |\n",
+			md(e.cell.String()), md(e.target), e.requests, e.errors, rate(ratio(e.errors, e.requests)),
+			md(tally(e.kinds)), md(tally(e.statuses)))
+	}
+	b.WriteString("\n")
+	if m.uncounted > 0 {
+		fmt.Fprintf(b, "%s of the incomplete round not counted: the verdicts do not rest on them either.\n\n",
+			plural(m.uncounted, "rung", "rungs"))
+	}
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// tally prints "status 3, timeout 1"; raw names, the caller escapes.
+func tally(cs []count) string {
+	if len(cs) == 0 {
+		return dash
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s ×%d", c.name, c.n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (m *model) mdClaims(b *strings.Builder) {
+	r, c := m.in.Results, m.in.Comparison
+	b.WriteString("### Claims\n\n")
+	fmt.Fprintf(b, "This run may claim the relative behaviour of these two builds — baseline%s and candidate%s — "+
+		"on this runner, under scenario %s%s: nothing else. It measures neither absolute capacity "+
+		"nor behaviour on other hardware or under another workload.\n\n",
+		commitSuffix(r.Env.Baseline.Commit), commitSuffix(r.Env.Candidate.Commit),
+		md(r.Scenario.Name), scenarioIdentity(r.Scenario))
+	fmt.Fprintf(b, "The rule was fixed before the run: per cell and metric, a **tie** when the two "+
+		"%s Student-t intervals overlap or the means are under %s apart relative to the baseline; "+
+		"otherwise the better side wins (higher throughput, lower latency). "+
+		"The intervals rest on %s, each running every cell once on each target in seeded AB/BA order.\n\n",
+		fraction(c.Settings.Confidence), fraction(c.Settings.TieWithin),
+		plural(m.in.Rounds, "complete round", "complete rounds"))
+	b.WriteString("The gate fails on:\n\n")
+	for _, rule := range c.Policy.FailOn {
+		b.WriteString("- " + ruleText(rule) + "\n")
+	}
+	if c.Policy.MaxErrorRate >= 0 {
+		fmt.Fprintf(b, "- a candidate error rate above %s in any cell\n", fraction(c.Policy.MaxErrorRate))
+	}
+	if len(c.Policy.FailOn) == 0 && c.Policy.MaxErrorRate < 0 {
+		b.WriteString("- nothing: no rule is declared, so this run can only inform\n")
+	}
+	b.WriteString("\n**Inconclusive** means too few repetitions to form an interval (at least 2 are needed); " +
+		"it is never a pass.\n\n")
+}
+
+// scenarioIdentity is ", sha256 0123…, seed 1, profile pr" for prose.
+func scenarioIdentity(s baselines.ScenarioInfo) string {
+	var parts []string
+	if s.Hash != "" {
+		parts = append(parts, "sha256 "+md(shortHash(s.Hash)))
+	}
+	parts = append(parts, "seed "+strconv.FormatUint(s.Seed, 10))
+	if s.Profile != "" {
+		parts = append(parts, "profile "+md(s.Profile))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// ruleText states a fail_on rule in words, with its globs escaped.
+func ruleText(r gate.Rule) string {
+	var where []string
+	add := func(what string, globs []string) {
+		if len(globs) == 0 || (len(globs) == 1 && globs[0] == "*") {
+			return
+		}
+		esc := make([]string, len(globs))
+		for i, g := range globs {
+			esc[i] = md(g)
+		}
+		where = append(where, what+" matches "+strings.Join(esc, " or "))
+	}
+	add("class", r.Classes)
+	add("concurrency", r.Concurrency)
+	add("variant", r.Variants)
+	s := "a " + md(string(r.Metric)) + " regression "
+	if len(where) == 0 {
+		return s + "in any cell"
+	}
+	return s + "where " + strings.Join(where, " and ")
+}
+
+func (m *model) mdThreats(b *strings.Builder) {
+	b.WriteString("### Threats to validity\n\n")
+	for _, t := range m.threats() {
+		b.WriteString("- " + t + "\n")
+	}
+	b.WriteString("\n")
+}
+
+// threats lists what limits this run's claim, as markdown items. Only
+// conditions the results file records are listed; the rest of the protocol
+// is stated in Claims.
+func (m *model) threats() []string {
+	r := m.in.Results
+	env := r.Env
+	var out []string
+	window := "single run window"
+	if !env.Start.IsZero() {
+		window += " (" + stamp(env.Start)
+		if !env.End.IsZero() {
+			window += " → " + stamp(env.End)
+		}
+		window += ")"
+	}
+	out = append(out, "Single runner, "+window+": nothing here speaks for other machines, "+
+		"and drift of this host during the window is only partly cancelled by interleaving.")
+	switch {
+	case env.Pins == "":
+		out = append(out, "No resource pins: both targets could use every CPU of the host, "+
+			"so background activity reaches them unevenly.")
+	case !env.PinsApplied:
+		out = append(out, "Resource pins were declared ("+md(env.Pins)+") but not applied: both targets ran unpinned.")
+	}
+	out = append(out, "The load generator runs on the same host as the targets and competes with them for CPU; "+
+		"a saturated generator slows both sides alike and pushes verdicts towards a tie.")
+	switch r.Status {
+	case "cancelled", "failed", "running":
+		out = append(out, fmt.Sprintf("The run stopped early (%s) after %d of %d planned rounds: "+
+			"fewer repetitions give wider intervals, so more cells read as ties or inconclusive.",
+			md(r.Status), m.in.Rounds, r.Plan.Rounds))
+	default:
+		if m.in.Rounds > 0 && m.in.Rounds < 3 {
+			out = append(out, fmt.Sprintf("Only %s: the t-intervals are wide, so only large changes can be told from a tie.",
+				plural(m.in.Rounds, "repetition", "repetitions")))
+		}
+	}
+	for _, t := range []baselines.TargetInfo{env.Baseline, env.Candidate} {
+		name := sideName(t)
+		if t.Kind == "url" {
+			out = append(out, "The "+name+" is an already-running service: benchgate neither built, started nor pinned it.")
+		}
+		if t.Commit == "" {
+			out = append(out, "The "+name+"'s commit is unknown: the report cannot show which build was measured.")
+		}
+	}
+	if len(m.errors) > 0 {
+		out = append(out, "Some requests failed (see Errors): a side that fails fast can look faster, "+
+			"and its latency mixes error responses with real ones.")
+	}
+	return out
+}
+
+func sideName(t baselines.TargetInfo) string {
+	if t.Name == "" {
+		return "target"
+	}
+	return md(t.Name)
+}
+
+func (m *model) mdReproduce(b *strings.Builder) {
+	s := m.in.Results.Scenario
+	b.WriteString("### Reproduce with\n\n")
+	cmd := reproduceCommand(s)
+	f := fence(cmd)
+	fmt.Fprintf(b, "%ssh\n%s\n%s\n\n", f, cmd, f)
+	fmt.Fprintf(b, "The request stream is a function of the scenario's seed (%d), so a rerun sends the same requests; "+
+		"run it on the same runner type with the same two builds.\n\n", s.Seed)
+}
+
+func reproduceCommand(s baselines.ScenarioInfo) string {
+	file := s.File
+	if file == "" {
+		file = "benchgate.yml"
+	}
+	cmd := "benchgate gate -scenario " + shellWord(file)
+	if s.Profile != "" {
+		cmd += " -profile " + shellWord(s.Profile)
+	}
+	return cmd
+}
+
+func (m *model) mdEnvironment(b *strings.Builder) {
+	r := m.in.Results
+	env, s := r.Env, r.Scenario
+	b.WriteString("### Environment\n\n")
+	for _, t := range []baselines.TargetInfo{env.Baseline, env.Candidate} {
+		b.WriteString("- " + targetText(t) + "\n")
+	}
+	line := "- **scenario**: " + md(orDash(s.File))
+	if s.Hash != "" {
+		line += ", sha256 " + md(shortHash(s.Hash))
+	}
+	line += ", seed " + strconv.FormatUint(s.Seed, 10)
+	if s.Profile != "" {
+		line += ", profile " + md(s.Profile)
+	}
+	b.WriteString(line + "\n")
+	if l := s.Load; l.Repetitions > 0 || len(l.Concurrency) > 0 {
+		cs := make([]string, len(l.Concurrency))
+		for i, c := range l.Concurrency {
+			cs[i] = strconv.Itoa(c)
+		}
+		fmt.Fprintf(b, "- **load**: concurrency %s; %s measured after %s warmup per rung; timeout %s; "+
+			"%s planned, %s decided\n",
+			strings.Join(cs, ", "), seconds(l.Duration), seconds(l.Warmup), seconds(l.Timeout),
+			plural(l.Repetitions, "repetition", "repetitions"), plural(m.in.Rounds, "complete round", "complete rounds"))
+	}
+	cpu := md(orDash(env.CPUModel))
+	if env.CPUs > 0 {
+		cpu += fmt.Sprintf(" × %d", env.CPUs)
+	}
+	fmt.Fprintf(b, "- **runner**: %s; %s/%s, kernel %s; %s\n",
+		cpu, md(orDash(env.OS)), md(orDash(env.Arch)), md(orDash(env.Kernel)), md(orDash(env.GoVersion)))
+	tool := env.ToolVersion
+	if tool == "" {
+		tool = r.Tool
+	}
+	fmt.Fprintf(b, "- **tool**: %s\n", md(orDash(tool)))
+	when := stamp(env.Start) + " → " + stamp(env.End)
+	if d := span(env.Start, env.End); d != "" {
+		when += " (" + d + ")"
+	}
+	fmt.Fprintf(b, "- **time**: %s\n", when)
+	fmt.Fprintf(b, "- **pins**: %s\n", pinsText(env))
+}
+
+func targetText(t baselines.TargetInfo) string {
+	s := "**" + sideName(t) + "**: " + md(orDash(t.Kind)) + " " + md(orDash(t.Spec))
+	if t.Commit != "" {
+		s += ", commit " + md(t.Commit)
+	} else {
+		s += ", commit unknown"
+	}
+	if t.URL != "" {
+		s += ", reached at " + md(t.URL)
+	}
+	return s
+}
+
+func pinsText(env baselines.Environment) string {
+	switch {
+	case env.Pins == "":
+		return "none"
+	case env.PinsApplied:
+		return md(env.Pins) + " (applied)"
+	}
+	return md(env.Pins) + " (declared, not applied)"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}
+
+func seconds(f float64) string {
+	return time.Duration(f * float64(time.Second)).String()
+}

@@ -1,0 +1,297 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// model is the table model every renderer lays out. Strings in it are either
+// produced here from numbers (safe in any medium) or copied verbatim from
+// the input (untrusted: the renderer escapes them).
+type model struct {
+	in       Input
+	tables   []table
+	failures []failureItem
+	errors   []errorRow
+	// uncounted is the number of rungs left out of the error distribution
+	// because their round was not complete, so not decided either.
+	uncounted int
+}
+
+// table is one variant's grid.
+type table struct {
+	variant   string // untrusted
+	unit      latencyUnit
+	hasErrors bool
+	rows      []row
+}
+
+// row is one cell. The numeric columns are preformatted.
+type row struct {
+	key                                gate.CellKey // untrusted names
+	baseRPS, baseP95, candRPS, candP95 string
+	baseErr, candErr                   string
+	delta                              string
+	verdict                            gate.Verdict
+	// gatedRegression: a fail_on rule turned this cell's regression into a
+	// failure; a regression no rule gates is shown, but as not gated.
+	gatedRegression bool
+	errorFailure    bool
+	// carriers are the metrics the headline verdict comes from when that is
+	// not simply rps, so a p95 regression is not read as an rps one.
+	carriers []gate.Metric
+	// reason explains an inconclusive headline (untrusted).
+	reason string
+}
+
+// failureItem is one entry of the failure list.
+type failureItem struct {
+	f     gate.Failure // Key and Reason untrusted
+	delta string       // of f.Metric in the cell, "" when not meaningful
+	cand  gate.SideTotals
+}
+
+// errorRow is one cell and target that had failed requests.
+type errorRow struct {
+	cell     baselines.Cell // untrusted names
+	target   string
+	requests int64
+	errors   int64
+	kinds    []count // untrusted keys
+	statuses []count // untrusted keys
+}
+
+type count struct {
+	name string
+	n    int64
+}
+
+func newModel(in Input) *model {
+	in = in.normalise()
+	m := &model{in: in}
+	m.buildTables()
+	m.buildFailures()
+	m.buildErrors()
+	return m
+}
+
+func (m *model) buildTables() {
+	failed := map[gate.CellKey]map[string]bool{}
+	for _, f := range m.in.Comparison.Failures {
+		if failed[f.Key] == nil {
+			failed[f.Key] = map[string]bool{}
+		}
+		failed[f.Key][f.Kind] = true
+	}
+	// Cells keep the comparison's order; a variant's table appears where
+	// its first cell does.
+	index := map[string]int{}
+	for _, c := range m.in.Comparison.Cells {
+		i, ok := index[c.Key.Variant]
+		if !ok {
+			i = len(m.tables)
+			index[c.Key.Variant] = i
+			m.tables = append(m.tables, table{variant: c.Key.Variant})
+		}
+		for _, f := range c.Failures {
+			if failed[c.Key] == nil {
+				failed[c.Key] = map[string]bool{}
+			}
+			failed[c.Key][f.Kind] = true
+		}
+		m.tables[i].rows = append(m.tables[i].rows, newRow(c, failed[c.Key]))
+	}
+	for i := range m.tables {
+		t := &m.tables[i]
+		var lat []float64
+		for _, c := range m.in.Comparison.Cells {
+			if c.Key.Variant != t.variant {
+				continue
+			}
+			if d, ok := c.Decision(gate.P95); ok {
+				if d.Baseline.N > 0 {
+					lat = append(lat, d.Baseline.Mean)
+				}
+				if d.Candidate.N > 0 {
+					lat = append(lat, d.Candidate.Mean)
+				}
+			}
+			t.hasErrors = t.hasErrors || c.Baseline.Errors > 0 || c.Candidate.Errors > 0
+		}
+		t.unit = chooseLatencyUnit(lat)
+		j := 0
+		for _, c := range m.in.Comparison.Cells {
+			if c.Key.Variant != t.variant {
+				continue
+			}
+			r := &t.rows[j]
+			j++
+			if d, ok := c.Decision(gate.P95); ok {
+				r.baseP95 = t.unit.summary(d.Baseline)
+				r.candP95 = t.unit.summary(d.Candidate)
+			}
+			r.baseErr = errorCell(c.Baseline)
+			r.candErr = errorCell(c.Candidate)
+		}
+	}
+}
+
+func newRow(c gate.CellResult, failed map[string]bool) row {
+	r := row{
+		key:     c.Key,
+		baseRPS: dash, baseP95: dash, candRPS: dash, candP95: dash, delta: dash,
+		verdict:         c.Verdict,
+		gatedRegression: c.Verdict == gate.Regression && failed["regression"],
+		errorFailure:    failed["error_rate"],
+	}
+	if d, ok := c.Decision(gate.RPS); ok {
+		r.baseRPS = rpsSummary(d.Baseline)
+		r.candRPS = rpsSummary(d.Candidate)
+		if d.Baseline.N > 0 && d.Candidate.N > 0 && d.Baseline.Mean != 0 {
+			r.delta = percent(d.Delta)
+		}
+	}
+	// The headline comes from the gated metrics, or from rps when none is
+	// gated (gate.CellResult.Verdict).
+	from := c.Gated
+	if len(from) == 0 {
+		from = []gate.Metric{gate.RPS}
+	}
+	if c.Verdict != gate.Tie {
+		for _, d := range c.Decisions {
+			if d.Verdict == c.Verdict && slices.Contains(from, d.Metric) {
+				r.carriers = append(r.carriers, d.Metric)
+				if r.reason == "" {
+					r.reason = d.Reason
+				}
+			}
+		}
+	}
+	if slices.Equal(r.carriers, []gate.Metric{gate.RPS}) {
+		r.carriers = nil
+	}
+	if c.Verdict != gate.Inconclusive {
+		r.reason = ""
+	}
+	return r
+}
+
+func (m *model) buildFailures() {
+	list := m.in.Comparison.Failures
+	if len(list) == 0 {
+		// A comparison built without the summary list still carries its
+		// failures per cell; a report must not read that as a pass.
+		for _, c := range m.in.Comparison.Cells {
+			list = append(list, c.Failures...)
+		}
+	}
+	for _, f := range list {
+		it := failureItem{f: f}
+		for _, c := range m.in.Comparison.Cells {
+			if c.Key != f.Key {
+				continue
+			}
+			it.cand = c.Candidate
+			if d, ok := c.Decision(f.Metric); ok && f.Kind == "regression" && d.Baseline.Mean != 0 {
+				it.delta = percent(d.Delta)
+			}
+		}
+		m.failures = append(m.failures, it)
+	}
+}
+
+// buildErrors sums failed requests per cell and target over the decided
+// rounds, the same rounds the verdicts rest on.
+func (m *model) buildErrors() {
+	type key struct {
+		cell   baselines.Cell
+		target string
+	}
+	sums := map[key]*errorRow{}
+	kinds := map[key]map[string]int64{}
+	statuses := map[key]map[string]int64{}
+	for _, g := range m.in.Results.Rungs {
+		if g.Round >= m.in.Rounds {
+			m.uncounted++
+			continue
+		}
+		k := key{g.Cell, g.Target}
+		e := sums[k]
+		if e == nil {
+			e = &errorRow{cell: g.Cell, target: g.Target}
+			sums[k] = e
+			kinds[k] = map[string]int64{}
+			statuses[k] = map[string]int64{}
+		}
+		e.requests += g.Requests
+		e.errors += g.ErrorCount()
+		for n, v := range g.Errors {
+			kinds[k][n] += v
+		}
+		for n, v := range g.Statuses {
+			statuses[k][n] += v
+		}
+	}
+	plan := map[baselines.Cell]int{}
+	for i, c := range m.in.Results.Plan.Cells {
+		plan[c] = i
+	}
+	position := func(c baselines.Cell) int {
+		if i, ok := plan[c]; ok {
+			return i
+		}
+		return len(plan)
+	}
+	for k, e := range sums {
+		if e.errors == 0 {
+			continue
+		}
+		e.kinds = counts(kinds[k])
+		e.statuses = counts(statuses[k])
+		m.errors = append(m.errors, *e)
+	}
+	slices.SortFunc(m.errors, func(a, b errorRow) int {
+		return cmp.Or(
+			cmp.Compare(position(a.cell), position(b.cell)),
+			cmp.Compare(a.cell.String(), b.cell.String()),
+			cmp.Compare(targetOrder(a.target), targetOrder(b.target)),
+			cmp.Compare(a.target, b.target),
+		)
+	})
+}
+
+func targetOrder(t string) int {
+	switch t {
+	case "baseline":
+		return 0
+	case "candidate":
+		return 1
+	}
+	return 2
+}
+
+// counts orders a tally by name so output does not depend on map order.
+func counts(m map[string]int64) []count {
+	var out []count
+	for n, v := range m {
+		if v != 0 {
+			out = append(out, count{n, v})
+		}
+	}
+	slices.SortFunc(out, func(a, b count) int { return cmp.Compare(a.name, b.name) })
+	return out
+}
+
+// failuresOf counts the listed failures of one kind.
+func (m *model) failuresOf(kind string) int {
+	n := 0
+	for _, f := range m.failures {
+		if f.f.Kind == kind {
+			n++
+		}
+	}
+	return n
+}

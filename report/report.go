@@ -1,0 +1,69 @@
+// Package report renders a decided comparison for people and machines: a
+// compact terminal table, the full GitHub-flavoured markdown report modelled
+// on the hand-written reports in DESIGN.md, and a stable JSON document.
+//
+// Every reporter reads the same value, an Input, through one table model
+// (model.go) so the three formats can never disagree about a number or a
+// verdict; the renderers only lay that model out. The package decides
+// nothing: verdicts, reasons and the outcome come from package gate, and
+// counts of errors come from the results file. Names of classes, variants,
+// scenarios, target specs, commits and error texts are controlled by whoever
+// opens the pull request, so each renderer neutralises them for its medium
+// (EscapeMarkdown for markdown, visible escapes for a terminal, encoding/json
+// for JSON). Output is a function of the Input alone — no clock, no
+// environment — so golden files pin it byte for byte.
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// Input is what every reporter renders.
+type Input struct {
+	// Results is the run that was decided: scenario identity, environment,
+	// rungs (for error distributions) and status. Nil renders as an empty
+	// results file.
+	Results *baselines.Results
+	// Comparison is the decided grid.
+	Comparison gate.Comparison
+	// Rounds is the number of complete rounds the comparison was decided on;
+	// 0 means Results.CompleteRounds().
+	Rounds int
+}
+
+// Reporter writes one rendering of a value to w.
+type Reporter func(w io.Writer) error
+
+// Formats a caller may ask ForFormat for, in the order a usage line lists
+// them.
+var Formats = []string{"terminal", "markdown", "json"}
+
+// ForFormat returns the reporter of the named format, so a -format flag maps
+// to a renderer in one place.
+func ForFormat(format string, in Input, opt TerminalOptions) (Reporter, error) {
+	switch format {
+	case "terminal", "text":
+		return func(w io.Writer) error { return Terminal(w, in, opt) }, nil
+	case "markdown", "md":
+		return func(w io.Writer) error { return Markdown(w, in) }, nil
+	case "json":
+		return func(w io.Writer) error { return JSON(w, in) }, nil
+	}
+	return nil, fmt.Errorf("report: unknown format %q (want terminal, markdown or json)", format)
+}
+
+// normalise fills the defaults Input documents, so renderers need no nil
+// checks.
+func (in Input) normalise() Input {
+	if in.Results == nil {
+		in.Results = &baselines.Results{}
+	}
+	if in.Rounds == 0 {
+		in.Rounds = in.Results.CompleteRounds()
+	}
+	return in
+}

@@ -1,0 +1,61 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file (run go test -update after checking the change)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	inputs := map[string]func() Input{"full": fullInput, "cancelled": cancelledInput}
+	for name, input := range inputs {
+		for _, f := range []struct {
+			ext    string
+			render Reporter
+		}{
+			{"md", func(w io.Writer) error { return Markdown(w, input()) }},
+			{"txt", func(w io.Writer) error { return Terminal(w, input(), TerminalOptions{}) }},
+			{"json", func(w io.Writer) error { return JSON(w, input()) }},
+		} {
+			t.Run(name+"."+f.ext, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := f.render(&buf); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, name+"."+f.ext, buf.Bytes())
+				// Rendering twice gives the same bytes: no map order, no clock.
+				var again bytes.Buffer
+				if err := f.render(&again); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+					t.Error("two renderings differ")
+				}
+			})
+		}
+	}
+}
