@@ -1,13 +1,1051 @@
-// Package scenario reads and validates benchgate's scenario file (version 1)
-// and turns it into the model the runner, the gate and the report read, with
-// the seeded request streams. Nothing starts before a whole file is valid:
-// every error names the file, line, column and field.
 package scenario
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Defaults for fields a scenario leaves out.
+const (
+	DefaultSeed           = 1
+	DefaultDuration       = 10 * time.Second
+	DefaultWarmup         = 1 * time.Second
+	DefaultRepetitions    = 3
+	DefaultTimeout        = 30 * time.Second
+	DefaultStartupTimeout = 30 * time.Second
+	DefaultHealth         = "/"
+	DefaultConfidence     = 0.95
+	DefaultTieWithin      = 0.10
+	DefaultMaxErrorRate   = 0.001
+)
+
+// Metrics are the metric names a fail_on rule may name.
+var Metrics = []string{"rps", "mean", "p50", "p90", "p95", "p99", "error_rate"}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // Load reads the scenario file at path, expands ${VAR} with getenv, applies
 // the named profile ("" for none) and validates everything. The error, when
 // not nil, is an *ErrorList naming file, line, column and field of each
-// problem.
+// problem, except for a file that cannot be read at all.
 func Load(path, profile string, getenv func(string) string) (*Scenario, error) {
-	panic("scenario.Load: not implemented yet")
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	absPath, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	sum := sha256.Sum256(src)
+	s := &Scenario{
+		File:    path,
+		Dir:     filepath.Dir(absPath),
+		Hash:    hex.EncodeToString(sum[:]),
+		Source:  string(src),
+		Profile: profile,
+	}
+	l := &loader{dec: dec{file: path, errs: &ErrorList{}}, s: s}
+	root := l.parse(src, getenv)
+	if root != nil {
+		l.scenario(root, profile)
+	}
+	if err := l.errs.err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type loader struct {
+	dec
+	s *Scenario
+
+	varNames    []string  // variable names every variant defines, sorted
+	allVariants []Variant // before the profile: every variant is checked
+	defaults    reqSrc    // load.defaults as templates
+	reqs        map[string]*reqSrc
+	classPos    map[string]*node
+	profiles    map[string]*profileSrc
+}
+
+func (l *loader) parse(src []byte, getenv func(string) string) *node {
+	f, err := parser.ParseBytes(src, 0)
+	if err != nil {
+		var se *yaml.SyntaxError
+		if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
+			l.errAt(se.Token.Position.Line, se.Token.Position.Column, "", "YAML syntax: %s", se.Message)
+		} else {
+			l.errAt(1, 1, "", "YAML: %v", err)
+		}
+		return nil
+	}
+	if len(f.Docs) != 1 {
+		l.errAt(1, 1, "", "want exactly one YAML document, got %d", len(f.Docs))
+		return nil
+	}
+	c := &converter{getenv: getenv, anchors: map[string]*node{}, errf: func(line, col int, field, msg string) {
+		l.errAt(line, col, field, "%s", msg)
+	}}
+	root := c.convert(f.Docs[0], "")
+	if root.kind == kindNull {
+		l.errAt(1, 1, "", "the file is empty (want a scenario mapping with version: 1)")
+		return nil
+	}
+	if root.kind != kindMap {
+		l.errNode(root, "", "want a scenario mapping, got %s", root.describe())
+		return nil
+	}
+	return root
+}
+
+func (l *loader) scenario(root *node, profile string) {
+	m, _ := l.fields(root, "", "version", "name", "seed", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles")
+	// Other versions may mean other fields: checking them as version 1
+	// would bury the one error that matters.
+	if v := m["version"]; v == nil {
+		l.errAt(1, 1, "version", "missing (want version: 1)")
+	} else if n, ok := l.integer(v, "version"); ok && n != 1 {
+		l.errNode(v, "version", "%d is not supported (this benchgate reads version 1)", n)
+		return
+	}
+	if n := m["name"]; n == nil {
+		l.errAt(1, 1, "name", "missing (want a name for the scenario)")
+	} else if s, ok := l.nonEmptyStr(n, "name"); ok {
+		l.s.Name = s
+	}
+	l.s.Seed = DefaultSeed
+	if n := m["seed"]; n != nil {
+		if v, ok := l.uint64(n, "seed"); ok {
+			l.s.Seed = v
+		}
+	}
+	l.targets(m["targets"])
+	if n := m["pins"]; n != nil {
+		l.pins(n)
+	}
+	l.load(m["load"])
+	l.data(m["data"])
+	l.variants(m["variants"])
+	l.classes(m["classes"])
+	l.gate(m["gate"])
+	l.profilesSection(m["profiles"])
+	l.applyProfile(m["profiles"], profile)
+	if len(l.errs.Errors) == 0 {
+		l.compile()
+	}
+}
+
+func (l *loader) targets(n *node) {
+	if n == nil {
+		l.errAt(1, 1, "targets", "missing (want baseline and candidate)")
+		return
+	}
+	m, ok := l.fields(n, "targets", "baseline", "candidate")
+	if !ok {
+		return
+	}
+	for _, name := range []string{"baseline", "candidate"} {
+		tn := m[name]
+		if tn == nil {
+			line, col := n.reportPos()
+			l.errAt(line, col, "targets."+name, "missing (both baseline and candidate are required)")
+			continue
+		}
+		t := l.target(tn, name)
+		if name == "baseline" {
+			l.s.Baseline = t
+		} else {
+			l.s.Candidate = t
+		}
+	}
+}
+
+func (l *loader) target(n *node, name string) Target {
+	f := "targets." + name
+	t := Target{Name: name, Health: DefaultHealth, StartupTimeout: DefaultStartupTimeout}
+	m, ok := l.fields(n, f, "command", "url", "image", "port", "build", "dir", "env", "health", "startup_timeout")
+	if !ok {
+		return t
+	}
+	var kinds []string
+	for _, k := range []string{"command", "url", "image"} {
+		if m[k] != nil {
+			kinds = append(kinds, k)
+		}
+	}
+	line, col := n.reportPos()
+	switch len(kinds) {
+	case 0:
+		l.errAt(line, col, f, "want one of command, url, image")
+	case 1:
+	default:
+		l.errAt(line, col, f, "%s are exclusive (want exactly one of command, url, image)", strings.Join(kinds, " and "))
+	}
+	kind := ""
+	if len(kinds) > 0 {
+		kind = kinds[0]
+	}
+	only := func(field string, kinds ...string) bool {
+		v := m[field]
+		if v == nil {
+			return false
+		}
+		if kind != "" && !slices.Contains(kinds, kind) {
+			l.errAt(v.keyLine, v.keyCol, join(f, field), "only for a %s target, not %s", strings.Join(kinds, " or "), kind)
+			return false
+		}
+		return true
+	}
+	if v := m["command"]; v != nil {
+		t.Command, _ = l.argv(v, f+".command")
+	}
+	if v := m["url"]; v != nil {
+		if s, ok := l.nonEmptyStr(v, f+".url"); ok {
+			u, err := url.Parse(s)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				l.errNode(v, f+".url", "%q is not an http or https URL (want e.g. http://127.0.0.1:9000)", s)
+			} else {
+				t.URL = s
+			}
+		}
+	}
+	if v := m["image"]; v != nil {
+		t.Image, _ = l.nonEmptyStr(v, f+".image")
+		if m["port"] == nil {
+			l.errAt(line, col, f+".port", "missing (an image target needs its container port)")
+		}
+	}
+	if only("port", "image") {
+		t.Port, _ = l.intRange(m["port"], f+".port", 1, 65535)
+	}
+	if only("build", "command") {
+		t.Build, _ = l.argv(m["build"], f+".build")
+	}
+	if kind == "command" {
+		t.Dir = l.s.Dir
+	}
+	if only("dir", "command") {
+		if s, ok := l.nonEmptyStr(m["dir"], f+".dir"); ok {
+			dir := s
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(l.s.Dir, dir)
+			}
+			if fi, err := os.Stat(dir); err != nil {
+				l.errNode(m["dir"], f+".dir", "%s does not exist", dir)
+			} else if !fi.IsDir() {
+				l.errNode(m["dir"], f+".dir", "%s is not a directory", dir)
+			} else {
+				t.Dir = dir
+			}
+		}
+	}
+	if only("env", "command", "image") {
+		_, t.Env, _, _ = l.strMap(m["env"], f+".env")
+	}
+	if v := m["health"]; v != nil {
+		if s, ok := l.str(v, f+".health"); ok {
+			if !strings.HasPrefix(s, "/") {
+				l.errNode(v, f+".health", "%q must be a path starting with / (e.g. /healthz)", s)
+			} else {
+				t.Health = s
+			}
+		}
+	}
+	if v := m["startup_timeout"]; v != nil {
+		if d, ok := l.duration(v, f+".startup_timeout"); ok {
+			if d <= 0 {
+				l.errNode(v, f+".startup_timeout", "must be positive")
+			} else {
+				t.StartupTimeout = d
+			}
+		}
+	}
+	if kind == "command" && t.Command != nil {
+		has := false
+		for _, a := range t.Command {
+			has = has || strings.Contains(a, "{port}")
+		}
+		for _, v := range t.Env {
+			has = has || strings.Contains(v, "{port}")
+		}
+		if !has {
+			l.errNode(m["command"], f+".command", "no argument or env value holds {port} (the service must listen on the port benchgate picks, e.g. -addr 127.0.0.1:{port})")
+		}
+	}
+	return t
+}
+
+func (l *loader) pins(n *node) {
+	m, ok := l.fields(n, "pins", "cpus", "memory", "generator_cpus")
+	if !ok {
+		return
+	}
+	p := &Pins{}
+	if v := m["cpus"]; v != nil {
+		p.CPUs, _ = l.cpuset(v, "pins.cpus")
+	}
+	if v := m["generator_cpus"]; v != nil {
+		p.GeneratorCPUs, _ = l.cpuset(v, "pins.generator_cpus")
+	}
+	if v := m["memory"]; v != nil {
+		if s, ok := l.nonEmptyStr(v, "pins.memory"); ok {
+			if b, err := ParseMemory(s); err != nil {
+				l.errNode(v, "pins.memory", "%v", err)
+			} else {
+				p.Memory, p.MemoryText = b, s
+			}
+		}
+	}
+	l.s.Pins = p
+}
+
+func (l *loader) cpuset(n *node, field string) (string, bool) {
+	s, ok := l.nonEmptyStr(n, field)
+	if !ok {
+		return "", false
+	}
+	if err := checkCPUSet(s); err != nil {
+		l.errNode(n, field, "%v", err)
+		return "", false
+	}
+	return s, true
+}
+
+// checkCPUSet checks Linux cpuset syntax ("0-3,5") with ascending,
+// non-overlapping ranges. Whether the CPUs exist is the runner's business.
+func checkCPUSet(s string) error {
+	last := -1
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < 0 {
+			return fmt.Errorf("%q is not a cpuset (want e.g. \"0-3,5\")", s)
+		}
+		if b < a {
+			return fmt.Errorf("%q: range %s runs backwards", s, part)
+		}
+		if a <= last {
+			return fmt.Errorf("%q: %s is not after the previous CPUs (want ascending, e.g. \"0-3,5\")", s, part)
+		}
+		last = b
+	}
+	return nil
+}
+
+// ParseMemory reads a memory size: bytes, or a number with a unit. Units
+// ending in "iB" (or "Ki", "Mi", …) are powers of 1024; "KB", "MB", "GB",
+// "TB" and the bare letters "K", "M", "G", "T" are powers of 1000.
+func ParseMemory(s string) (int64, error) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	num, unit := s[:i], strings.TrimSpace(s[i:])
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a memory size (want e.g. 2GiB, 512MiB, 1G or a number of bytes)", s)
+	}
+	mult := map[string]int64{
+		"": 1, "B": 1,
+		"K": 1e3, "KB": 1e3, "kB": 1e3, "k": 1e3,
+		"M": 1e6, "MB": 1e6,
+		"G": 1e9, "GB": 1e9,
+		"T": 1e12, "TB": 1e12,
+		"Ki": 1 << 10, "KiB": 1 << 10,
+		"Mi": 1 << 20, "MiB": 1 << 20,
+		"Gi": 1 << 30, "GiB": 1 << 30,
+		"Ti": 1 << 40, "TiB": 1 << 40,
+	}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q: unknown unit %q (want B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", s, unit)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("%q must be positive", s)
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n * mult, nil
+}
+
+func (l *loader) load(n *node) {
+	ls := &l.s.Load
+	*ls = LoadSettings{
+		Concurrency: []int{1}, Duration: DefaultDuration, Warmup: DefaultWarmup,
+		Repetitions: DefaultRepetitions, Timeout: DefaultTimeout,
+		Defaults: Defaults{Headers: map[string]string{}, Query: map[string]string{}},
+	}
+	if n == nil {
+		return
+	}
+	m, ok := l.fields(n, "load", "concurrency", "duration", "warmup", "repetitions", "timeout", "defaults")
+	if !ok {
+		return
+	}
+	l.loadCommon(m, "load", ls)
+	if v := m["defaults"]; v != nil {
+		dm, ok := l.fields(v, "load.defaults", "headers", "query")
+		if ok {
+			if h := dm["headers"]; h != nil {
+				l.defaults.header = l.kvTemplates(h, "load.defaults.headers", true)
+			}
+			if q := dm["query"]; q != nil {
+				l.defaults.query = l.kvTemplates(q, "load.defaults.query", false)
+			}
+		}
+	}
+	for _, kv := range l.defaults.header {
+		ls.Defaults.Headers[kv.key] = kv.t.src
+	}
+	for _, kv := range l.defaults.query {
+		ls.Defaults.Query[kv.key] = kv.t.src
+	}
+}
+
+// loadCommon reads the fields a profile may override too.
+func (l *loader) loadCommon(m map[string]*node, f string, ls *LoadSettings) {
+	if v := m["concurrency"]; v != nil {
+		if c, ok := l.concurrency(v, f+".concurrency"); ok {
+			ls.Concurrency = c
+		}
+	}
+	positive := func(key string, dst *time.Duration, allowZero bool) {
+		v := m[key]
+		if v == nil {
+			return
+		}
+		d, ok := l.duration(v, join(f, key))
+		switch {
+		case !ok:
+		case d < 0 || d == 0 && !allowZero:
+			if allowZero {
+				l.errNode(v, join(f, key), "must not be negative")
+			} else {
+				l.errNode(v, join(f, key), "must be positive")
+			}
+		default:
+			*dst = d
+		}
+	}
+	positive("duration", &ls.Duration, false)
+	positive("warmup", &ls.Warmup, true)
+	positive("timeout", &ls.Timeout, false)
+	if v := m["repetitions"]; v != nil {
+		if r, ok := l.intRange(v, join(f, "repetitions"), 1, math.MaxInt32); ok {
+			ls.Repetitions = r
+		}
+	}
+}
+
+func (l *loader) concurrency(n *node, field string) ([]int, bool) {
+	if !l.list(n, field, "positive integers") {
+		return nil, false
+	}
+	if len(n.items) == 0 {
+		l.errNode(n, field, "must not be empty")
+		return nil, false
+	}
+	var out []int
+	ok := true
+	for i, it := range n.items {
+		c, good := l.intRange(it, index(field, i), 1, math.MaxInt32)
+		if !good {
+			ok = false
+			continue
+		}
+		if slices.Contains(out, c) {
+			l.errNode(it, index(field, i), "%d is listed twice", c)
+			ok = false
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, ok
+}
+
+func (l *loader) data(n *node) {
+	l.s.Data = map[string][]string{}
+	if n == nil || !l.mapping(n, "data", "lists") {
+		return
+	}
+	for i, k := range n.keys {
+		f := join("data", k.text)
+		v := n.vals[i]
+		var items []string
+		switch v.kind {
+		case kindSeq:
+			var ok bool
+			if items, ok = l.strList(v, f); !ok {
+				continue
+			}
+		case kindMap:
+			m, ok := l.fields(v, f, "file")
+			if !ok || m["file"] == nil {
+				if ok {
+					l.errNode(v, f+".file", "missing (want {file: path})")
+				}
+				continue
+			}
+			name, ok := l.nonEmptyStr(m["file"], f+".file")
+			if !ok {
+				continue
+			}
+			p := name
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(l.s.Dir, p)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				l.errNode(m["file"], f+".file", "%v", err)
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				line = strings.TrimSuffix(line, "\r")
+				if line != "" {
+					items = append(items, line)
+				}
+			}
+			if len(items) == 0 {
+				l.errNode(m["file"], f+".file", "%s has no items (want one per non-empty line)", name)
+				continue
+			}
+		default:
+			l.errNode(v, f, "want a list of strings or {file: path}, got %s", v.describe())
+			continue
+		}
+		if len(items) == 0 {
+			l.errNode(v, f, "must not be empty")
+			continue
+		}
+		l.s.Data[k.text] = items
+	}
+}
+
+func (l *loader) variants(n *node) {
+	if n == nil || !l.mapping(n, "variants", "variables by variant name") || len(n.keys) == 0 {
+		l.s.Variants = []Variant{{Name: "", Vars: map[string]string{}}}
+		l.allVariants = l.s.Variants
+		return
+	}
+	all := map[string]string{} // variable -> the first variant defining it
+	var vs []Variant
+	for i, k := range n.keys {
+		f := join("variants", k.text)
+		if !nameRE.MatchString(k.text) {
+			l.errAt(k.line, k.col, f, "%q is not a valid variant name (want letters, digits, _ . -)", k.text)
+		}
+		_, vars, _, ok := l.strMap(n.vals[i], f)
+		if vars == nil {
+			vars = map[string]string{}
+		}
+		_ = ok
+		for name := range vars {
+			if _, seen := all[name]; !seen {
+				all[name] = k.text
+			}
+		}
+		vs = append(vs, Variant{Name: k.text, Vars: vars})
+	}
+	names := make([]string, 0, len(all))
+	for name := range all {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, v := range vs {
+		for _, name := range names {
+			if _, ok := v.Vars[name]; !ok {
+				k := n.keys[i]
+				l.errAt(k.line, k.col, join("variants", v.Name), "missing variable %q (variant %s defines it; every variant must define the same variables)", name, all[name])
+			}
+		}
+	}
+	l.varNames = names
+	l.s.Variants = vs
+	l.allVariants = vs
+}
+
+func (l *loader) classes(n *node) {
+	l.s.AllClasses = map[string]*Class{}
+	l.reqs = map[string]*reqSrc{}
+	l.classPos = map[string]*node{}
+	if n == nil {
+		l.errAt(1, 1, "classes", "missing (want a list of request classes)")
+		return
+	}
+	if !l.list(n, "classes", "classes") {
+		return
+	}
+	if len(n.items) == 0 {
+		l.errNode(n, "classes", "must not be empty")
+		return
+	}
+	type mixSrc struct {
+		c    *Class
+		n    *node
+		f    string
+		item *node
+	}
+	var mixes []mixSrc
+	for i, it := range n.items {
+		f := index("classes", i)
+		m, ok := l.fields(it, f, "name", "request", "mix", "expect_status")
+		if !ok {
+			continue
+		}
+		c := &Class{}
+		if v := m["name"]; v == nil {
+			l.errNode(it, f+".name", "missing (every class needs a name)")
+		} else if s, ok := l.nonEmptyStr(v, f+".name"); ok {
+			switch {
+			case !nameRE.MatchString(s):
+				l.errNode(v, f+".name", "%q is not a valid class name (want letters, digits, _ . -)", s)
+			case l.classPos[s] != nil:
+				p := l.classPos[s]
+				l.errNode(v, f+".name", "%q is already the name of the class at line %d", s, p.line)
+			default:
+				c.Name = s
+				l.classPos[s] = v
+			}
+		}
+		req, mix := m["request"], m["mix"]
+		switch {
+		case req == nil && mix == nil:
+			l.errNode(it, f, "want request or mix")
+		case req != nil && mix != nil:
+			l.errAt(mix.keyLine, mix.keyCol, f+".mix", "request and mix are exclusive (want one of them)")
+		case req != nil:
+			if r := l.request(req, f+".request"); r != nil {
+				c.Request = &r.tmpl
+				if c.Name != "" {
+					l.reqs[c.Name] = r
+				}
+			}
+		default:
+			mixes = append(mixes, mixSrc{c: c, n: mix, f: f + ".mix", item: it})
+		}
+		if v := m["expect_status"]; v != nil {
+			if mix != nil {
+				l.errAt(v.keyLine, v.keyCol, f+".expect_status", "only for a request class (a mix uses each component's own)")
+			} else if l.list(v, f+".expect_status", "status codes") {
+				for j, sn := range v.items {
+					if code, ok := l.intRange(sn, index(f+".expect_status", j), 100, 599); ok {
+						c.ExpectStatus = append(c.ExpectStatus, code)
+					}
+				}
+			}
+		}
+		if c.Name != "" {
+			l.s.AllClasses[c.Name] = c
+			l.s.Classes = append(l.s.Classes, c)
+		}
+	}
+	for _, mx := range mixes {
+		if !l.mapping(mx.n, mx.f, "weights by class name") {
+			continue
+		}
+		if len(mx.n.keys) == 0 {
+			l.errNode(mx.n, mx.f, "must not be empty")
+			continue
+		}
+		for i, k := range mx.n.keys {
+			f := join(mx.f, k.text)
+			w, ok := l.intRange(mx.n.vals[i], f, 1, math.MaxInt32)
+			target := l.s.AllClasses[k.text]
+			switch {
+			case target == nil:
+				msg := fmt.Sprintf("no class named %q", k.text)
+				if s := didYouMean(k.text, slices.Sorted(mapKeys(l.s.AllClasses))); s != "" {
+					msg += fmt.Sprintf(" (did you mean %s?)", s)
+				}
+				l.errAt(k.line, k.col, f, "%s", msg)
+				ok = false
+			case target.Request == nil:
+				l.errAt(k.line, k.col, f, "%s is a mix (a mix draws from request classes only)", k.text)
+				ok = false
+			}
+			if ok {
+				mx.c.Mix = append(mx.c.Mix, MixEntry{Class: k.text, Weight: w})
+			}
+		}
+	}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// reqSrc is a request class as written, with its templates compiled.
+type reqSrc struct {
+	tmpl   RequestTemplate
+	method string
+	path   *tmplSrc
+	query  []kvTmpl
+	header []kvTmpl
+	body   *tmplSrc
+}
+
+type kvTmpl struct {
+	key string
+	t   *tmplSrc
+}
+
+func (l *loader) request(n *node, f string) *reqSrc {
+	r := &reqSrc{method: "GET"}
+	switch n.kind {
+	case kindScalar:
+		text := strings.TrimSpace(n.text)
+		p := text
+		if !strings.HasPrefix(text, "/") {
+			var rest string
+			r.method, rest, _ = strings.Cut(text, " ")
+			p = strings.TrimSpace(rest)
+		}
+		if p == "" || !validMethod(r.method) {
+			l.errNode(n, f, "%q is not a request (want \"METHOD /path\", e.g. \"GET /items?limit=10\")", n.text)
+			return nil
+		}
+		r.path = l.template(p, n, f)
+	case kindMap:
+		m, ok := l.fields(n, f, "method", "path", "query", "headers", "body")
+		if !ok {
+			return nil
+		}
+		if v := m["method"]; v != nil {
+			if s, ok := l.str(v, f+".method"); ok {
+				if !validMethod(s) {
+					l.errNode(v, f+".method", "%q is not an HTTP method (want e.g. GET, POST)", s)
+					return nil
+				}
+				r.method = s
+			}
+		}
+		v := m["path"]
+		if v == nil {
+			line, col := n.reportPos()
+			l.errAt(line, col, f+".path", "missing (want e.g. path: /items)")
+			return nil
+		}
+		s, ok := l.nonEmptyStr(v, f+".path")
+		if !ok {
+			return nil
+		}
+		r.path = l.template(s, v, f+".path")
+		if q := m["query"]; q != nil {
+			r.query = l.kvTemplates(q, f+".query", false)
+		}
+		if h := m["headers"]; h != nil {
+			r.header = l.kvTemplates(h, f+".headers", true)
+		}
+		if b := m["body"]; b != nil {
+			if s, ok := l.str(b, f+".body"); ok {
+				r.body = l.template(s, b, f+".body")
+			}
+		}
+	default:
+		l.errNode(n, f, "want \"METHOD /path\" or a mapping with method, path, query, headers, body; got %s", n.describe())
+		return nil
+	}
+	if r.path == nil {
+		return nil
+	}
+	if !strings.HasPrefix(r.path.src, "/") && !strings.HasPrefix(r.path.src, "{{") {
+		l.errAt(r.path.line, r.path.col, r.path.field, "%q must start with /", r.path.src)
+	}
+	r.tmpl = RequestTemplate{Method: r.method, Path: r.path.src}
+	if r.query != nil {
+		r.tmpl.Query = map[string]string{}
+		for _, kv := range r.query {
+			r.tmpl.Query[kv.key] = kv.t.src
+		}
+	}
+	if r.header != nil {
+		r.tmpl.Header = map[string]string{}
+		for _, kv := range r.header {
+			r.tmpl.Header[kv.key] = kv.t.src
+		}
+	}
+	if r.body != nil {
+		r.tmpl.Body = r.body.src
+	}
+	return r
+}
+
+func (l *loader) kvTemplates(n *node, f string, header bool) []kvTmpl {
+	keys, m, nodes, _ := l.strMap(n, f)
+	var out []kvTmpl
+	for _, k := range keys {
+		kf := join(f, k)
+		if header && !validToken(k) {
+			l.errAt(nodes[k].keyLine, nodes[k].keyCol, kf, "%q is not a valid header name", k)
+			continue
+		}
+		if k == "" {
+			l.errAt(nodes[k].keyLine, nodes[k].keyCol, kf, "empty query parameter name")
+			continue
+		}
+		if t := l.template(m[k], nodes[k], kf); t != nil {
+			out = append(out, kvTmpl{key: k, t: t})
+		}
+	}
+	return out
+}
+
+func validMethod(s string) bool { return validToken(s) }
+
+// validToken reports whether s is an RFC 9110 token, as header names and
+// methods must be.
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func (l *loader) gate(n *node) {
+	g := &l.s.Gate
+	*g = Gate{Confidence: DefaultConfidence, TieWithin: DefaultTieWithin, MaxErrorRate: DefaultMaxErrorRate, FailOn: []FailRule{{Metric: "rps"}}}
+	if n == nil {
+		return
+	}
+	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate")
+	if !ok {
+		return
+	}
+	num := func(key string, dst *float64, lo float64, hiIncl bool, hi float64, want string) {
+		v := m[key]
+		if v == nil {
+			return
+		}
+		x, ok := l.float(v, "gate."+key)
+		if !ok {
+			return
+		}
+		if x < lo || x > hi || x == hi && !hiIncl {
+			l.errNode(v, "gate."+key, "%s is out of range (want %s)", v.text, want)
+			return
+		}
+		*dst = x
+	}
+	num("confidence", &g.Confidence, 0.5, false, 1, "0.5 <= confidence < 1, e.g. 0.95")
+	num("tie_within", &g.TieWithin, 0, false, 1, "0 <= tie_within < 1, e.g. 0.10")
+	num("max_error_rate", &g.MaxErrorRate, 0, true, 1, "0..1, e.g. 0.001")
+	v := m["fail_on"]
+	if v == nil || !l.list(v, "gate.fail_on", "rules") {
+		return
+	}
+	g.FailOn = []FailRule{}
+	for i, it := range v.items {
+		f := index("gate.fail_on", i)
+		rm, ok := l.fields(it, f, "metric", "classes", "concurrency", "variants")
+		if !ok {
+			continue
+		}
+		var r FailRule
+		if mv := rm["metric"]; mv == nil {
+			l.errNode(it, f+".metric", "missing (want one of %s)", strings.Join(Metrics, ", "))
+		} else if s, ok := l.str(mv, f+".metric"); ok {
+			if !slices.Contains(Metrics, s) {
+				msg := fmt.Sprintf("unknown metric %q", s)
+				if d := didYouMean(s, Metrics); d != "" {
+					msg += fmt.Sprintf(" (did you mean %s?)", d)
+				} else {
+					msg += fmt.Sprintf(" (want one of %s)", strings.Join(Metrics, ", "))
+				}
+				l.errNode(mv, f+".metric", "%s", msg)
+			}
+			r.Metric = s
+		}
+		r.Classes = l.globs(rm["classes"], f+".classes", "class", slices.Sorted(mapKeys(l.s.AllClasses)))
+		var vnames []string
+		for _, vr := range l.s.Variants {
+			vnames = append(vnames, vr.Name)
+		}
+		r.Variants = l.globs(rm["variants"], f+".variants", "variant", vnames)
+		if cv := rm["concurrency"]; cv != nil && l.list(cv, f+".concurrency", "concurrency levels or globs") {
+			for j, cn := range cv.items {
+				cf := index(f+".concurrency", j)
+				if cn.kind == kindScalar && cn.scalar == scalarInt {
+					if c, ok := l.intRange(cn, cf, 1, math.MaxInt32); ok {
+						r.Concurrency = append(r.Concurrency, strconv.Itoa(c))
+					}
+					continue
+				}
+				if s, ok := l.nonEmptyStr(cn, cf); ok {
+					if _, err := path.Match(s, ""); err != nil {
+						l.errNode(cn, cf, "%q is not a glob (path.Match syntax, e.g. \"*\", \"1?\")", s)
+					} else {
+						r.Concurrency = append(r.Concurrency, s)
+					}
+				}
+			}
+		}
+		g.FailOn = append(g.FailOn, r)
+	}
+}
+
+// globs reads a list of path.Match globs, each of which must match one of
+// names: a rule that can never apply is a typo that would pass silently.
+func (l *loader) globs(n *node, f, what string, names []string) []string {
+	if n == nil {
+		return nil
+	}
+	items, ok := l.strList(n, f)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i, g := range items {
+		gf := index(f, i)
+		if _, err := path.Match(g, ""); err != nil {
+			l.errNode(n.items[i], gf, "%q is not a glob (path.Match syntax, e.g. \"*\", \"Q0?\")", g)
+			continue
+		}
+		matched := false
+		for _, name := range names {
+			if ok, _ := path.Match(g, name); ok {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			msg := fmt.Sprintf("%q matches no %s", g, what)
+			if s := didYouMean(g, names); s != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			l.errNode(n.items[i], gf, "%s", msg)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+type profileSrc struct {
+	load     LoadSettings
+	classes  []string
+	variants []string
+}
+
+func (l *loader) profilesSection(n *node) {
+	l.profiles = map[string]*profileSrc{}
+	if n == nil || !l.mapping(n, "profiles", "profiles by name") {
+		return
+	}
+	for i, k := range n.keys {
+		f := join("profiles", k.text)
+		m, ok := l.fields(n.vals[i], f, "concurrency", "repetitions", "duration", "warmup", "timeout", "classes", "variants")
+		if !ok {
+			continue
+		}
+		p := &profileSrc{load: l.s.Load}
+		l.loadCommon(m, f, &p.load)
+		if v := m["classes"]; v != nil {
+			p.classes = l.names(v, f+".classes", "class", func(s string) bool { return l.s.AllClasses[s] != nil }, slices.Sorted(mapKeys(l.s.AllClasses)))
+		}
+		if v := m["variants"]; v != nil {
+			var vnames []string
+			for _, vr := range l.s.Variants {
+				vnames = append(vnames, vr.Name)
+			}
+			p.variants = l.names(v, f+".variants", "variant", func(s string) bool { return slices.Contains(vnames, s) }, vnames)
+		}
+		l.profiles[k.text] = p
+	}
+}
+
+func (l *loader) names(n *node, f, what string, exists func(string) bool, all []string) []string {
+	items, ok := l.strList(n, f)
+	if !ok {
+		return nil
+	}
+	if len(items) == 0 {
+		l.errNode(n, f, "must not be empty (leave the field out to keep every %s)", what)
+		return nil
+	}
+	for i, s := range items {
+		if !exists(s) {
+			msg := fmt.Sprintf("no %s named %q", what, s)
+			if d := didYouMean(s, all); d != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", d)
+			}
+			l.errNode(n.items[i], index(f, i), "%s", msg)
+		}
+	}
+	return items
+}
+
+func (l *loader) applyProfile(n *node, name string) {
+	if name == "" {
+		return
+	}
+	p := l.profiles[name]
+	if p == nil {
+		have := slices.Sorted(mapKeys(l.profiles))
+		line, col := 1, 1
+		if n != nil {
+			line, col = n.reportPos()
+		}
+		if len(have) == 0 {
+			l.errAt(line, col, "profiles", "no profile %q: the file defines no profiles", name)
+		} else {
+			l.errAt(line, col, "profiles", "no profile %q (have %s)", name, strings.Join(have, ", "))
+		}
+		return
+	}
+	l.s.Load = p.load
+	if p.classes != nil {
+		var cs []*Class
+		for _, c := range l.s.Classes {
+			if slices.Contains(p.classes, c.Name) {
+				cs = append(cs, c)
+			}
+		}
+		l.s.Classes = cs
+	}
+	if p.variants != nil {
+		var vs []Variant
+		for _, v := range l.s.Variants {
+			if slices.Contains(p.variants, v.Name) {
+				vs = append(vs, v)
+			}
+		}
+		l.s.Variants = vs
+	}
 }

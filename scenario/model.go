@@ -37,6 +37,9 @@ type Scenario struct {
 	Variants []Variant
 
 	Gate Gate
+
+	// compiled holds the templates ready to run; Stream reads it.
+	compiled *compiled
 }
 
 // Target is one side of the comparison. Exactly one of Command, URL, Image
@@ -50,7 +53,7 @@ type Target struct {
 	URL     string // an already-running service
 	Image   string // docker target (a later issue)
 	Port    int    // container port of an image target
-	Health  string // path polled until 2xx; "" means the first request path of no class: only a TCP connect
+	Health  string // path polled until 2xx before any load; "/" unless the file says otherwise
 	// StartupTimeout bounds the build-less start until healthy.
 	StartupTimeout time.Duration
 }

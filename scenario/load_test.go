@@ -1,0 +1,271 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mapEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadFull(t *testing.T) {
+	s, err := Load("testdata/full.yml", "", mapEnv(map[string]string{"TAG": "pr-7"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs("testdata")
+	check := func(what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %#v, want %#v", what, got, want)
+		}
+	}
+	check("File", s.File, "testdata/full.yml")
+	check("Dir", s.Dir, abs)
+	check("Name", s.Name, "demo-api")
+	check("Seed", s.Seed, uint64(424242))
+	check("Hash length", len(s.Hash), 64)
+	check("Baseline", s.Baseline, Target{
+		Name: "baseline", Command: []string{"./bin/demo", "-addr", "127.0.0.1:{port}"},
+		Dir: abs, Health: "/healthz", StartupTimeout: 30 * time.Second,
+	})
+	check("Candidate", s.Candidate, Target{
+		Name: "candidate", Image: "demo:pr-7", Port: 8080, Health: "/healthz", StartupTimeout: 45 * time.Second,
+	})
+	check("Pins", *s.Pins, Pins{CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"})
+	check("Load", s.Load, LoadSettings{
+		Concurrency: []int{1, 4, 8}, Duration: 10 * time.Second, Warmup: 2 * time.Second,
+		Repetitions: 5, Timeout: 30 * time.Second,
+		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
+	})
+	check("Data", s.Data, map[string][]string{
+		"term": {"alpha", "beta", "gamma"},
+		"word": {"apple", "banana split", "cherry&pie"},
+	})
+	var names []string
+	for _, c := range s.Classes {
+		names = append(names, c.Name)
+	}
+	check("Classes", names, []string{"Q01", "Q02", "Q03", "Q04", "Q05", "mix"})
+	check("Q03", *s.AllClasses["Q03"], Class{
+		Name: "Q03",
+		Request: &RequestTemplate{
+			Method: "POST", Path: "/items/{{int 1 100}}",
+			Query:  map[string]string{"format": "{{.format}}", "MAXREC": "5"},
+			Header: map[string]string{"X-Word": `{{pick "word"}}`, "accept": "text/csv"},
+			Body:   `{"w": "{{pick "word"}}", "f": "{{var "format"}}", "cost": "$5"}`,
+		},
+		ExpectStatus: []int{200, 201},
+	})
+	check("mix", s.AllClasses["mix"].Mix, []MixEntry{{"Q01", 3}, {"Q02", 1}})
+	check("Variants", s.Variants, []Variant{
+		{Name: "csv", Vars: map[string]string{"format": "csv"}},
+		{Name: "votable", Vars: map[string]string{"format": "votable"}},
+	})
+	check("Gate", s.Gate, Gate{
+		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
+		FailOn: []FailRule{
+			{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}},
+			{Metric: "p95", Classes: []string{"Q0?"}, Concurrency: []string{"8", "1*"}, Variants: []string{"csv"}},
+		},
+	})
+	check("StatusOK(Q03, 201)", s.StatusOK("Q03", 201), true)
+	check("StatusOK(Q03, 204)", s.StatusOK("Q03", 204), false)
+	check("StatusOK(Q01, 204)", s.StatusOK("Q01", 204), true)
+
+	src, _ := os.ReadFile("testdata/full.yml")
+	check("Source", s.Source, string(src))
+}
+
+func TestLoadProfile(t *testing.T) {
+	env := mapEnv(map[string]string{"TAG": "x", "STARTUP": "5s"})
+	s, err := Load("testdata/full.yml", "pr", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Profile != "pr" {
+		t.Errorf("Profile = %q", s.Profile)
+	}
+	if got := s.Candidate.StartupTimeout; got != 5*time.Second {
+		t.Errorf("${STARTUP:-45s} with STARTUP=5s gave %v", got)
+	}
+	want := LoadSettings{
+		Concurrency: []int{1, 8}, Duration: 5 * time.Second, Warmup: 2 * time.Second,
+		Repetitions: 3, Timeout: 30 * time.Second,
+		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
+	}
+	if !reflect.DeepEqual(s.Load, want) {
+		t.Errorf("Load = %+v, want %+v", s.Load, want)
+	}
+	var names []string
+	for _, c := range s.Classes {
+		names = append(names, c.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"Q01", "mix"}) {
+		t.Errorf("Classes = %v", names)
+	}
+	// The mix still needs Q02, which the profile left out of the grid.
+	if s.AllClasses["Q02"] == nil {
+		t.Error("AllClasses lost Q02")
+	}
+	if r := s.Stream("csv", "Q02", 1, 0, 0).Next(); r.Class != "Q02" {
+		t.Errorf("stream of Q02: %+v", r)
+	}
+
+	s, err = Load("testdata/full.yml", "nightly", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Variants) != 1 || s.Variants[0].Name != "votable" {
+		t.Errorf("nightly Variants = %+v", s.Variants)
+	}
+	if !reflect.DeepEqual(s.Load.Concurrency, []int{1, 4, 8, 16, 32}) || s.Load.Duration != 30*time.Second {
+		t.Errorf("nightly Load = %+v", s.Load)
+	}
+}
+
+const minimal = `version: 1
+name: t
+targets:
+  baseline: {url: "http://127.0.0.1:1"}
+  candidate: {url: "http://127.0.0.1:2"}
+classes:
+  - name: A
+    request: GET /a
+`
+
+func TestLoadDefaults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yml")
+	os.WriteFile(path, []byte(minimal), 0o644)
+	s, err := Load(path, "", mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Seed != 1 || s.Pins != nil {
+		t.Errorf("Seed %d, Pins %v", s.Seed, s.Pins)
+	}
+	wantLoad := LoadSettings{
+		Concurrency: []int{1}, Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 3,
+		Timeout: 30 * time.Second, Defaults: Defaults{Headers: map[string]string{}, Query: map[string]string{}},
+	}
+	if !reflect.DeepEqual(s.Load, wantLoad) {
+		t.Errorf("Load = %+v", s.Load)
+	}
+	wantGate := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []FailRule{{Metric: "rps"}}}
+	if !reflect.DeepEqual(s.Gate, wantGate) {
+		t.Errorf("Gate = %+v", s.Gate)
+	}
+	if !reflect.DeepEqual(s.Variants, []Variant{{Name: "", Vars: map[string]string{}}}) {
+		t.Errorf("Variants = %+v", s.Variants)
+	}
+	b := s.Baseline
+	if b.URL != "http://127.0.0.1:1" || b.Health != "/" || b.StartupTimeout != 30*time.Second || b.Dir != "" {
+		t.Errorf("Baseline = %+v", b)
+	}
+	if r := s.Stream("", "A", 1, 0, 0).Next(); r.Target != "/a" || len(r.Header) != 0 || r.Body != nil {
+		t.Errorf("request = %+v", r)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load("testdata/nope.yml", "", mapEnv(nil))
+	var el *ErrorList
+	if err == nil || errors.As(err, &el) || !strings.Contains(err.Error(), "testdata/nope.yml") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	// Each case edits the minimal file: old → new text.
+	edit := func(pairs ...string) string {
+		s := minimal
+		for i := 0; i < len(pairs); i += 2 {
+			if !strings.Contains(s, pairs[i]) {
+				panic("no " + pairs[i])
+			}
+			s = strings.Replace(s, pairs[i], pairs[i+1], 1)
+		}
+		return s
+	}
+	tests := []struct {
+		name, src, profile, want string
+	}{
+		{"unknown top-level field", edit("name: t\n", "name: t\nclasess: []\n"), "",
+			`s.yml:3:1: clasess: unknown field "clasess" (did you mean classes?)`},
+		{"unknown nested field", edit("request: GET /a", "reqest: GET /a"), "",
+			"s.yml:7:5: classes[0]: want request or mix\n" +
+				`s.yml:8:5: classes[0].reqest: unknown field "reqest" (did you mean request?)`},
+		{"wrong type", edit("name: t\n", "name: t\nload: {concurrency: 4}\n"), "",
+			"s.yml:3:21: load.concurrency: want a list of positive integers, got integer 4"},
+		{"wrong item type", edit("name: t\n", "name: t\nload: {concurrency: [1, x]}\n"), "",
+			`s.yml:3:25: load.concurrency[1]: want an integer, got string "x"`},
+		{"bad duration", edit("name: t\n", "name: t\nload:\n  duration: 10x\n"), "",
+			`s.yml:4:13: load.duration: "10x" is not a duration (want e.g. 10s, 1m30s)`},
+		{"version 2", edit("version: 1", "version: 2"), "",
+			"s.yml:1:10: version: 2 is not supported (this benchgate reads version 1)"},
+		{"missing candidate", edit("  candidate: {url: \"http://127.0.0.1:2\"}\n", ""), "",
+			"s.yml:3:1: targets.candidate: missing (both baseline and candidate are required)"},
+		{"command and url", edit(`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {url: "http://127.0.0.1:1", command: "x {port}"}`), "",
+			"s.yml:4:3: targets.baseline: command and url are exclusive (want exactly one of command, url, image)"},
+		{"command without port", edit(`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {command: ["./srv", "-addr", ":8080"]}`), "",
+			"s.yml:4:23: targets.baseline.command: no argument or env value holds {port} (the service must listen on the port benchgate picks, e.g. -addr 127.0.0.1:{port})"},
+		{"mix of unknown class", edit("    request: GET /a\n", "    request: GET /a\n  - name: M\n    mix: {A: 1, B: 2}\n"), "",
+			`s.yml:10:17: classes[1].mix.B: no class named "B"`},
+		{"duplicate class", edit("    request: GET /a\n", "    request: GET /a\n  - name: A\n    request: GET /b\n"), "",
+			`s.yml:9:11: classes[1].name: "A" is already the name of the class at line 7`},
+		{"bad template", edit("request: GET /a", `request: GET /a/{{pick "x"`), "",
+			`s.yml:8:14: classes[0].request: bad template: unclosed action`},
+		{"pick of unknown data", edit("request: GET /a", "request: GET /a/{{pick \"trem\"}}\ndata: {term: [a]}"), "",
+			`s.yml:8:14: classes[0].request: bad template: pick: no data list "trem" (did you mean term?)`},
+		{"unknown profile", minimal + "profiles:\n  pr: {repetitions: 2}\n  nightly: {}\n", "night",
+			`s.yml:9:1: profiles: no profile "night" (have nightly, pr)`},
+		{"unknown metric", minimal + "gate:\n  fail_on:\n    - {metric: p95s}\n", "",
+			`s.yml:11:16: gate.fail_on[0].metric: unknown metric "p95s" (did you mean p95?)`},
+		{"unset variable", edit(`"http://127.0.0.1:2"`, `"http://${HOST}:2"`), "",
+			`s.yml:5:20: targets.candidate.url: environment variable HOST is not set (write ${HOST:-default} for a default)`},
+		{"var of unknown variable", edit("request: GET /a", "request: GET /a/{{var \"fmt\"}}\nvariants: {x: {format: csv}}"), "",
+			`s.yml:8:14: classes[0].request: bad template: var: no variable "fmt" (have format)`},
+		{"template fails on execution", edit("request: GET /a", "request: 'GET /a/{{if true}}{{pick (printf \"t%d\" 2)}}{{end}}'\ndata: {t1: [a]}"), "",
+			`s.yml:8:14: classes[0].request: template fails: at {{pick (printf "t%d" 2)}}: pick: no data list "t2"`},
+		{"variant missing a variable", minimal + "variants:\n  a: {x: '1', y: '2'}\n  b: {x: '3'}\n", "",
+			`s.yml:11:3: variants.b: missing variable "y" (variant a defines it; every variant must define the same variables)`},
+		{"class glob matches nothing", minimal + "gate:\n  fail_on: [{metric: rps, classes: [\"Q*\"]}]\n", "",
+			`s.yml:10:37: gate.fail_on[0].classes[0]: "Q*" matches no class`},
+		{"pins", minimal + "pins: {cpus: \"3-1\", memory: 2GB0, generator_cpus: \"0,0\"}\n", "",
+			"s.yml:9:14: pins.cpus: \"3-1\": range 3-1 runs backwards\n" +
+				"s.yml:9:29: pins.memory: \"2GB0\": unknown unit \"GB0\" (want B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)\n" +
+				"s.yml:9:51: pins.generator_cpus: \"0,0\": 0 is not after the previous CPUs (want ascending, e.g. \"0-3,5\")"},
+		{"expect_status and profile fields", edit("    request: GET /a\n", "    request: GET /a\n    expect_status: [200, 999]\nprofiles:\n  pr: {classes: [B], warmup: -1s}\n"), "",
+			"s.yml:9:26: classes[0].expect_status[1]: 999 is out of range (want 100..599)\n" +
+				"s.yml:11:18: profiles.pr.classes[0]: no class named \"B\"\n" +
+				"s.yml:11:30: profiles.pr.warmup: must not be negative"},
+		{"image without port", edit(`candidate: {url: "http://127.0.0.1:2"}`, "candidate: {image: x, dir: .}"), "",
+			"s.yml:5:3: targets.candidate.port: missing (an image target needs its container port)\n" +
+				"s.yml:5:25: targets.candidate.dir: only for a command target, not image"},
+		{"yaml syntax", edit("name: t\n", "name: [t\n"), "",
+			`s.yml:3:1: YAML syntax: ',' or ']' must be specified`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.yml")
+			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path, tt.profile, mapEnv(nil))
+			var el *ErrorList
+			if !errors.As(err, &el) {
+				t.Fatalf("err = %v, want an *ErrorList", err)
+			}
+			got := strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), "")
+			if got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}

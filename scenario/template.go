@@ -1,0 +1,318 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+	"text/template/parse"
+)
+
+// A template is compiled twice over. Most templates are text with a few
+// {{pick "x"}}, {{int a b}}, {{var "v"}} or {{.v}} actions: those become a
+// list of pieces that Next runs without reflection, with variables folded
+// into constants per variant. Anything else (if, range, pipelines) keeps
+// its text/template, cloned per stream so its functions draw from that
+// stream's RNG.
+
+type pieceKind uint8
+
+const (
+	pieceText pieceKind = iota
+	piecePick
+	pieceInt
+	pieceVar
+)
+
+type rawPiece struct {
+	kind   pieceKind
+	text   string // text, or the data/variable name
+	lo, hi int
+}
+
+// tmplSrc is one template as written, with where it was written.
+type tmplSrc struct {
+	src       string
+	field     string
+	line, col int
+	pieces    []rawPiece         // nil when tree is used
+	tree      *template.Template // the general case
+	usesRNG   bool               // calls pick or int: varies per request
+}
+
+// placeholderFuncs let templates parse at load; streams bind real ones.
+var placeholderFuncs = template.FuncMap{
+	"pick": func(string) (string, error) { return "", nil },
+	"int":  func(int, int) (int, error) { return 0, nil },
+	"var":  func(string) (string, error) { return "", nil },
+}
+
+var tmplErrPrefix = regexp.MustCompile(`^template: t:\d+(:\d+)?: `)
+var tmplExecAt = regexp.MustCompile(`executing "t" at <(.*?)>: `)
+
+func cleanTmplErr(err error) string {
+	s := tmplErrPrefix.ReplaceAllString(err.Error(), "")
+	s = tmplExecAt.ReplaceAllString(s, "at {{$1}}: ")
+	return strings.ReplaceAll(s, "error calling ", "")
+}
+
+func (l *loader) template(src string, n *node, field string) *tmplSrc {
+	t := &tmplSrc{src: src, field: field, line: n.line, col: n.col}
+	if !strings.Contains(src, "{{") {
+		t.pieces = []rawPiece{{kind: pieceText, text: src}}
+		return t
+	}
+	tt, err := template.New("t").Option("missingkey=error").Funcs(placeholderFuncs).Parse(src)
+	if err != nil {
+		l.errAt(t.line, t.col, field, "bad template: %s", cleanTmplErr(err))
+		return nil
+	}
+	if tt.Tree == nil || tt.Tree.Root == nil {
+		t.pieces = []rawPiece{}
+		return t
+	}
+	bad := len(l.errs.Errors)
+	l.checkNode(t, tt.Tree.Root, true)
+	if len(l.errs.Errors) > bad {
+		return nil
+	}
+	if p, ok := simplePieces(tt.Tree.Root); ok {
+		t.pieces = p
+	} else {
+		t.tree = tt
+	}
+	return t
+}
+
+// checkNode reports names that cannot exist: a pick of no data list, a
+// variable no variant defines, an int range that runs backwards. The trial
+// run at the end of Load catches the rest on the paths it takes.
+func (l *loader) checkNode(t *tmplSrc, n parse.Node, dotIsVars bool) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			l.checkNode(t, c, dotIsVars)
+		}
+	case *parse.ActionNode:
+		l.checkNode(t, n.Pipe, dotIsVars)
+	case *parse.IfNode:
+		l.checkBranch(t, &n.BranchNode, dotIsVars, dotIsVars)
+	case *parse.RangeNode:
+		l.checkBranch(t, &n.BranchNode, dotIsVars, false)
+	case *parse.WithNode:
+		l.checkBranch(t, &n.BranchNode, dotIsVars, false)
+	case *parse.TemplateNode:
+		if n.Pipe != nil {
+			l.checkNode(t, n.Pipe, dotIsVars)
+		}
+	case *parse.PipeNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Cmds {
+			l.checkNode(t, c, dotIsVars)
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			l.checkNode(t, a, dotIsVars)
+		}
+		id, ok := n.Args[0].(*parse.IdentifierNode)
+		if !ok {
+			return
+		}
+		switch id.Ident {
+		case "pick", "int":
+			t.usesRNG = true
+		}
+		switch id.Ident {
+		case "pick", "var":
+			if len(n.Args) != 2 {
+				return
+			}
+			name, ok := n.Args[1].(*parse.StringNode)
+			if !ok {
+				return
+			}
+			if id.Ident == "pick" {
+				l.checkName(t, "pick", "data list", name.Text, slices.Sorted(mapKeys(l.s.Data)))
+			} else {
+				l.checkName(t, "var", "variable", name.Text, l.varNames)
+			}
+		case "int":
+			if len(n.Args) != 3 {
+				return
+			}
+			lo, ok1 := n.Args[1].(*parse.NumberNode)
+			hi, ok2 := n.Args[2].(*parse.NumberNode)
+			if ok1 && ok2 && lo.IsInt && hi.IsInt && lo.Int64 > hi.Int64 {
+				l.errAt(t.line, t.col, t.field, "bad template: int %d %d: the range runs backwards (want int lo hi with lo <= hi)", lo.Int64, hi.Int64)
+			}
+		}
+	case *parse.IdentifierNode:
+		if n.Ident == "pick" || n.Ident == "int" {
+			t.usesRNG = true
+		}
+	case *parse.FieldNode:
+		if dotIsVars && len(n.Ident) >= 1 {
+			l.checkName(t, "."+n.Ident[0], "variable", n.Ident[0], l.varNames)
+		}
+	}
+}
+
+func (l *loader) checkBranch(t *tmplSrc, b *parse.BranchNode, dotIsVars, inner bool) {
+	l.checkNode(t, b.Pipe, dotIsVars)
+	l.checkNode(t, b.List, inner)
+	if b.ElseList != nil {
+		l.checkNode(t, b.ElseList, dotIsVars)
+	}
+}
+
+func (l *loader) checkName(t *tmplSrc, fn, what, name string, have []string) {
+	if slices.Contains(have, name) {
+		return
+	}
+	msg := fmt.Sprintf("bad template: %s: no %s %q", fn, what, name)
+	switch {
+	case len(have) == 0 && what == "variable":
+		msg += " (the file defines no variants)"
+	case len(have) == 0:
+		msg += " (the file defines no data)"
+	default:
+		if d := didYouMean(name, have); d != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", d)
+		} else {
+			msg += fmt.Sprintf(" (have %s)", strings.Join(have, ", "))
+		}
+	}
+	l.errAt(t.line, t.col, t.field, "%s", msg)
+}
+
+// simplePieces recognises the template shapes Next runs without
+// text/template.
+func simplePieces(root *parse.ListNode) ([]rawPiece, bool) {
+	var out []rawPiece
+	for _, n := range root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+			out = append(out, rawPiece{kind: pieceText, text: string(n.Text)})
+		case *parse.ActionNode:
+			if len(n.Pipe.Decl) > 0 || len(n.Pipe.Cmds) != 1 {
+				return nil, false
+			}
+			args := n.Pipe.Cmds[0].Args
+			if f, ok := args[0].(*parse.FieldNode); ok && len(args) == 1 && len(f.Ident) == 1 {
+				out = append(out, rawPiece{kind: pieceVar, text: f.Ident[0]})
+				continue
+			}
+			id, ok := args[0].(*parse.IdentifierNode)
+			if !ok {
+				return nil, false
+			}
+			switch {
+			case (id.Ident == "pick" || id.Ident == "var") && len(args) == 2:
+				s, ok := args[1].(*parse.StringNode)
+				if !ok {
+					return nil, false
+				}
+				k := piecePick
+				if id.Ident == "var" {
+					k = pieceVar
+				}
+				out = append(out, rawPiece{kind: k, text: s.Text})
+			case id.Ident == "int" && len(args) == 3:
+				lo, ok1 := args[1].(*parse.NumberNode)
+				hi, ok2 := args[2].(*parse.NumberNode)
+				if !ok1 || !ok2 || !lo.IsInt || !hi.IsInt || lo.Int64 > hi.Int64 ||
+					lo.Int64 < -1<<40 || hi.Int64 > 1<<40 {
+					return nil, false
+				}
+				out = append(out, rawPiece{kind: pieceInt, lo: int(lo.Int64), hi: int(hi.Int64)})
+			default:
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// prog is a template ready to run for one variant.
+type prog struct {
+	src    *tmplSrc
+	konst  bool
+	text   string // the value when konst
+	pieces []piece
+	tree   *template.Template
+	slot   int // index of this template's per-stream clone
+}
+
+type piece struct {
+	kind pieceKind
+	text string
+	list []string
+	lo   int
+	n    int // hi - lo + 1
+}
+
+// fold binds a template to one variant's variables and the data lists.
+func (t *tmplSrc) fold(vars map[string]string, data map[string][]string) *prog {
+	p := &prog{src: t}
+	if t.tree != nil {
+		if !t.usesRNG {
+			// Without pick or int the result depends on the variant only.
+			var b strings.Builder
+			tt := template.Must(t.tree.Clone()).Funcs(template.FuncMap{
+				"var": func(name string) (string, error) {
+					v, ok := vars[name]
+					if !ok {
+						return "", fmt.Errorf("no variable %q", name)
+					}
+					return v, nil
+				},
+			})
+			if err := tt.Execute(&b, vars); err == nil {
+				p.konst, p.text = true, b.String()
+				return p
+			}
+			// Left to the trial run, which reports the error in place.
+		}
+		p.tree = t.tree
+		return p
+	}
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			p.pieces = append(p.pieces, piece{kind: pieceText, text: text.String()})
+			text.Reset()
+		}
+	}
+	for _, r := range t.pieces {
+		switch r.kind {
+		case pieceText:
+			text.WriteString(r.text)
+		case pieceVar:
+			text.WriteString(vars[r.text])
+		case piecePick:
+			flush()
+			p.pieces = append(p.pieces, piece{kind: piecePick, list: data[r.text]})
+		case pieceInt:
+			flush()
+			p.pieces = append(p.pieces, piece{kind: pieceInt, lo: r.lo, n: r.hi - r.lo + 1})
+		}
+	}
+	flush()
+	switch len(p.pieces) {
+	case 0:
+		p.konst = true
+	case 1:
+		if p.pieces[0].kind == pieceText {
+			p.konst, p.text = true, p.pieces[0].text
+		}
+	}
+	return p
+}
