@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/report"
+	"github.com/benchgate/benchgate/runner"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// version is set at link time (-ldflags "-X main.version=v1.2.3"); otherwise
+// the module version or VCS revision from the build info is used.
+var version = ""
+
+func toolVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "dev-" + s.Value[:12]
+			}
+		}
+	}
+	return "dev"
+}
+
+const usageText = `benchgate — a performance-regression gate for pull requests
+
+Usage:
+  benchgate run     [flags]   measure baseline and candidate, write results.json
+  benchgate compare [flags]   decide and report from a results file
+  benchgate gate    [flags]   run, then compare: the CI entry point
+  benchgate version           print the version
+
+Run "benchgate <command> -h" for a command's flags.
+
+Exit codes: 0 pass, 1 regression (or a gated cell that could not be decided),
+2 usage or invalid scenario, 3 the run itself failed or was cancelled.
+`
+
+// run is the whole CLI. getenv supplies ${VAR} expansion in scenario files.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return withCode(exitUsage, errors.New("no command given"))
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return cmdRun(ctx, rest, stdout, stderr, getenv)
+	case "compare":
+		return cmdCompare(rest, stdout, stderr)
+	case "gate":
+		return cmdGate(ctx, rest, stdout, stderr, getenv)
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, "benchgate", toolVersion())
+		return nil
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return nil
+	default:
+		fmt.Fprint(stderr, usageText)
+		return withCode(exitUsage, fmt.Errorf("unknown command %q", cmd))
+	}
+}
+
+// runFlags are the flags run and gate share.
+type runFlags struct {
+	scenario string
+	profile  string
+	out      string
+	budget   time.Duration
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.scenario, "scenario", "benchgate.yml", "scenario `file`")
+	fs.StringVar(&f.profile, "profile", "", "profile `name` from the scenario's profiles (e.g. pr, nightly)")
+	fs.StringVar(&f.out, "out", "benchgate-results", "output `dir`: results.json, report.md, decisions.json, target logs")
+	fs.DurationVar(&f.budget, "budget", 0, "refuse a plan longer than this `duration` (0: no limit)")
+}
+
+// compareFlags are the flags compare and gate share.
+type compareFlags struct {
+	format string
+}
+
+func (f *compareFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.format, "format", "terminal", "report on stdout: terminal, markdown or json")
+}
+
+func (f *compareFlags) check() error {
+	switch f.format {
+	case "terminal", "markdown", "json":
+		return nil
+	}
+	return fmt.Errorf("-format %q: want terminal, markdown or json", f.format)
+}
+
+// newFlagSet makes a flag set whose errors and -h go to stderr, and parses
+// args. A -h returns errSilent with exit 0; a bad flag, exit 2.
+func parseFlags(name, summary string, args []string, stderr io.Writer, register func(*flag.FlagSet)) error {
+	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: benchgate %s [flags]\n\n%s\n\nFlags:\n", name, summary)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return withCode(exitPass, errSilent)
+		}
+		return withCode(exitUsage, errSilent)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return withCode(exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	return nil
+}
+
+const runSummary = `Starts the scenario's baseline and candidate, drives the identical seeded
+workload at both, interleaved, and writes every rung to DIR/results.json as
+it completes. A cancelled or failed run keeps every rung measured.`
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	var rf runFlags
+	if err := parseFlags("run", runSummary, args, stderr, rf.register); err != nil {
+		return err
+	}
+	res, err := measure(ctx, rf, stderr, getenv)
+	if res != nil {
+		fmt.Fprintf(stderr, "results: %s (%s, %d rungs)\n", filepath.Join(rf.out, "results.json"), res.Status, len(res.Rungs))
+	}
+	return err
+}
+
+// measure loads the scenario and runs it. Errors carry their exit code.
+func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(string) string) (*baselines.Results, error) {
+	sc, err := scenario.Load(rf.scenario, rf.profile, getenv)
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", err))
+	}
+	res, err := runner.Run(ctx, sc, runner.Options{
+		OutDir:      rf.out,
+		Progress:    stderr,
+		Budget:      rf.budget,
+		ToolVersion: toolVersion(),
+	})
+	if err == nil {
+		return res, nil
+	}
+	var be *runner.BudgetError
+	if errors.As(err, &be) {
+		return res, withCode(exitUsage, err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return res, withCode(exitRunFailed, fmt.Errorf("run cancelled: %w", err))
+	}
+	return res, withCode(exitRunFailed, fmt.Errorf("run failed: %w", err))
+}
+
+const compareSummary = `Decides every cell of a results file with the pre-registered rule that the
+scenario declared, prints the report and writes report.md and
+decisions.json beside the results. Exits 1 when a pre-declared regression
+happened or a gated cell could not be decided.`
+
+func cmdCompare(args []string, stdout, stderr io.Writer) error {
+	var cf compareFlags
+	var results, out string
+	err := parseFlags("compare", compareSummary, args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
+		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory)")
+		cf.register(fs)
+	})
+	if err != nil {
+		return err
+	}
+	if err := cf.check(); err != nil {
+		return withCode(exitUsage, err)
+	}
+	res, err := baselines.Read(results)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if out == "" {
+		out = filepath.Dir(results)
+	}
+	return decideAndReport(res, out, cf, stdout, stderr)
+}
+
+const gateSummary = `Runs the scenario (as "run") and decides it (as "compare"): the entry point
+of CI and of the GitHub Action. Exits 0 pass, 1 regression, 2 invalid
+scenario, 3 run failed; a failed or cancelled run still reports the complete
+rounds it measured.`
+
+func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	var rf runFlags
+	var cf compareFlags
+	err := parseFlags("gate", gateSummary, args, stderr, func(fs *flag.FlagSet) {
+		rf.register(fs)
+		cf.register(fs)
+	})
+	if err != nil {
+		return err
+	}
+	if err := cf.check(); err != nil {
+		return withCode(exitUsage, err)
+	}
+	res, runErr := measure(ctx, rf, stderr, getenv)
+	if res == nil || len(res.Rungs) == 0 {
+		return runErr
+	}
+	decideErr := decideAndReport(res, rf.out, cf, stdout, stderr)
+	if runErr != nil {
+		// The run's failure decides the exit code; the report of what was
+		// measured has been written all the same.
+		return runErr
+	}
+	return decideErr
+}
+
+// decideAndReport decides res, writes report.md and decisions.json into
+// out, prints the chosen report on stdout, and returns the gate's outcome
+// as an exit error.
+func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout, stderr io.Writer) error {
+	in := decide(res)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return withCode(exitRunFailed, err)
+	}
+	for name, rep := range map[string]func(io.Writer, report.Input) error{
+		"report.md":      report.Markdown,
+		"decisions.json": report.JSON,
+	} {
+		if err := writeFile(filepath.Join(out, name), func(w io.Writer) error { return rep(w, in) }); err != nil {
+			return withCode(exitRunFailed, err)
+		}
+	}
+	var err error
+	switch cf.format {
+	case "markdown":
+		err = report.Markdown(stdout, in)
+	case "json":
+		err = report.JSON(stdout, in)
+	default:
+		err = report.Terminal(stdout, in, report.TerminalOptions{Color: colorFor(stdout)})
+	}
+	if err != nil {
+		return withCode(exitRunFailed, err)
+	}
+	fmt.Fprintf(stderr, "report: %s\n", filepath.Join(out, "report.md"))
+	return outcomeError(in.Comparison)
+}
+
+func colorFor(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && report.ColorFor(f)
+}
+
+// outcomeError turns the comparison's outcome into the exit error.
+func outcomeError(c gate.Comparison) error {
+	switch c.Outcome {
+	case gate.Pass:
+		return nil
+	case gate.Fail:
+		var cells []string
+		for _, f := range c.Failures {
+			if f.Kind != "inconclusive" {
+				cells = append(cells, fmt.Sprintf("%s %s", cellName(f.Key), f.Metric))
+			}
+		}
+		return withCode(exitRegression, fmt.Errorf("gate failed: %d pre-declared regression(s): %s", len(cells), strings.Join(cells, ", ")))
+	default:
+		return withCode(exitRegression, fmt.Errorf("gate inconclusive: %d gated cell(s) could not be decided (too few repetitions)", len(c.Failures)))
+	}
+}
+
+func cellName(k gate.CellKey) string {
+	return baselines.Cell{Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}.String()
+}
+
+// writeFile writes through a temporary file so a reader never sees half.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	werr := write(tmp)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,376 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// Source is one worker's request sequence. *scenario.Stream is one; tests
+// feed fixed requests. Next may reuse the Request it returned before; nil
+// ends the worker's sequence.
+type Source interface {
+	Next() *scenario.Request
+}
+
+// Load is one rung of closed-loop load: Concurrency workers, each sending a
+// request and waiting for its response before the next.
+type Load struct {
+	URL         string // base URL; a request's Target is appended to it
+	Concurrency int
+	Warmup      time.Duration // run, then discarded
+	Duration    time.Duration // the measured window
+	Timeout     time.Duration // per request; 0 means DefaultTimeout
+	// Source returns worker i's sequence, 0 <= i < Concurrency. It is
+	// called before the clock starts.
+	Source func(worker int) Source
+	// StatusOK says whether a status code counts as success for a request
+	// of the class; nil means any 2xx.
+	StatusOK func(class string, code int) bool
+}
+
+// DefaultTimeout bounds a request when Load.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Error kinds of baselines.Rung.Errors, in the order of the counters.
+const (
+	ErrStatus  = "status"
+	ErrTimeout = "timeout"
+	ErrConnect = "connect"
+	ErrReset   = "reset"
+	ErrOther   = "other"
+)
+
+var errKinds = [...]string{ErrStatus, ErrTimeout, ErrConnect, ErrReset, ErrOther}
+
+const (
+	kStatus = iota
+	kTimeout
+	kConnect
+	kReset
+	kOther
+)
+
+// Generate puts l on its target and returns the measurement as a Rung with
+// the measurement fields set; the caller fills in the cell, round, target
+// and order. Requests that complete during the warmup are discarded; the
+// measured window is fixed by the monotonic clock and requests still in
+// flight when it closes are cancelled and not counted. Requests counts the
+// requests that ended in the window, answered or failed; RPS counts only
+// the answered ones. When ctx ends first, the rung is discarded and the
+// error wraps ctx's.
+func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
+	if l.Concurrency < 1 {
+		return baselines.Rung{}, fmt.Errorf("load: concurrency %d, need at least 1", l.Concurrency)
+	}
+	if l.Duration <= 0 {
+		return baselines.Rung{}, fmt.Errorf("load: duration %v, need more than 0", l.Duration)
+	}
+	if l.Source == nil {
+		return baselines.Rung{}, errors.New("load: no request source")
+	}
+	base, err := url.Parse(l.URL)
+	if err != nil || base.Host == "" {
+		return baselines.Rung{}, fmt.Errorf("load: bad target URL %q", l.URL)
+	}
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	statusOK := l.StatusOK
+	if statusOK == nil {
+		statusOK = func(_ string, code int) bool { return code >= 200 && code < 300 }
+	}
+
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        l.Concurrency,
+		MaxIdleConnsPerHost: l.Concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	defer tr.CloseIdleConnections()
+
+	maxUS := timeout.Microseconds()
+	workers := make([]*worker, l.Concurrency)
+	for i := range workers {
+		workers[i] = &worker{
+			src:      l.Source(i),
+			tr:       tr,
+			base:     base,
+			timeout:  timeout,
+			maxUS:    maxUS,
+			statusOK: statusOK,
+			hist:     hdrhistogram.New(1, maxUS, 3),
+			buf:      make([]byte, 32<<10),
+		}
+	}
+
+	start := time.Now()
+	warmupEnd := start.Add(l.Warmup)
+	windowEnd := warmupEnd.Add(l.Duration)
+	// The deadline cancels whatever is in flight when the window closes.
+	rctx, cancel := context.WithDeadline(ctx, windowEnd)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() { w.run(rctx, warmupEnd, windowEnd) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return baselines.Rung{}, fmt.Errorf("load cancelled: %w", err)
+	}
+
+	merged := hdrhistogram.New(1, maxUS, 3)
+	var r baselines.Rung
+	r.Start = start
+	r.Duration = l.Duration.Seconds()
+	var completed int64
+	var errs [len(errKinds)]int64
+	statuses := map[string]int64{}
+	for _, w := range workers {
+		merged.Merge(w.hist)
+		r.Requests += w.requests
+		completed += w.completed
+		r.Bytes += w.bytes
+		for k, n := range w.errs {
+			errs[k] += n
+		}
+		for code, n := range w.statuses {
+			if n > 0 {
+				statuses[strconv.Itoa(code)] += n
+			}
+		}
+	}
+	for k, n := range errs {
+		if n > 0 {
+			if r.Errors == nil {
+				r.Errors = map[string]int64{}
+			}
+			r.Errors[errKinds[k]] = n
+		}
+	}
+	if len(statuses) > 0 {
+		r.Statuses = statuses
+	}
+	r.RPS = float64(completed) / r.Duration
+	if merged.TotalCount() > 0 {
+		const us = 1e-6
+		r.Mean = merged.Mean() * us
+		r.P50 = float64(merged.ValueAtQuantile(50)) * us
+		r.P90 = float64(merged.ValueAtQuantile(90)) * us
+		r.P95 = float64(merged.ValueAtQuantile(95)) * us
+		r.P99 = float64(merged.ValueAtQuantile(99)) * us
+		r.Max = float64(merged.Max()) * us
+	}
+	enc, err := merged.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return baselines.Rung{}, fmt.Errorf("load: encoding the histogram: %w", err)
+	}
+	r.Histogram = string(enc) // Encode already yields base64 text
+	return r, nil
+}
+
+// worker is one closed-loop client. Everything the request loop touches is
+// its own, so workers share nothing but the transport.
+type worker struct {
+	src      Source
+	tr       *http.Transport
+	base     *url.URL
+	timeout  time.Duration
+	maxUS    int64
+	statusOK func(string, int) bool
+	hist     *hdrhistogram.Histogram
+	buf      []byte
+
+	requests, completed, bytes int64
+	errs                       [len(errKinds)]int64
+	statuses                   [1000]int64 // net/http only accepts 3-digit codes
+
+	// The request is reused while its context lives: a context per request
+	// would cost allocations and a timer each. The context is replaced only
+	// after the timeout fired or a request failed.
+	req     *http.Request
+	u       url.URL
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	body    bodyReader
+	getBody func() (io.ReadCloser, error)
+	noHdr   http.Header
+}
+
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
+
+func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
+	w.u = url.URL{Scheme: w.base.Scheme, Host: w.base.Host, User: w.base.User}
+	w.noHdr = http.Header{}
+	w.getBody = func() (io.ReadCloser, error) {
+		w.body.Seek(0, io.SeekStart)
+		return &w.body, nil
+	}
+	defer func() {
+		if w.timer != nil {
+			w.timer.Stop()
+			w.cancel()
+		}
+	}()
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		r := w.src.Next()
+		if r == nil {
+			return
+		}
+		if w.req == nil {
+			w.fresh(ctx)
+		}
+		if !w.prepare(r) {
+			w.errs[kOther]++ // cannot happen for a validated scenario
+			continue
+		}
+
+		if w.timer == nil {
+			w.timer = time.AfterFunc(w.timeout, w.cancel)
+		} else {
+			w.timer.Reset(w.timeout)
+		}
+		begin := time.Now()
+		if !begin.Before(windowEnd) {
+			w.timer.Stop()
+			return
+		}
+		code, n, err := w.do()
+		timedOut := !w.timer.Stop()
+		end := time.Now()
+
+		if timedOut || err != nil {
+			// The context is or will be cancelled, and a failed request
+			// may still be referenced by the transport's writer.
+			w.cancel()
+			w.req, w.timer = nil, nil
+		}
+		if !end.Before(windowEnd) || (err != nil && ctx.Err() != nil) {
+			return // in flight when the window closed: not counted
+		}
+		if end.Before(warmupEnd) {
+			continue
+		}
+		w.requests++
+		if err != nil {
+			w.errs[classify(err, timedOut)]++
+			continue
+		}
+		w.completed++
+		w.bytes += n
+		w.statuses[code]++
+		if !w.statusOK(r.Class, code) {
+			w.errs[kStatus]++
+		}
+		us := end.Sub(begin).Microseconds()
+		if us > w.maxUS {
+			us = w.maxUS
+		}
+		w.hist.RecordValue(us)
+	}
+}
+
+// fresh gives the worker a new request with its own cancellable context.
+func (w *worker) fresh(ctx context.Context) {
+	rctx, cancel := context.WithCancel(ctx)
+	w.cancel = cancel
+	w.req, _ = http.NewRequestWithContext(rctx, http.MethodGet, "http://x/", nil)
+	w.req.URL = &w.u
+	w.req.Host = ""
+}
+
+// prepare points the reusable request at r.
+func (w *worker) prepare(r *scenario.Request) bool {
+	path, query, hasQuery := strings.Cut(r.Target, "?")
+	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
+		// Opaque is sent verbatim: the stream's encoding reaches the
+		// target byte for byte, and nothing is parsed per request.
+		w.u.Opaque, w.u.Path, w.u.RawPath = path, "", ""
+		w.u.RawQuery, w.u.ForceQuery = query, hasQuery && query == ""
+	} else {
+		p, err := url.Parse(r.Target)
+		if err != nil {
+			return false
+		}
+		w.u.Opaque, w.u.Path, w.u.RawPath = "", p.Path, p.RawPath
+		w.u.RawQuery, w.u.ForceQuery = p.RawQuery, p.ForceQuery
+	}
+	w.req.Method = r.Method
+	if r.Method == "" {
+		w.req.Method = http.MethodGet
+	}
+	w.req.Header = r.Header
+	if w.req.Header == nil {
+		w.req.Header = w.noHdr
+	}
+	if len(r.Body) == 0 {
+		w.req.Body, w.req.GetBody, w.req.ContentLength = nil, nil, 0
+	} else {
+		w.body.Reset(r.Body)
+		w.req.Body, w.req.GetBody, w.req.ContentLength = &w.body, w.getBody, int64(len(r.Body))
+	}
+	return true
+}
+
+// do sends the request and drains the body so the connection is reused.
+func (w *worker) do() (code int, n int64, err error) {
+	resp, err := w.tr.RoundTrip(w.req)
+	if err != nil {
+		return 0, 0, err
+	}
+	for {
+		m, rerr := resp.Body.Read(w.buf)
+		n += int64(m)
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+	}
+	resp.Body.Close()
+	return resp.StatusCode, n, err
+}
+
+func classify(err error, timedOut bool) int {
+	if timedOut {
+		return kTimeout
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED) {
+		return kConnect
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return kReset
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return kTimeout
+	}
+	return kOther
+}

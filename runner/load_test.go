@@ -1,0 +1,310 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// fixed yields its requests in turn, then nil; with loop it starts over.
+type fixed struct {
+	reqs []scenario.Request
+	i    int
+	loop bool
+}
+
+func (f *fixed) Next() *scenario.Request {
+	if f.i == len(f.reqs) {
+		if !f.loop {
+			return nil
+		}
+		f.i = 0
+	}
+	f.i++
+	return &f.reqs[f.i-1]
+}
+
+func get1(class, target string) scenario.Request {
+	return scenario.Request{Class: class, Method: "GET", Target: target}
+}
+
+// finite gives every worker n copies of the same request sequence.
+func finite(n int, reqs ...scenario.Request) func(int) Source {
+	return func(int) Source {
+		var all []scenario.Request
+		for len(all) < n {
+			all = append(all, reqs...)
+		}
+		return &fixed{reqs: all[:n]}
+	}
+}
+
+// A window far longer than the test: workers end when their finite
+// sources do, so every count is exact.
+const long = time.Hour
+
+func decodeCount(t *testing.T, r baselines.Rung) int64 {
+	t.Helper()
+	h, err := hdrhistogram.Decode([]byte(r.Histogram))
+	if err != nil {
+		t.Fatalf("histogram: %v", err)
+	}
+	return h.TotalCount()
+}
+
+func TestGenerateCounts(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, "hello")
+	}))
+	defer srv.Close()
+
+	r, err := Generate(t.Context(), Load{URL: srv.URL, Concurrency: 3, Duration: long, Source: finite(40, get1("a", "/a"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3 * 40
+	if served.Load() != n || r.Requests != n || r.Bytes != 5*n || r.ErrorCount() != 0 {
+		t.Errorf("served %d, rung %+v", served.Load(), r)
+	}
+	if got := r.Statuses["200"]; got != n || len(r.Statuses) != 1 {
+		t.Errorf("statuses %v", r.Statuses)
+	}
+	if got := decodeCount(t, r); got != n {
+		t.Errorf("histogram holds %d values, want %d", got, n)
+	}
+	if r.RPS != n/long.Seconds() || r.Duration != long.Seconds() {
+		t.Errorf("rps %v over %v s", r.RPS, r.Duration)
+	}
+	if !(r.P50 > 0 && r.P50 <= r.P90 && r.P90 <= r.P95 && r.P95 <= r.P99 && r.P99 <= r.Max && r.Mean > 0) {
+		t.Errorf("latencies not ordered: %+v", r)
+	}
+}
+
+func TestGenerateExpectedStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, "hi")
+	}))
+	defer srv.Close()
+	src := finite(10, get1("ok", "/ok"), get1("gone", "/missing"))
+
+	r, err := Generate(t.Context(), Load{URL: srv.URL, Concurrency: 2, Duration: long, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 20 || r.Errors[ErrStatus] != 10 || r.Statuses["404"] != 10 || r.Statuses["200"] != 10 || len(r.Errors) != 1 {
+		t.Errorf("default 2xx rule: %+v", r)
+	}
+	// Answered requests count as throughput and latency whatever their status.
+	if got := decodeCount(t, r); got != 20 || r.RPS != 20/long.Seconds() {
+		t.Errorf("histogram %d values, rps %v", got, r.RPS)
+	}
+
+	sc := &scenario.Scenario{AllClasses: map[string]*scenario.Class{
+		"ok":   {Name: "ok"},
+		"gone": {Name: "gone", ExpectStatus: []int{404}},
+	}}
+	r, err = Generate(t.Context(), Load{URL: srv.URL, Concurrency: 2, Duration: long, Source: src, StatusOK: sc.StatusOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 20 || r.ErrorCount() != 0 || r.Errors != nil {
+		t.Errorf("404 expected by its class: %+v", r)
+	}
+}
+
+func TestGenerateTransportErrors(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reset":
+			c, _, _ := w.(http.Hijacker).Hijack()
+			c.(*net.TCPConn).SetLinger(0) // close with RST
+			c.Close()
+		case "/slow":
+			select {
+			case <-r.Context().Done():
+			case <-hang:
+			}
+		}
+	}))
+	defer srv.Close()
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+
+	for _, tc := range []struct {
+		url, path, kind string
+		timeout         time.Duration
+	}{
+		{closed, "/", ErrConnect, 0},
+		{srv.URL, "/reset", ErrReset, 0},
+		{srv.URL, "/slow", ErrTimeout, 50 * time.Millisecond},
+	} {
+		r, err := Generate(t.Context(), Load{URL: tc.url, Concurrency: 2, Duration: long, Timeout: tc.timeout, Source: finite(3, get1("a", tc.path))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Requests != 6 || r.Errors[tc.kind] != 6 || len(r.Errors) != 1 || r.RPS != 0 || r.Statuses != nil {
+			t.Errorf("%s: want 6 %q errors, got requests %d errors %v statuses %v", tc.path, tc.kind, r.Requests, r.Errors, r.Statuses)
+		}
+		if got := decodeCount(t, r); got != 0 {
+			t.Errorf("%s: transport failures in the histogram: %d", tc.path, got)
+		}
+	}
+}
+
+// The requests reaching the server are exactly the sources' sequences,
+// byte for byte, in order per worker, run after run.
+func TestGenerateSendsTheSequence(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string][]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got[r.Header.Get("X-Worker")] = append(got[r.Header.Get("X-Worker")], fmt.Sprintf("%s %s %s %s", r.Method, r.RequestURI, r.Header.Get("Accept"), body))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+
+	source := func(w int) Source {
+		var reqs []scenario.Request
+		for i := range 15 {
+			h := http.Header{"X-Worker": {strconv.Itoa(w)}, "Accept": {"application/json"}}
+			r := scenario.Request{Class: "q", Method: "GET", Target: fmt.Sprintf("/s/a%%2Fb?i=%d&w=%d&q=x+y%%20z", i, w), Header: h}
+			if i%3 == 0 {
+				r.Method, r.Body = "POST", []byte("body-"+strconv.Itoa(i))
+			}
+			reqs = append(reqs, r)
+		}
+		return &fixed{reqs: reqs}
+	}
+	run := func() map[string][]string {
+		got = map[string][]string{}
+		if _, err := Generate(t.Context(), Load{URL: srv.URL, Concurrency: 3, Duration: long, Source: source}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	first := run()
+	second := run()
+	for w := range 3 {
+		k := strconv.Itoa(w)
+		if len(first[k]) != 15 || !slices.Equal(first[k], second[k]) {
+			t.Errorf("worker %d: first %q\nsecond %q", w, first[k], second[k])
+		}
+	}
+	if want := "POST /s/a%2Fb?i=0&w=1&q=x+y%20z application/json body-0"; first["1"][0] != want {
+		t.Errorf("first request %q, want %q", first["1"][0], want)
+	}
+	if want := "GET /s/a%2Fb?i=1&w=1&q=x+y%20z application/json "; first["1"][1] != want {
+		t.Errorf("second request %q, want %q", first["1"][1], want)
+	}
+}
+
+func TestGenerateDiscardsWarmup(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	// Every request ends long before the warmup does.
+	r, err := Generate(t.Context(), Load{URL: srv.URL, Concurrency: 2, Warmup: long, Duration: time.Second, Source: finite(5, get1("a", "/"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 0 || r.Statuses != nil || decodeCount(t, r) != 0 {
+		t.Errorf("warmup requests counted: %+v", r)
+	}
+}
+
+func TestGenerateDropsRequestsInFlightAtWindowEnd(t *testing.T) {
+	var started atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started.Add(1)
+		<-r.Context().Done() // never answers
+	}))
+	defer srv.Close()
+	r, err := Generate(t.Context(), Load{URL: srv.URL, Concurrency: 2, Duration: 100 * time.Millisecond, Source: finite(5, get1("a", "/"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 0 || r.Errors != nil {
+		t.Errorf("requests cut by the window's end counted: %+v", r)
+	}
+}
+
+func TestGenerateCancelled(t *testing.T) {
+	arrived := make(chan struct{}, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-arrived; cancel() }()
+	_, err := Generate(ctx, Load{URL: srv.URL, Concurrency: 2, Duration: long, Source: finite(5, get1("a", "/"))})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want one wrapping context.Canceled", err)
+	}
+}
+
+func TestGenerateRefusesBadLoad(t *testing.T) {
+	src := finite(1, get1("a", "/"))
+	for _, l := range []Load{
+		{URL: "http://127.0.0.1:1", Concurrency: 0, Duration: time.Second, Source: src},
+		{URL: "http://127.0.0.1:1", Concurrency: 1, Duration: 0, Source: src},
+		{URL: "http://127.0.0.1:1", Concurrency: 1, Duration: time.Second},
+		{URL: "no-host", Concurrency: 1, Duration: time.Second, Source: src},
+	} {
+		if _, err := Generate(t.Context(), l); err == nil {
+			t.Errorf("%+v accepted", l)
+		}
+	}
+}
+
+func BenchmarkGenerator(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello, benchmark")
+	}))
+	defer srv.Close()
+	for _, c := range []int{1, 8} {
+		b.Run("c="+strconv.Itoa(c), func(b *testing.B) {
+			b.ReportAllocs()
+			per := max(b.N/c, 1)
+			b.ResetTimer()
+			start := time.Now()
+			r, err := Generate(context.Background(), Load{URL: srv.URL, Concurrency: c, Duration: long, Source: finite(per, get1("a", "/bench?x=1"))})
+			elapsed := time.Since(start)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r.Requests != int64(per*c) || r.ErrorCount() != 0 {
+				b.Fatalf("requests %d errors %v", r.Requests, r.Errors)
+			}
+			b.ReportMetric(float64(r.Requests)/elapsed.Seconds(), "req/s")
+		})
+	}
+}

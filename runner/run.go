@@ -1,0 +1,406 @@
+// Package runner measures a scenario: it builds and starts both targets,
+// then runs the interleaved schedule of DESIGN.md — rounds outside, cells
+// inside, the baseline/candidate order of each pair drawn from the seed —
+// putting closed-loop load on one target at a time. After every rung the
+// whole results file is rewritten, so whatever ends the run (success,
+// cancellation, a dead target) leaves every finished rung on disk, and the
+// targets' process groups are always gone when Run returns.
+//
+// The load generator is built to stay out of the measurement: per-worker
+// state and histograms, one reused request per worker, no locks, goroutines
+// or avoidable allocations per request, and monotonic time stamps.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// Options are the settings of a run that do not come from the scenario.
+type Options struct {
+	OutDir      string    // results.json and the targets' logs go here
+	Progress    io.Writer // the plan and a line per rung; nil for none
+	Budget      time.Duration
+	ToolVersion string
+	// Getenv reads the commit overrides; nil means os.Getenv.
+	Getenv func(string) string
+
+	// source replaces sc.Stream; only tests set it.
+	source func(cell baselines.Cell, round, worker int) Source
+}
+
+// BudgetError refuses a run whose planned time exceeds the budget. Nothing
+// has been started when it is returned.
+type BudgetError struct {
+	Estimate time.Duration
+	Budget   time.Duration
+	Plan     baselines.Plan
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("planned time %v (%d cells × %d rounds × 2 targets) exceeds the budget of %v: reduce the grid, repetitions or duration, or raise -budget",
+		e.Estimate, len(e.Plan.Cells), e.Plan.Rounds, e.Budget)
+}
+
+// PlanOf returns the grid of sc in schedule order: variants, then classes,
+// then concurrency levels.
+func PlanOf(sc *scenario.Scenario) baselines.Plan {
+	var p baselines.Plan
+	for _, v := range sc.Variants {
+		for _, c := range sc.Classes {
+			for _, n := range sc.Load.Concurrency {
+				p.Cells = append(p.Cells, baselines.Cell{Variant: v.Name, Class: c.Name, Concurrency: n})
+			}
+		}
+	}
+	p.Rounds = sc.Load.Repetitions
+	p.Estimate = float64(p.Rounds*len(p.Cells)*2) * (sc.Load.Warmup + sc.Load.Duration).Seconds()
+	return p
+}
+
+// Run measures sc and returns the results, also written to
+// opts.OutDir/results.json after every rung. The results are returned with
+// the error when the run was cancelled (the error wraps ctx's) or a target
+// failed (a *TargetError); a *BudgetError comes with nil results.
+func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
+	if opts.OutDir == "" {
+		return nil, errors.New("runner: no output directory")
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+
+	plan := PlanOf(sc)
+	rung := sc.Load.Warmup + sc.Load.Duration
+	estimate := time.Duration(plan.Rounds*len(plan.Cells)*2) * rung
+	if opts.Budget > 0 && estimate > opts.Budget {
+		return nil, &BudgetError{Estimate: estimate, Budget: opts.Budget, Plan: plan}
+	}
+	fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, rung, estimate)
+
+	res := &baselines.Results{
+		Version:  baselines.FormatVersion,
+		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
+		Scenario: scenarioInfo(sc),
+		Env:      environment(sc, opts.ToolVersion),
+		Plan:     plan,
+		Rungs:    []baselines.Rung{},
+		Status:   "running",
+	}
+	s := &schedule{ctx: ctx, sc: sc, opts: opts, res: res, progress: progress}
+	s.base = NewTarget(sc.Baseline, opts.OutDir)
+	s.cand = NewTarget(sc.Candidate, opts.OutDir)
+	defer s.stopTargets()
+	if err := baselines.Write(opts.OutDir, res); err != nil {
+		return nil, err
+	}
+
+	err := s.startTargets()
+	if err == nil {
+		res.Env.Baseline = s.base.Info(ctx, getenv)
+		res.Env.Candidate = s.cand.Info(ctx, getenv)
+		err = s.rounds()
+	} else {
+		// Identify what was meant to run even when it never did.
+		res.Env.Baseline = s.base.Info(context.WithoutCancel(ctx), getenv)
+		res.Env.Candidate = s.cand.Info(context.WithoutCancel(ctx), getenv)
+	}
+	s.stopTargets()
+	res.Env.End = time.Now()
+	switch {
+	case err == nil:
+		res.Status = "complete"
+	case ctx.Err() != nil && !isTargetError(err):
+		res.Status = "cancelled"
+		res.Error = err.Error()
+	default:
+		res.Status = "failed"
+		res.Error = err.Error()
+	}
+	if werr := baselines.Write(opts.OutDir, res); werr != nil {
+		return res, errors.Join(err, werr)
+	}
+	return res, err
+}
+
+func isTargetError(err error) bool {
+	var te *TargetError
+	return errors.As(err, &te)
+}
+
+type schedule struct {
+	ctx        context.Context
+	sc         *scenario.Scenario
+	opts       Options
+	res        *baselines.Results
+	progress   io.Writer
+	base, cand *Target
+}
+
+// startTargets builds both, then starts both, so a slow build of one side
+// does not keep the other idling under measurement conditions.
+func (s *schedule) startTargets() error {
+	for _, t := range []*Target{s.base, s.cand} {
+		if err := t.check(); err != nil {
+			return err
+		}
+	}
+	for _, t := range []*Target{s.base, s.cand} {
+		if err := s.ctxErr(); err != nil {
+			return err
+		}
+		if err := t.Build(s.ctx); err != nil {
+			return s.cancelledOr(err)
+		}
+	}
+	for _, t := range []*Target{s.base, s.cand} {
+		if err := s.ctxErr(); err != nil {
+			return err
+		}
+		if err := t.Start(s.ctx); err != nil {
+			return s.cancelledOr(err)
+		}
+	}
+	return nil
+}
+
+// stopTargets stops both at once: each may take the whole grace period.
+func (s *schedule) stopTargets() {
+	done := make(chan struct{})
+	go func() { s.base.Stop(); close(done) }()
+	s.cand.Stop()
+	<-done
+}
+
+func (s *schedule) ctxErr() error {
+	if err := s.ctx.Err(); err != nil {
+		return fmt.Errorf("run cancelled after %d rungs: %w", len(s.res.Rungs), err)
+	}
+	return nil
+}
+
+// cancelledOr reports a failure caused by cancellation as the
+// cancellation, not as a broken target.
+func (s *schedule) cancelledOr(err error) error {
+	if cerr := s.ctxErr(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func (s *schedule) rounds() error {
+	plan := s.res.Plan
+	total := plan.Rounds * len(plan.Cells) * 2
+	for round := range plan.Rounds {
+		for ci, cell := range plan.Cells {
+			order := Order(s.sc.Seed, round, ci)
+			pair := [2]*Target{s.base, s.cand}
+			if order == "BA" {
+				pair = [2]*Target{s.cand, s.base}
+			}
+			for pos, t := range pair {
+				if err := s.ctxErr(); err != nil {
+					return err
+				}
+				for _, u := range []*Target{s.base, s.cand} {
+					if err := u.Died(); err != nil {
+						return err
+					}
+				}
+				r, err := s.rung(t, cell, round)
+				if err != nil {
+					return err
+				}
+				r.Cell, r.Round, r.Target, r.Position, r.Order = cell, round, t.Name(), pos, order
+				s.res.Rungs = append(s.res.Rungs, r)
+				if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
+					return err
+				}
+				fmt.Fprintf(s.progress, "[round %d/%d] %s %s: %.1f rps, p95 %s, %d errors (rung %d/%d)\n",
+					round+1, plan.Rounds, cell, t.Name(), r.RPS, fmtSeconds(r.P95), r.ErrorCount(), len(s.res.Rungs), total)
+			}
+		}
+	}
+	return nil
+}
+
+// rung loads t for one cell. A target that dies under load ends the rung
+// at once rather than letting it count connection errors.
+func (s *schedule) rung(t *Target, cell baselines.Cell, round int) (baselines.Rung, error) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	if done := t.Done(); done != nil {
+		go func() {
+			select {
+			case <-done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	source := s.opts.source
+	if source == nil {
+		source = func(c baselines.Cell, round, worker int) Source {
+			return s.sc.Stream(c.Variant, c.Class, c.Concurrency, round, worker)
+		}
+	}
+	r, err := Generate(ctx, Load{
+		URL:         t.URL(),
+		Concurrency: cell.Concurrency,
+		Warmup:      s.sc.Load.Warmup,
+		Duration:    s.sc.Load.Duration,
+		Timeout:     s.sc.Load.Timeout,
+		Source:      func(worker int) Source { return source(cell, round, worker) },
+		StatusOK:    s.sc.StatusOK,
+	})
+	if cerr := s.ctxErr(); cerr != nil {
+		return r, cerr
+	}
+	if derr := t.Died(); derr != nil {
+		return r, derr
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s %s: %w", cell, t.Name(), err)
+	}
+	return r, nil
+}
+
+// Order is the order of a cell's pair in a round, "AB" (baseline first) or
+// "BA": a pure function of the seed, the round and the cell's index in the
+// plan, so a rerun interleaves identically.
+func Order(seed uint64, round, cell int) string {
+	x := seed ^ uint64(round)*0x9e3779b97f4a7c15 ^ uint64(cell)*0xc2b2ae3d27d4eb4f
+	// splitmix64 finaliser: every input bit reaches the bit we read.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	if x&1 == 0 {
+		return "AB"
+	}
+	return "BA"
+}
+
+// fmtSeconds renders a latency with three significant digits in a unit
+// that keeps it readable: 456µs, 1.23ms, 12.3s.
+func fmtSeconds(s float64) string {
+	unit, v := "s", s
+	switch {
+	case s == 0:
+		return "0"
+	case s < 1e-3:
+		unit, v = "µs", s*1e6
+	case s < 1:
+		unit, v = "ms", s*1e3
+	}
+	dec := 0
+	switch {
+	case v < 10:
+		dec = 2
+	case v < 100:
+		dec = 1
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64) + unit
+}
+
+func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
+	info := baselines.ScenarioInfo{
+		Name: sc.Name, File: sc.File, Hash: sc.Hash, Profile: sc.Profile, Seed: sc.Seed, Source: sc.Source,
+		Gate: baselines.GateConfig{
+			Confidence:   sc.Gate.Confidence,
+			TieWithin:    sc.Gate.TieWithin,
+			MaxErrorRate: sc.Gate.MaxErrorRate,
+			FailOn:       []baselines.RuleInfo{},
+		},
+		Load: baselines.LoadInfo{
+			Concurrency: sc.Load.Concurrency,
+			Duration:    sc.Load.Duration.Seconds(),
+			Warmup:      sc.Load.Warmup.Seconds(),
+			Repetitions: sc.Load.Repetitions,
+			Timeout:     sc.Load.Timeout.Seconds(),
+		},
+	}
+	for _, r := range sc.Gate.FailOn {
+		info.Gate.FailOn = append(info.Gate.FailOn, baselines.RuleInfo{
+			Metric: r.Metric, Classes: r.Classes, Concurrency: r.Concurrency, Variants: r.Variants,
+		})
+	}
+	return info
+}
+
+func environment(sc *scenario.Scenario, toolVersion string) baselines.Environment {
+	env := baselines.Environment{
+		CPUModel:    cpuModel(),
+		CPUs:        runtime.NumCPU(),
+		Kernel:      kernelRelease(),
+		OS:          runtime.GOOS,
+		Arch:        runtime.GOARCH,
+		GoVersion:   runtime.Version(),
+		ToolVersion: toolVersion,
+		Start:       time.Now(),
+	}
+	env.Host, _ = os.Hostname()
+	if p := sc.Pins; p != nil {
+		var parts []string
+		if p.CPUs != "" {
+			parts = append(parts, "cpus="+p.CPUs)
+		}
+		if p.MemoryText != "" {
+			parts = append(parts, "memory="+p.MemoryText)
+		} else if p.Memory > 0 {
+			parts = append(parts, "memory="+strconv.FormatInt(p.Memory, 10))
+		}
+		if p.GeneratorCPUs != "" {
+			parts = append(parts, "generator_cpus="+p.GeneratorCPUs)
+		}
+		env.Pins = strings.Join(parts, " ")
+		env.PinsApplied = false // pins are applied in a later version
+	}
+	return env
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func kernelRelease() string {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return ""
+	}
+	b := make([]byte, 0, len(u.Release))
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
+}

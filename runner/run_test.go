@@ -1,0 +1,469 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+func testScenario(base, cand scenario.Target) *scenario.Scenario {
+	a := &scenario.Class{Name: "a", Request: &scenario.RequestTemplate{Method: "GET", Path: "/a"}}
+	return &scenario.Scenario{
+		File: "benchgate.yml", Hash: "0123", Source: "version: 1\n", Profile: "pr", Name: "t", Seed: 424242,
+		Baseline: base, Candidate: cand,
+		Pins: &scenario.Pins{CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"},
+		Load: scenario.LoadSettings{
+			Concurrency: []int{1, 2}, Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
+			Repetitions: 2, Timeout: 5 * time.Second,
+		},
+		Data:       map[string][]string{},
+		Classes:    []*scenario.Class{a},
+		AllClasses: map[string]*scenario.Class{"a": a},
+		Variants:   []scenario.Variant{{Name: ""}},
+		Gate: scenario.Gate{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001,
+			FailOn: []scenario.FailRule{{Metric: "rps", Classes: []string{"*"}}}},
+	}
+}
+
+// fixedSource stands in for sc.Stream, which another change implements.
+func fixedSource(cell baselines.Cell, round, worker int) Source {
+	return &fixed{reqs: []scenario.Request{get1(cell.Class, "/"+cell.Class)}, loop: true}
+}
+
+// syncBuffer is a Progress writer that tests read while Run writes.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       strings.Builder
+	onWrite func(string)
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.b.Write(p)
+	s.mu.Unlock()
+	if s.onWrite != nil {
+		s.onWrite(string(p))
+	}
+	return len(p), nil
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var pidLine = regexp.MustCompile(`(?m)^pid (\d+)$`)
+
+// pgidsFromLog returns the process groups a target's log shows were
+// started (the test server prints its pid, which leads its group).
+func pgidsFromLog(t *testing.T, out, name string) []int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for _, m := range pidLine.FindAllStringSubmatch(string(b), -1) {
+		n, _ := strconv.Atoi(m[1])
+		ids = append(ids, n)
+	}
+	if len(ids) == 0 {
+		t.Fatalf("%s.log shows no started process:\n%s", name, b)
+	}
+	return ids
+}
+
+func allGone(t *testing.T, out string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		for _, id := range pgidsFromLog(t, out, n) {
+			groupGone(t, id)
+		}
+	}
+}
+
+func readResults(t *testing.T, out string) *baselines.Results {
+	t.Helper()
+	r, err := baselines.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRunComplete(t *testing.T) {
+	out := t.TempDir()
+	sc := testScenario(serverSpec("baseline", "-spawn"), serverSpec("candidate"))
+	var progress syncBuffer
+	res, err := Run(t.Context(), sc, Options{OutDir: out, Progress: &progress, ToolVersion: "v0.1.0", source: fixedSource,
+		Getenv: func(k string) string { return map[string]string{"BENCHGATE_CANDIDATE_COMMIT": "c0ffee"}[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allGone(t, out, "baseline", "candidate")
+
+	if res.Status != "complete" || res.Error != "" || res.Env.End.IsZero() || res.Tool != "benchgate v0.1.0" {
+		t.Errorf("status %q error %q end %v tool %q", res.Status, res.Error, res.Env.End, res.Tool)
+	}
+	if len(res.Rungs) != 8 || res.CompleteRounds() != 2 {
+		t.Fatalf("%d rungs, %d complete rounds; want 8 and 2", len(res.Rungs), res.CompleteRounds())
+	}
+	// Rounds outside, cells inside, each pair in its drawn order.
+	i := 0
+	for round := range 2 {
+		for ci, cell := range res.Plan.Cells {
+			order := Order(sc.Seed, round, ci)
+			names := []string{"baseline", "candidate"}
+			if order == "BA" {
+				slices.Reverse(names)
+			}
+			for pos, name := range names {
+				g := res.Rungs[i]
+				if g.Cell != cell || g.Round != round || g.Target != name || g.Position != pos || g.Order != order {
+					t.Errorf("rung %d = %v round %d %s pos %d %s; want %v round %d %s pos %d %s",
+						i, g.Cell, g.Round, g.Target, g.Position, g.Order, cell, round, name, pos, order)
+				}
+				if g.Requests == 0 || g.ErrorCount() != 0 || g.RPS <= 0 || g.Histogram == "" || g.Duration != 0.1 || g.Start.IsZero() {
+					t.Errorf("rung %d not measured: %+v", i, g)
+				}
+				i++
+			}
+		}
+	}
+
+	disk := readResults(t, out)
+	if disk.Status != "complete" || len(disk.Rungs) != 8 {
+		t.Errorf("results.json: status %q, %d rungs", disk.Status, len(disk.Rungs))
+	}
+
+	e := res.Env
+	if e.Baseline.Kind != "command" || e.Baseline.URL == "" || e.Candidate.Commit != "c0ffee" ||
+		e.CPUs != runtime.NumCPU() || e.OS != runtime.GOOS || e.Arch != runtime.GOARCH ||
+		e.GoVersion != runtime.Version() || e.Kernel == "" || e.ToolVersion != "v0.1.0" ||
+		e.Pins != "cpus=1-3 memory=2GiB generator_cpus=0" || e.PinsApplied {
+		t.Errorf("environment %+v", e)
+	}
+	s := res.Scenario
+	if s.Name != "t" || s.Seed != 424242 || s.Profile != "pr" || s.Hash != "0123" || s.Source != "version: 1\n" ||
+		s.Gate.TieWithin != 0.1 || len(s.Gate.FailOn) != 1 || s.Gate.FailOn[0].Metric != "rps" ||
+		s.Load.Duration != 0.1 || s.Load.Warmup != 0.02 || s.Load.Repetitions != 2 || !slices.Equal(s.Load.Concurrency, []int{1, 2}) {
+		t.Errorf("scenario info %+v", s)
+	}
+
+	lines := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n")
+	if len(lines) != 9 || lines[0] != "plan: 2 cells × 2 rounds × 2 targets × 120ms = 960ms" {
+		t.Fatalf("progress:\n%s", progress.String())
+	}
+	rungLine := regexp.MustCompile(`^\[round [12]/2\] a c=[12] (baseline|candidate): \d+\.\d rps, p95 [0-9.]+(µs|ms|s), 0 errors \(rung \d/8\)$`)
+	for _, l := range lines[1:] {
+		if !rungLine.MatchString(l) {
+			t.Errorf("progress line %q", l)
+		}
+	}
+	if !strings.HasSuffix(lines[8], "(rung 8/8)") {
+		t.Errorf("last line %q", lines[8])
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	progress := &syncBuffer{onWrite: func(s string) {
+		if strings.Contains(s, "(rung 3/") {
+			cancel() // as SIGINT would, right after the third rung was written
+		}
+	}}
+	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	res, err := Run(ctx, sc, Options{OutDir: out, Progress: progress, source: fixedSource})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want one wrapping context.Canceled", err)
+	}
+	allGone(t, out, "baseline", "candidate")
+	if res.Status != "cancelled" || len(res.Rungs) != 3 || res.CompleteRounds() != 0 {
+		t.Errorf("status %q, %d rungs", res.Status, len(res.Rungs))
+	}
+	if disk := readResults(t, out); disk.Status != "cancelled" || len(disk.Rungs) != 3 {
+		t.Errorf("results.json: status %q, %d rungs", disk.Status, len(disk.Rungs))
+	}
+}
+
+// Cancelling while a rung is under load drops that rung and stops at once.
+func TestRunCancelledMidRung(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	sc.Load.Duration = time.Hour
+	var once sync.Once
+	source := func(cell baselines.Cell, round, worker int) Source {
+		once.Do(func() { time.AfterFunc(50*time.Millisecond, cancel) })
+		return fixedSource(cell, round, worker)
+	}
+	res, err := Run(ctx, sc, Options{OutDir: out, source: source})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want one wrapping context.Canceled", err)
+	}
+	allGone(t, out, "baseline", "candidate")
+	if res.Status != "cancelled" || len(res.Rungs) != 0 {
+		t.Errorf("status %q, %d rungs", res.Status, len(res.Rungs))
+	}
+}
+
+func TestRunTargetDies(t *testing.T) {
+	out := t.TempDir()
+	sc := testScenario(serverSpec("baseline"), serverSpec("candidate", "-exit-after", "30"))
+	sc.Load.Repetitions = 5
+	res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource})
+	te := asTargetError(t, err, PhaseDied)
+	allGone(t, out, "baseline", "candidate")
+	if te.Target != "candidate" || !slices.Contains(te.Output, "exiting after 30 requests") {
+		t.Errorf("error %v", err)
+	}
+	if res.Status != "failed" || !strings.Contains(res.Error, "exiting after 30 requests") {
+		t.Errorf("status %q error %q", res.Status, res.Error)
+	}
+	for _, g := range res.Rungs {
+		if g.Target != "baseline" {
+			t.Errorf("a rung of the dead target was kept: %+v", g)
+		}
+	}
+	if disk := readResults(t, out); disk.Status != "failed" || len(disk.Rungs) != len(res.Rungs) || disk.Error != res.Error {
+		t.Errorf("results.json: status %q, %d rungs", disk.Status, len(disk.Rungs))
+	}
+}
+
+func TestRunStartFailure(t *testing.T) {
+	out := t.TempDir()
+	cand := serverSpec("candidate", "-fail-health")
+	cand.StartupTimeout = 200 * time.Millisecond
+	res, err := Run(t.Context(), testScenario(serverSpec("baseline"), cand), Options{OutDir: out, source: fixedSource})
+	te := asTargetError(t, err, PhaseHealth)
+	allGone(t, out, "baseline", "candidate")
+	if te.Target != "candidate" || res.Status != "failed" || len(res.Rungs) != 0 || res.Env.Candidate.Kind != "command" {
+		t.Errorf("error %v, results %+v", err, res)
+	}
+	if disk := readResults(t, out); disk.Status != "failed" || !strings.Contains(disk.Error, "health check failing on purpose") {
+		t.Errorf("results.json: status %q error %q", disk.Status, disk.Error)
+	}
+}
+
+func TestRunBudgetStartsNothing(t *testing.T) {
+	out := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "built")
+	base := serverSpec("baseline")
+	base.Build = []string{"touch", marker}
+	sc := testScenario(base, serverSpec("candidate"))
+	var progress syncBuffer
+	res, err := Run(t.Context(), sc, Options{OutDir: out, Budget: 900 * time.Millisecond, Progress: &progress, source: fixedSource})
+	var be *BudgetError
+	if !errors.As(err, &be) || res != nil {
+		t.Fatalf("error %v, results %v; want a *BudgetError and no results", err, res)
+	}
+	if be.Estimate != 960*time.Millisecond || be.Budget != 900*time.Millisecond {
+		t.Errorf("budget error %+v", be)
+	}
+	if want := "planned time 960ms (2 cells × 2 rounds × 2 targets) exceeds the budget of 900ms"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("message %q", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the build ran: %v", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 || progress.String() != "" {
+		t.Errorf("output written: %v, progress %q", entries, progress.String())
+	}
+}
+
+// Docker targets are refused before anything is built; the plan is the
+// first thing printed.
+func TestRunRefusesImageTarget(t *testing.T) {
+	out := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "built")
+	base := serverSpec("baseline")
+	base.Build = []string{"touch", marker}
+	sc := testScenario(base, scenario.Target{Name: "candidate", Image: "demo:pr", Port: 8080})
+	sc.Variants = []scenario.Variant{{Name: "csv"}, {Name: "votable"}}
+	sc.Classes = append(sc.Classes, &scenario.Class{Name: "b"})
+	sc.Load.Concurrency = []int{1, 4, 8}
+	sc.Load.Repetitions = 3
+	sc.Load.Warmup, sc.Load.Duration = time.Second, 5*time.Second
+	var progress syncBuffer
+	res, err := Run(t.Context(), sc, Options{OutDir: out, Progress: &progress, source: fixedSource})
+	asTargetError(t, err, PhaseStart)
+	if !strings.Contains(err.Error(), "docker targets arrive in a later version") || res.Status != "failed" {
+		t.Errorf("error %v, status %q", err, res.Status)
+	}
+	if got, want := progress.String(), "plan: 12 cells × 3 rounds × 2 targets × 6s = 7m12s\n"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the build ran: %v", err)
+	}
+	if res.Env.Candidate.Kind != "image" || res.Env.Candidate.Spec != "demo:pr" {
+		t.Errorf("candidate %+v", res.Env.Candidate)
+	}
+}
+
+// loadScenario reads text through scenario.Load, and reports false while
+// Load or Stream are still the stubs that panic.
+func loadScenario(t *testing.T, text string) (sc *scenario.Scenario, ready bool) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "benchgate.yml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() != nil {
+			sc, ready = nil, false
+		}
+	}()
+	sc, err := scenario.Load(path, "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Stream(sc.Variants[0].Name, sc.Classes[0].Name, 1, 0, 0).Next()
+	return sc, true
+}
+
+// End to end with the real request streams, against a real child process
+// and an already-running target.
+func TestRunWithScenarioStreams(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string][]string{} // "round worker" -> request URIs, candidate side
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path] = append(seen[r.URL.Path], r.URL.RawQuery)
+		mu.Unlock()
+		io.WriteString(w, "hello")
+	}))
+	defer srv.Close()
+	sc, ready := loadScenario(t, fmt.Sprintf(`version: 1
+name: e2e
+seed: 424242
+targets:
+  baseline:
+    command: [%q, "-addr", "127.0.0.1:{port}"]
+    health: /healthz
+  candidate:
+    url: %s
+    health: /up
+load:
+  concurrency: [1, 2]
+  duration: 100ms
+  warmup: 20ms
+  repetitions: 2
+  timeout: 5s
+  defaults:
+    query: {MAXREC: "10"}
+data:
+  term: [alpha, beta, gamma]
+classes:
+  - name: Q01
+    request: GET /items?limit=10
+  - name: Q02
+    request: {method: GET, path: "/search?q={{pick \"term\"}}"}
+gate:
+  confidence: 0.95
+  tie_within: 0.10
+  fail_on:
+    - {metric: rps}
+`, testServer, srv.URL))
+	if !ready {
+		t.Skip("scenario.Load or Stream is not implemented yet")
+	}
+	out := t.TempDir()
+	res, err := Run(t.Context(), sc, Options{OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allGone(t, out, "baseline")
+	if res.Status != "complete" || len(res.Rungs) != 16 {
+		t.Fatalf("status %q, %d rungs", res.Status, len(res.Rungs))
+	}
+	for _, g := range res.Rungs {
+		if g.Requests == 0 || g.ErrorCount() != 0 || g.Statuses["200"] != g.Requests {
+			t.Errorf("rung %+v", g)
+		}
+	}
+	if res.Env.Candidate.Kind != "url" || res.Env.Baseline.Kind != "command" || res.Scenario.Hash != sc.Hash {
+		t.Errorf("environment %+v", res.Env)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen["/items"]) == 0 || len(seen["/search"]) == 0 || !strings.Contains(seen["/items"][0], "MAXREC=10") {
+		t.Errorf("candidate saw %v", seen)
+	}
+}
+
+func TestPlanOf(t *testing.T) {
+	sc := testScenario(scenario.Target{}, scenario.Target{})
+	sc.Variants = []scenario.Variant{{Name: "csv"}, {Name: "votable"}}
+	sc.Classes = []*scenario.Class{{Name: "Q01"}, {Name: "mix"}}
+	sc.Load.Concurrency = []int{1, 8}
+	sc.Load.Repetitions = 3
+	sc.Load.Warmup, sc.Load.Duration = time.Second, 5*time.Second
+	p := PlanOf(sc)
+	var got []string
+	for _, c := range p.Cells {
+		got = append(got, c.String())
+	}
+	want := []string{"csv/Q01 c=1", "csv/Q01 c=8", "csv/mix c=1", "csv/mix c=8",
+		"votable/Q01 c=1", "votable/Q01 c=8", "votable/mix c=1", "votable/mix c=8"}
+	if !slices.Equal(got, want) || p.Rounds != 3 || p.Estimate != 288 {
+		t.Errorf("plan %v rounds %d estimate %v; want %v, 3, 288", got, p.Rounds, p.Estimate, want)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	var got []string
+	for round := range 2 {
+		for cell := range 4 {
+			got = append(got, Order(424242, round, cell))
+		}
+	}
+	// Pinned: a change here reorders every existing scenario's schedule.
+	want := []string{"AB", "AB", "BA", "AB", "BA", "BA", "BA", "AB"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("orders %v, want %v", got, want)
+	}
+	n := map[string]int{}
+	for round := range 50 {
+		for cell := range 20 {
+			n[Order(7, round, cell)]++
+		}
+	}
+	if n["AB"]+n["BA"] != 1000 || n["AB"] < 400 || n["BA"] < 400 {
+		t.Errorf("orders not balanced: %v", n)
+	}
+}
+
+func TestFmtSeconds(t *testing.T) {
+	for _, c := range []struct {
+		s    float64
+		want string
+	}{
+		{0, "0"}, {0.000456, "456µs"}, {0.0000123, "12.3µs"}, {0.00123, "1.23ms"},
+		{0.0123, "12.3ms"}, {0.123, "123ms"}, {1.5, "1.50s"}, {12.34, "12.3s"}, {123.4, "123s"},
+	} {
+		if got := fmtSeconds(c.s); got != c.want {
+			t.Errorf("fmtSeconds(%v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,507 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// How targets are watched. Generous enough for slow CI runners, short
+// enough that a broken target fails the run quickly.
+const (
+	buildTailLines   = 30
+	serviceTailLines = 50
+	healthInterval   = 50 * time.Millisecond
+	healthAttempt    = time.Second // one health request may take this long
+	stopGrace        = 5 * time.Second
+	// defaultStartup applies when a scenario leaves StartupTimeout at zero.
+	defaultStartup = 30 * time.Second
+)
+
+// Target phases named by a TargetError.
+const (
+	PhaseBuild  = "build"
+	PhaseStart  = "start"
+	PhaseHealth = "health"
+	PhaseDied   = "died"
+)
+
+// TargetError is a target that could not be built, started or made healthy,
+// or that died during the run. Output holds the last lines the target (or
+// its build) wrote, which is usually the only clue to what went wrong.
+type TargetError struct {
+	Target string // "baseline" or "candidate"
+	Phase  string // PhaseBuild, PhaseStart, PhaseHealth or PhaseDied
+	Err    error
+	Output []string
+}
+
+func (e *TargetError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s target: %s: %v", e.Target, e.Phase, e.Err)
+	if len(e.Output) > 0 {
+		fmt.Fprintf(&b, "\nlast %d lines of its output:", len(e.Output))
+		for _, l := range e.Output {
+			b.WriteString("\n  | ")
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// errDocker is returned for image targets until the docker issue lands.
+var errDocker = errors.New("docker targets arrive in a later version")
+
+// Target is one side of the comparison while a run uses it. A command
+// target owns a process group; everything else only has a URL.
+type Target struct {
+	spec   scenario.Target
+	outDir string
+	url    string
+
+	log  *os.File
+	tail *lineTail // the service's output; nil before Start
+
+	cmd      *exec.Cmd
+	pgid     int
+	exited   chan struct{} // closed once the process has been reaped
+	waitErr  error         // valid after exited is closed
+	stopping chan struct{} // closed when Stop begins: an exit is no death
+	stopOnce sync.Once
+	stopErr  error
+	grace    time.Duration // between SIGTERM and SIGKILL; tests shorten it
+}
+
+// NewTarget prepares spec; nothing runs until Build and Start. The log of a
+// command target goes to outDir/<name>.log.
+func NewTarget(spec scenario.Target, outDir string) *Target {
+	return &Target{spec: spec, outDir: outDir, stopping: make(chan struct{}), grace: stopGrace}
+}
+
+// Name is "baseline" or "candidate".
+func (t *Target) Name() string { return t.spec.Name }
+
+// Kind is "command", "url" or "image".
+func (t *Target) Kind() string {
+	switch {
+	case len(t.spec.Command) > 0:
+		return "command"
+	case t.spec.URL != "":
+		return "url"
+	default:
+		return "image"
+	}
+}
+
+// URL is the base URL requests go to, without a trailing slash; "" before
+// Start.
+func (t *Target) URL() string { return t.url }
+
+// check refuses what this version cannot run, so a run fails before it
+// builds or starts anything.
+func (t *Target) check() error {
+	if t.Kind() == "image" {
+		return &TargetError{Target: t.spec.Name, Phase: PhaseStart, Err: errDocker}
+	}
+	return nil
+}
+
+// Build runs the target's build command once, in its directory. A target
+// without one builds trivially.
+func (t *Target) Build(ctx context.Context) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if len(t.spec.Build) == 0 || t.Kind() != "command" {
+		return nil
+	}
+	if err := t.openLog(); err != nil {
+		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: err}
+	}
+	tail := newLineTail(buildTailLines)
+	fmt.Fprintf(t.log, "# build: %s\n", commandLine(t.spec.Build))
+	cmd := exec.CommandContext(ctx, t.spec.Build[0], t.spec.Build[1:]...)
+	cmd.Dir = t.spec.Dir
+	cmd.Stdout = io.MultiWriter(tail, t.log)
+	cmd.Stderr = cmd.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A build tool's helpers share its group: cancelling must not leave
+	// them running, nor leave Wait blocked on a pipe they hold.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("%s: %w", commandLine(t.spec.Build), err), Output: tail.Lines()}
+	}
+	return nil
+}
+
+// Start starts a command target on a free port and waits until it is
+// healthy; for a URL target it only waits for health. On error nothing is
+// left running.
+func (t *Target) Start(ctx context.Context) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if t.Kind() == "url" {
+		t.url = strings.TrimRight(t.spec.URL, "/")
+		return t.waitHealthy(ctx)
+	}
+	if err := t.startProcess(); err != nil {
+		return err
+	}
+	if err := t.waitHealthy(ctx); err != nil {
+		t.Stop()
+		return err
+	}
+	return nil
+}
+
+func (t *Target) startProcess() error {
+	fail := func(err error) error {
+		return &TargetError{Target: t.spec.Name, Phase: PhaseStart, Err: err}
+	}
+	if err := t.openLog(); err != nil {
+		return fail(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	t.url = "http://127.0.0.1:" + strconv.Itoa(port)
+	ps := strconv.Itoa(port)
+	argv := make([]string, len(t.spec.Command))
+	for i, a := range t.spec.Command {
+		argv[i] = strings.ReplaceAll(a, "{port}", ps)
+	}
+	env := os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(t.spec.Env)) {
+		env = append(env, k+"="+strings.ReplaceAll(t.spec.Env[k], "{port}", ps))
+	}
+
+	t.tail = newLineTail(serviceTailLines)
+	fmt.Fprintf(t.log, "# start: %s\n", commandLine(argv))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = t.spec.Dir
+	cmd.Env = env
+	cmd.Stdout = io.MultiWriter(t.tail, t.log)
+	cmd.Stderr = cmd.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Once the group is killed its pipes close at once; the delay only
+	// guards against a grandchild that escaped the group with our pipe.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	t.cmd = cmd
+	t.pgid = cmd.Process.Pid
+	t.exited = make(chan struct{})
+	go func() {
+		t.waitErr = cmd.Wait()
+		close(t.exited)
+	}()
+	return nil
+}
+
+// waitHealthy polls the health path until it answers 2xx, the process
+// exits, the startup timeout passes or ctx ends.
+func (t *Target) waitHealthy(ctx context.Context) error {
+	limit := t.spec.StartupTimeout
+	if limit <= 0 {
+		limit = defaultStartup
+	}
+	deadline := time.Now().Add(limit)
+	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: healthAttempt}
+	tick := time.NewTicker(healthInterval)
+	defer tick.Stop()
+	var last error
+	for {
+		last = t.probe(ctx, client)
+		if last == nil {
+			return nil
+		}
+		if t.exited != nil {
+			select {
+			case <-t.exited:
+				return &TargetError{Target: t.spec.Name, Phase: PhaseStart, Err: fmt.Errorf("exited before it was healthy: %v", exitText(t.waitErr)), Output: t.output()}
+			default:
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return &TargetError{Target: t.spec.Name, Phase: PhaseHealth, Err: fmt.Errorf("not healthy after %v: %v", limit, last), Output: t.output()}
+		}
+		select {
+		case <-ctx.Done():
+			return &TargetError{Target: t.spec.Name, Phase: PhaseHealth, Err: ctx.Err(), Output: t.output()}
+		case <-t.exitedChan():
+		case <-tick.C:
+		}
+	}
+}
+
+// probe makes one health check. An empty Health means the service has no
+// health endpoint: accepting a TCP connection is all that can be asked.
+func (t *Target) probe(ctx context.Context, client *http.Client) error {
+	if t.spec.Health == "" {
+		u, err := url.Parse(t.url)
+		if err != nil {
+			return err
+		}
+		host := u.Host
+		if u.Port() == "" {
+			port := "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+			host = net.JoinHostPort(u.Hostname(), port)
+		}
+		d := net.Dialer{Timeout: healthAttempt}
+		c, err := d.DialContext(ctx, "tcp", host)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url+t.spec.Health, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("GET %s: %s", t.spec.Health, resp.Status)
+	}
+	return nil
+}
+
+// exitedChan is a channel that never fires for targets without a process,
+// so selects need no special case.
+func (t *Target) exitedChan() <-chan struct{} {
+	if t.exited == nil {
+		return nil
+	}
+	return t.exited
+}
+
+// Done is closed when a command target's process has exited for any
+// reason; it is nil (never ready) for targets without a process.
+func (t *Target) Done() <-chan struct{} { return t.exitedChan() }
+
+// Died returns a *TargetError when the target's process exited while it
+// should have been serving, and nil otherwise.
+func (t *Target) Died() error {
+	if t.exited == nil {
+		return nil
+	}
+	select {
+	case <-t.stopping:
+		return nil
+	default:
+	}
+	select {
+	case <-t.exited:
+		return &TargetError{Target: t.spec.Name, Phase: PhaseDied, Err: fmt.Errorf("exited during the run: %v", exitText(t.waitErr)), Output: t.output()}
+	default:
+		return nil
+	}
+}
+
+// Stop ends a command target: SIGTERM to its process group, SIGKILL after
+// a grace period, and always reaps it. It is safe to call more than once
+// and on targets that never started.
+func (t *Target) Stop() error {
+	t.stopOnce.Do(func() {
+		close(t.stopping)
+		if t.exited != nil {
+			// ESRCH only means the group is already gone.
+			syscall.Kill(-t.pgid, syscall.SIGTERM)
+			select {
+			case <-t.exited:
+			case <-time.After(t.grace):
+				fmt.Fprintf(t.log, "# still running %v after SIGTERM: SIGKILL\n", t.grace)
+			}
+			// The leader may have gone on SIGTERM while children it
+			// started stay in the group: they go too.
+			syscall.Kill(-t.pgid, syscall.SIGKILL)
+			<-t.exited
+			waitGroupGone(t.pgid)
+		}
+		if t.log != nil {
+			t.stopErr = t.log.Close()
+		}
+	})
+	return t.stopErr
+}
+
+// Info identifies the target for the results file. The commit comes from
+// BENCHGATE_BASELINE_COMMIT / BENCHGATE_CANDIDATE_COMMIT when set, else
+// from git in the target's directory when that works.
+func (t *Target) Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
+	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: t.Kind(), URL: t.url}
+	switch ti.Kind {
+	case "command":
+		ti.Spec = commandLine(t.spec.Command)
+	case "url":
+		ti.Spec = t.spec.URL
+	case "image":
+		ti.Spec = t.spec.Image
+	}
+	if c := getenv("BENCHGATE_" + strings.ToUpper(t.spec.Name) + "_COMMIT"); c != "" {
+		ti.Commit = c
+	} else if ti.Kind == "command" && t.spec.Dir != "" {
+		out, err := exec.CommandContext(ctx, "git", "-C", t.spec.Dir, "rev-parse", "HEAD").Output()
+		if err == nil {
+			ti.Commit = strings.TrimSpace(string(out))
+		}
+	}
+	return ti
+}
+
+func (t *Target) output() []string {
+	if t.tail == nil {
+		return nil
+	}
+	return t.tail.Lines()
+}
+
+func (t *Target) openLog() error {
+	if t.log != nil {
+		return nil
+	}
+	if err := os.MkdirAll(t.outDir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(t.outDir, t.spec.Name+".log"))
+	if err != nil {
+		return err
+	}
+	t.log = f
+	return nil
+}
+
+// freePort asks the kernel for a free port. Another process may take it
+// before the target binds it; the health check then fails with the
+// target's own complaint in its output.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitGroupGone waits until the kernel has removed every process of the
+// group: SIGKILL is delivered asynchronously, and orphans are reaped by
+// init, not by us. It gives up after a few seconds rather than hang a run.
+func waitGroupGone(pgid int) {
+	for i := 0; i < 300; i++ {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// commandLine renders argv so that a reader can paste it into a shell.
+func commandLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
+}
+
+// lineTail keeps the last n lines written to it. The process's output is
+// copied in by os/exec's goroutine while the runner reads it.
+type lineTail struct {
+	mu      sync.Mutex
+	n       int
+	lines   []string
+	partial []byte
+}
+
+func newLineTail(n int) *lineTail { return &lineTail{n: n} }
+
+func (w *lineTail) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rest := p
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		w.push(string(append(w.partial, rest[:i]...)))
+		w.partial = w.partial[:0]
+		rest = rest[i+1:]
+	}
+	w.partial = append(w.partial, rest...)
+	// A process writing without newlines must not grow this without bound.
+	if len(w.partial) > 4096 {
+		w.push(string(w.partial))
+		w.partial = w.partial[:0]
+	}
+	return len(p), nil
+}
+
+func (w *lineTail) push(l string) {
+	l = strings.TrimRight(l, "\r")
+	if len(w.lines) == w.n {
+		copy(w.lines, w.lines[1:])
+		w.lines = w.lines[:w.n-1]
+	}
+	w.lines = append(w.lines, l)
+}
+
+// Lines returns the kept lines, an unterminated last line included.
+func (w *lineTail) Lines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := slices.Clone(w.lines)
+	if len(w.partial) > 0 {
+		out = append(out, string(w.partial))
+		if len(out) > w.n {
+			out = out[1:]
+		}
+	}
+	return out
+}

@@ -1,0 +1,292 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchgate/benchgate/scenario"
+)
+
+func serverSpec(name string, args ...string) scenario.Target {
+	return scenario.Target{
+		Name:           name,
+		Command:        append([]string{testServer, "-addr", "127.0.0.1:{port}"}, args...),
+		Env:            map[string]string{"TESTSERVER_PORT": "{port}"},
+		Health:         "/healthz",
+		StartupTimeout: 20 * time.Second,
+	}
+}
+
+func asTargetError(t *testing.T, err error, phase string) *TargetError {
+	t.Helper()
+	var te *TargetError
+	if !errors.As(err, &te) {
+		t.Fatalf("error %v (%T), want a *TargetError", err, err)
+	}
+	if te.Phase != phase {
+		t.Fatalf("phase %q, want %q; error: %v", te.Phase, phase, err)
+	}
+	return te
+}
+
+func get(t *testing.T, url string) (int, string, error) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+func TestTargetStartStop(t *testing.T) {
+	out := t.TempDir()
+	tg := NewTarget(serverSpec("baseline", "-spawn"), out)
+	if err := tg.Build(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pgid := tg.pgid
+	code, body, err := get(t, tg.URL()+"/x")
+	if err != nil || code != 200 || body != "hello" {
+		t.Errorf("GET /x: %d %q %v", code, body, err)
+	}
+	if err := tg.Died(); err != nil {
+		t.Errorf("Died on a running target: %v", err)
+	}
+	if err := tg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	groupGone(t, pgid)
+	if err := tg.Died(); err != nil {
+		t.Errorf("a stopped target counts as died: %v", err)
+	}
+	if err := tg.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+
+	port := strings.TrimPrefix(tg.URL(), "http://127.0.0.1:")
+	log, err := os.ReadFile(filepath.Join(out, "baseline.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("listening on 127.0.0.1:%s port env %s\n", port, port)
+	if !strings.Contains(string(log), want) {
+		t.Errorf("log lacks %q ({port} in argv and env):\n%s", want, log)
+	}
+	info := tg.Info(t.Context(), func(string) string { return "" })
+	if info.Kind != "command" || info.Name != "baseline" || info.URL != tg.URL() ||
+		info.Spec != testServer+" -addr 127.0.0.1:{port} -spawn" {
+		t.Errorf("Info = %+v", info)
+	}
+}
+
+func TestTargetStopKillsWhatIgnoresSIGTERM(t *testing.T) {
+	tg := NewTarget(serverSpec("candidate", "-ignore-term", "-spawn"), t.TempDir())
+	tg.grace = 100 * time.Millisecond
+	if err := tg.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pgid := tg.pgid
+	tg.Stop()
+	groupGone(t, pgid)
+	if !strings.Contains(tg.waitErr.Error(), "killed") {
+		t.Errorf("exit %v, want killed by SIGKILL", tg.waitErr)
+	}
+}
+
+func TestTargetHealthFailure(t *testing.T) {
+	spec := serverSpec("candidate", "-fail-health")
+	spec.StartupTimeout = 300 * time.Millisecond
+	tg := NewTarget(spec, t.TempDir())
+	err := tg.Start(t.Context())
+	te := asTargetError(t, err, PhaseHealth)
+	groupGone(t, tg.pgid)
+	if te.Target != "candidate" || !slices.Contains(te.Output, "health check failing on purpose") {
+		t.Errorf("error lacks target or output tail: %+v", te)
+	}
+	if !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "| health check failing on purpose") {
+		t.Errorf("message lacks the status or the tail:\n%v", err)
+	}
+}
+
+func TestTargetExitsBeforeHealthy(t *testing.T) {
+	tg := NewTarget(serverSpec("baseline", "-exit-now"), t.TempDir())
+	err := tg.Start(t.Context())
+	te := asTargetError(t, err, PhaseStart)
+	groupGone(t, tg.pgid)
+	if len(te.Output) != serviceTailLines {
+		t.Errorf("tail of %d lines, want %d", len(te.Output), serviceTailLines)
+	}
+	if last := te.Output[len(te.Output)-1]; last != "fatal: cannot start" {
+		t.Errorf("last line %q", last)
+	}
+	if !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("message lacks the exit status: %v", err)
+	}
+}
+
+func TestTargetDeathDetected(t *testing.T) {
+	tg := NewTarget(serverSpec("candidate", "-exit-after", "3"), t.TempDir())
+	if err := tg.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Stop()
+	for i := 0; i < 4; i++ {
+		get(t, tg.URL()+"/")
+	}
+	<-tg.Done()
+	te := asTargetError(t, tg.Died(), PhaseDied)
+	if !slices.Contains(te.Output, "exiting after 3 requests") || !strings.Contains(te.Err.Error(), "exit status 2") {
+		t.Errorf("died error: %v", te)
+	}
+	pgid := tg.pgid
+	tg.Stop()
+	groupGone(t, pgid)
+}
+
+func TestTargetBuildFailure(t *testing.T) {
+	spec := serverSpec("baseline")
+	spec.Build = []string{"sh", "-c", "for i in $(seq 1 40); do echo line $i; done; echo broken >&2; exit 3"}
+	out := t.TempDir()
+	tg := NewTarget(spec, out)
+	err := tg.Build(t.Context())
+	te := asTargetError(t, err, PhaseBuild)
+	tg.Stop()
+	if len(te.Output) != buildTailLines || te.Output[0] != "line 12" || te.Output[29] != "broken" {
+		t.Errorf("tail %q", te.Output)
+	}
+	if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "| line 40") {
+		t.Errorf("message:\n%v", err)
+	}
+	log, _ := os.ReadFile(filepath.Join(out, "baseline.log"))
+	if !strings.Contains(string(log), "line 1\n") {
+		t.Errorf("build output not in the log:\n%s", log)
+	}
+}
+
+// A build runs in Dir, and a relative command resolves against Dir too,
+// as a scenario's "./bin/demo" expects.
+func TestTargetBuildThenRelativeCommand(t *testing.T) {
+	dir := t.TempDir()
+	spec := serverSpec("candidate")
+	spec.Dir = dir
+	spec.Build = []string{"cp", testServer, "svc"}
+	spec.Command[0] = "./svc"
+	tg := NewTarget(spec, t.TempDir())
+	defer tg.Stop()
+	if err := tg.Build(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, err := get(t, tg.URL()+"/"); code != 200 {
+		t.Errorf("GET: %d %v", code, err)
+	}
+}
+
+func TestTargetURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/down" {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+
+	tg := NewTarget(scenario.Target{Name: "baseline", URL: srv.URL + "/", Health: "/up"}, t.TempDir())
+	if err := tg.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tg.Stop()
+	info := tg.Info(t.Context(), func(k string) string {
+		return map[string]string{"BENCHGATE_BASELINE_COMMIT": "abc123"}[k]
+	})
+	if info.Kind != "url" || info.Spec != srv.URL+"/" || info.URL != srv.URL || info.Commit != "abc123" {
+		t.Errorf("Info = %+v", info)
+	}
+
+	tcp := NewTarget(scenario.Target{Name: "baseline", URL: srv.URL}, t.TempDir())
+	if err := tcp.Start(t.Context()); err != nil {
+		t.Errorf("TCP-only health: %v", err)
+	}
+
+	down := NewTarget(scenario.Target{Name: "candidate", URL: srv.URL, Health: "/down", StartupTimeout: 200 * time.Millisecond}, t.TempDir())
+	err := down.Start(t.Context())
+	if te := asTargetError(t, err, PhaseHealth); !strings.Contains(te.Err.Error(), "500") {
+		t.Errorf("error: %v", err)
+	}
+}
+
+func TestTargetImageRefused(t *testing.T) {
+	tg := NewTarget(scenario.Target{Name: "candidate", Image: "demo:pr", Port: 8080}, t.TempDir())
+	for _, f := range []func(context.Context) error{tg.Build, tg.Start} {
+		err := f(t.Context())
+		asTargetError(t, err, PhaseStart)
+		if !strings.Contains(err.Error(), "docker targets arrive in a later version") {
+			t.Errorf("error: %v", err)
+		}
+	}
+	if info := tg.Info(t.Context(), os.Getenv); info.Kind != "image" || info.Spec != "demo:pr" {
+		t.Errorf("Info = %+v", info)
+	}
+}
+
+func TestTargetCommitFromGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	git("commit", "-q", "--allow-empty", "-m", "x")
+	head := git("rev-parse", "HEAD")
+	spec := serverSpec("candidate")
+	spec.Dir = dir
+	tg := NewTarget(spec, t.TempDir())
+	if got := tg.Info(t.Context(), func(string) string { return "" }).Commit; got != head {
+		t.Errorf("commit %q, want %q", got, head)
+	}
+	env := func(k string) string {
+		if k == "BENCHGATE_CANDIDATE_COMMIT" {
+			return "from-env"
+		}
+		return ""
+	}
+	if got := tg.Info(t.Context(), env).Commit; got != "from-env" {
+		t.Errorf("commit %q, want the environment's", got)
+	}
+}
+
+func TestLineTail(t *testing.T) {
+	w := newLineTail(3)
+	io.WriteString(w, "a\nb\r\nc")
+	io.WriteString(w, "d\ne\nf")
+	if got, want := w.Lines(), []string{"cd", "e", "f"}; !slices.Equal(got, want) {
+		t.Errorf("Lines = %q, want %q", got, want)
+	}
+	io.WriteString(w, "\n")
+	if got, want := w.Lines(), []string{"cd", "e", "f"}; !slices.Equal(got, want) {
+		t.Errorf("after newline: Lines = %q, want %q", got, want)
+	}
+}
