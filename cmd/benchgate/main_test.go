@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -71,6 +72,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"no-process": cmdNoProcess,
+			"wait-file":  cmdWaitFile,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -92,4 +94,20 @@ func cmdNoProcess(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("process %d from %s is still there (kill 0: %v)", pid, f, err)
 		}
 	}
+}
+
+// cmdWaitFile waits until a file contains a text: scripts use it to act at a
+// point of a run that does not depend on timing. The wait is bounded so a
+// broken run fails the script instead of hanging it.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: wait-file FILE TEXT")
+	}
+	path := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), args[1]) {
+			return
+		}
+	}
+	ts.Fatalf("%s never contained %q", args[0], args[1])
 }
