@@ -162,6 +162,7 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 		Progress:    stderr,
 		Budget:      rf.budget,
 		ToolVersion: toolVersion(),
+		Getenv:      getenv,
 	})
 	if err == nil {
 		return res, nil

@@ -1,0 +1,101 @@
+package baselines
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func plan2x2() Plan {
+	return Plan{Cells: []Cell{{Class: "Q01", Concurrency: 1}, {Class: "Q01", Concurrency: 4}}, Rounds: 3}
+}
+
+func rung(c Cell, round int, target string) Rung {
+	return Rung{Cell: c, Round: round, Target: target, Requests: 10, RPS: 100}
+}
+
+func TestCompleteRounds(t *testing.T) {
+	p := plan2x2()
+	r := &Results{Plan: p}
+	check := func(want int) {
+		t.Helper()
+		if got := r.CompleteRounds(); got != want {
+			t.Errorf("after %d rungs: CompleteRounds() = %d, want %d", len(r.Rungs), got, want)
+		}
+	}
+	check(0)
+	for round := 0; round < 2; round++ {
+		for i, c := range p.Cells {
+			r.Rungs = append(r.Rungs, rung(c, round, "baseline"))
+			// A round is complete only when its last rung has been written.
+			check(round)
+			r.Rungs = append(r.Rungs, rung(c, round, "candidate"))
+			if i < len(p.Cells)-1 {
+				check(round)
+			}
+		}
+		check(round + 1)
+	}
+	// A partial third round does not count.
+	r.Rungs = append(r.Rungs, rung(p.Cells[0], 2, "candidate"))
+	check(2)
+	// A plan without cells has no rounds.
+	if got := (&Results{}).CompleteRounds(); got != 0 {
+		t.Errorf("empty plan: %d complete rounds, want 0", got)
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	in := &Results{
+		Version: FormatVersion, Tool: "benchgate test", Status: "complete", Plan: plan2x2(),
+		Scenario: ScenarioInfo{Name: "demo", Hash: "abc", Seed: 42, Gate: GateConfig{Confidence: 0.95, TieWithin: 0.1,
+			FailOn: []RuleInfo{{Metric: "rps", Classes: []string{"Q*"}}}}},
+		Env: Environment{CPUs: 2, Start: time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)},
+		Rungs: []Rung{{Cell: Cell{Class: "Q01", Concurrency: 1}, Target: "baseline", Order: "AB",
+			Requests: 100, Errors: map[string]int64{"status": 2, "timeout": 1}, Statuses: map[string]int64{"200": 98, "503": 2},
+			RPS: 99.5, P95: 0.012}},
+	}
+	if err := Write(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip changed the results:\n in: %+v\nout: %+v", in, out)
+	}
+	if got := out.Rungs[0].ErrorCount(); got != 3 {
+		t.Errorf("ErrorCount = %d, want 3", got)
+	}
+	if got := out.Rungs[0].ErrorRate(); got != 0.03 {
+		t.Errorf("ErrorRate = %v, want 0.03", got)
+	}
+	// Write leaves no temporary file behind.
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("output dir holds %d entries, want only results.json", len(entries))
+	}
+}
+
+func TestReadRefuses(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"garbage.json": "{not json",
+		"v9.json":      `{"version": 9}`,
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o644)
+		_, err := Read(p)
+		if err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("Read(%s) = %v, want an error naming the file", name, err)
+		}
+	}
+	if _, err := Read(filepath.Join(dir, "v9.json")); err == nil || !strings.Contains(err.Error(), "version 9") {
+		t.Errorf("want the version named, got %v", err)
+	}
+}
