@@ -371,7 +371,7 @@ func ruleText(r gate.Rule) string {
 	add("class", r.Classes)
 	add("concurrency", r.Concurrency)
 	add("variant", r.Variants)
-	s := "a " + md(string(r.Metric)) + " regression "
+	s := "a regression of " + md(string(r.Metric)) + " "
 	if len(where) == 0 {
 		return s + "in any cell"
 	}
