@@ -54,10 +54,10 @@ type Target struct {
 	// Shown is the command, url or image as written in the file, before
 	// ${VAR} expansion: what results and reports show, so a secret passed
 	// through the environment never reaches a PR comment.
-	Shown string
-	Image   string // docker target (a later issue)
-	Port    int    // container port of an image target
-	Health  string // path polled until 2xx before any load; "/" unless the file says otherwise
+	Shown  string
+	Image  string // docker target (a later issue)
+	Port   int    // container port of an image target
+	Health string // path polled until 2xx before any load; "/" unless the file says otherwise
 	// StartupTimeout bounds the build-less start until healthy.
 	StartupTimeout time.Duration
 }
