@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -205,17 +206,27 @@ func Write(dir string, r *Results) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".results-*.json")
+	return WriteFile(filepath.Join(dir, "results.json"), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// WriteFile writes path through a temporary file in the same directory and
+// renames it into place, so a reader sees the old file or the new one,
+// never half of one.
+func WriteFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(append(b, '\n'))
+	werr := write(tmp)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, "results.json"))
+	return os.Rename(tmp.Name(), path)
 }
 
 // Read loads a results file, refusing versions this code does not know.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -164,9 +165,5 @@ func plural(n int, one, many string) string {
 // cellName names a cell in prose: "csv Q01 c=8", or "Q01 c=8" without
 // variants. Names are raw: the caller escapes for its medium.
 func cellName(k gate.CellKey) string {
-	s := fmt.Sprintf("%s c=%d", k.Class, k.Concurrency)
-	if k.Variant != "" {
-		s = k.Variant + " " + s
-	}
-	return s
+	return baselines.Cell{Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}.String()
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/report"
@@ -10,7 +13,7 @@ import (
 // rounds count: a cancelled or failed run is decided on the rounds in which
 // every cell ran on both targets, so the two sides always have the same
 // number of repetitions measured under the same conditions.
-func decide(res *baselines.Results) report.Input {
+func decide(res *baselines.Results) (report.Input, error) {
 	rounds := res.CompleteRounds()
 	idx := map[baselines.Cell]int{}
 	inputs := make([]gate.CellInput, len(res.Plan.Cells))
@@ -31,11 +34,20 @@ func decide(res *baselines.Results) report.Input {
 		if r.Target == "candidate" {
 			side = &inputs[i].Candidate
 		}
-		for m, v := range map[gate.Metric]float64{
-			gate.RPS: r.RPS, gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90,
-			gate.P95: r.P95, gate.P99: r.P99, gate.ErrorRate: r.ErrorRate(),
-		} {
-			side.Samples[m] = append(side.Samples[m], v)
+		side.Samples[gate.RPS] = append(side.Samples[gate.RPS], r.RPS)
+		// A rung in which nothing was answered has no latency, and one in
+		// which nothing ended has no error rate: their zeros would read as
+		// perfect. Left out, they leave the metric short of samples, and a
+		// gated metric short of samples is inconclusive, never a pass.
+		if answered(r) > 0 {
+			for m, v := range map[gate.Metric]float64{
+				gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
+			} {
+				side.Samples[m] = append(side.Samples[m], v)
+			}
+		}
+		if r.Requests > 0 {
+			side.Samples[gate.ErrorRate] = append(side.Samples[gate.ErrorRate], r.ErrorRate())
 		}
 		side.Requests += r.Requests
 		side.Errors += r.ErrorCount()
@@ -54,9 +66,21 @@ func decide(res *baselines.Results) report.Input {
 			Concurrency: r.Concurrency, Variants: r.Variants,
 		})
 	}
+	if err := errors.Join(settings.Validate(), policy.Validate()); err != nil {
+		return report.Input{}, fmt.Errorf("gate settings of the results file: %w", err)
+	}
 	return report.Input{
 		Results:    res,
 		Comparison: gate.Compare(inputs, settings, policy),
 		Rounds:     rounds,
+	}, nil
+}
+
+// answered counts a rung's responses: every status code seen.
+func answered(r baselines.Rung) int64 {
+	var n int64
+	for _, c := range r.Statuses {
+		n += c
 	}
+	return n
 }

@@ -22,6 +22,12 @@ func main() { os.Exit(mainExit(os.Args[1:])) }
 func mainExit(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the run, which then stops its targets and
+	// writes what it measured; a second one kills benchgate at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	err := run(ctx, args, os.Stdout, os.Stderr, os.Getenv)
 	if err != nil && !errors.Is(err, errSilent) {
 		fmt.Fprintln(os.Stderr, "benchgate:", err)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -105,11 +106,10 @@ func (f *compareFlags) register(fs *flag.FlagSet) {
 }
 
 func (f *compareFlags) check() error {
-	switch f.format {
-	case "terminal", "markdown", "json":
-		return nil
+	if _, err := report.ForFormat(f.format, report.Input{}, report.TerminalOptions{}); err != nil {
+		return fmt.Errorf("-format: %w", err)
 	}
-	return fmt.Errorf("-format %q: want terminal, markdown or json", f.format)
+	return nil
 }
 
 // newFlagSet makes a flag set whose errors and -h go to stderr, and parses
@@ -203,7 +203,17 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Dir(results)
 	}
-	return decideAndReport(res, out, cf, stdout, stderr)
+	err = decideAndReport(res, out, cf, stdout, stderr)
+	if res.Status != "complete" && exitCode(err) != exitUsage {
+		// A run that did not finish never passes: what it measured is
+		// reported, and the exit code says the run failed.
+		msg := fmt.Sprintf("results of a %s run: decided on %d complete round(s) of %d", res.Status, res.CompleteRounds(), res.Plan.Rounds)
+		if res.Error != "" {
+			msg += "; the run said: " + res.Error
+		}
+		return withCode(exitRunFailed, errors.New(msg))
+	}
+	return err
 }
 
 const gateSummary = `Runs the scenario (as "run") and decides it (as "compare"): the entry point
@@ -224,9 +234,21 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if err := cf.check(); err != nil {
 		return withCode(exitUsage, err)
 	}
+	// A report left by an earlier run must never be taken for this one's.
+	for _, name := range []string{"report.md", "decisions.json"} {
+		if err := os.Remove(filepath.Join(rf.out, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return withCode(exitRunFailed, err)
+		}
+	}
 	res, runErr := measure(ctx, rf, stderr, getenv)
-	if res == nil || len(res.Rungs) == 0 {
+	if res == nil {
 		return runErr
+	}
+	if len(res.Rungs) == 0 {
+		// Nothing was measured (a target never came up): the files still
+		// say so, for CI to publish, but a table of empty cells on the
+		// terminal would only bury the error.
+		cf.format = "none"
 	}
 	decideErr := decideAndReport(res, rf.out, cf, stdout, stderr)
 	if runErr != nil {
@@ -241,7 +263,10 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 // out, prints the chosen report on stdout, and returns the gate's outcome
 // as an exit error.
 func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout, stderr io.Writer) error {
-	in := decide(res)
+	in, err := decide(res)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return withCode(exitRunFailed, err)
 	}
@@ -249,21 +274,18 @@ func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout
 		"report.md":      report.Markdown,
 		"decisions.json": report.JSON,
 	} {
-		if err := writeFile(filepath.Join(out, name), func(w io.Writer) error { return rep(w, in) }); err != nil {
+		if err := baselines.WriteFile(filepath.Join(out, name), func(w io.Writer) error { return rep(w, in) }); err != nil {
 			return withCode(exitRunFailed, err)
 		}
 	}
-	var err error
-	switch cf.format {
-	case "markdown":
-		err = report.Markdown(stdout, in)
-	case "json":
-		err = report.JSON(stdout, in)
-	default:
-		err = report.Terminal(stdout, in, report.TerminalOptions{Color: colorFor(stdout)})
-	}
-	if err != nil {
-		return withCode(exitRunFailed, err)
+	if cf.format != "none" {
+		show, err := report.ForFormat(cf.format, in, report.TerminalOptions{Color: colorFor(stdout)})
+		if err == nil {
+			err = show(stdout)
+		}
+		if err != nil {
+			return withCode(exitRunFailed, err)
+		}
 	}
 	fmt.Fprintf(stderr, "report: %s\n", filepath.Join(out, "report.md"))
 	return outcomeError(in.Comparison)
@@ -294,19 +316,4 @@ func outcomeError(c gate.Comparison) error {
 
 func cellName(k gate.CellKey) string {
 	return baselines.Cell{Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}.String()
-}
-
-// writeFile writes through a temporary file so a reader never sees half.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	werr := write(tmp)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
