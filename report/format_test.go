@@ -86,9 +86,17 @@ func TestOutcomeLines(t *testing.T) {
 	failed.Rounds = 0
 	failed.Results.Rungs = failed.Results.Rungs[:1]
 	got = title(failed)
-	if !strings.Contains(got, "> ⚠️ **Run failed**: no round completed, so nothing could be decided. "+
-		"Error: candidate exited: status 2 &lt;b&gt;boom&lt;/b&gt;\n") {
+	if !strings.Contains(got, "— ❌ run failed · ") {
+		t.Errorf("failed run title:\n%s", got)
+	}
+	// The error keeps its lines in a code block, where markup is inert.
+	if !strings.Contains(got, "> ⚠️ **Run failed**: no round completed, so nothing could be decided.\n\n"+
+		"```\ncandidate exited: status 2\n<b>boom</b>\n```\n") {
 		t.Errorf("failed run status:\n%s", got)
+	}
+	failed.Results.Error = "``` breaks out?\n[x](http://evil)"
+	if got := title(failed); !strings.Contains(got, "````\n``` breaks out?\n[x](http://evil)\n````\n") {
+		t.Errorf("the error's own fence must not close the block:\n%s", got)
 	}
 }
 

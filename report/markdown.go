@@ -38,7 +38,17 @@ func (m *model) mdHeader(b *strings.Builder) {
 	if name == "" {
 		name = "(unnamed scenario)"
 	}
-	fmt.Fprintf(b, "## benchgate: %s — %s\n\n", md(name), m.outcomeText(true))
+	title := m.outcomeText(true)
+	// An unfinished run leads with that; the outcome of what it did decide
+	// follows without a second mark.
+	_, decided, _ := strings.Cut(title, " ")
+	switch r.Status {
+	case "failed":
+		title = "❌ run failed · " + decided
+	case "cancelled":
+		title = "⚠️ run cancelled · " + decided
+	}
+	fmt.Fprintf(b, "## benchgate: %s — %s\n\n", md(name), title)
 
 	var parts []string
 	parts = append(parts, "baseline"+commitSuffix(r.Env.Baseline.Commit)+" vs candidate"+commitSuffix(r.Env.Candidate.Commit))
@@ -52,6 +62,12 @@ func (m *model) mdHeader(b *strings.Builder) {
 
 	if s := m.statusText(true); s != "" {
 		fmt.Fprintf(b, "> ⚠️ %s\n\n", s)
+	}
+	if r.Error != "" && r.Status != "complete" {
+		// The error carries the target's own output, line by line: a code
+		// block keeps its lines and shows it as the text it is.
+		f := fence(r.Error)
+		fmt.Fprintf(b, "%s\n%s\n%s\n\n", f, strings.TrimRight(r.Error, "\n"), f)
 	}
 }
 
@@ -146,7 +162,7 @@ func (m *model) statusText(markdown bool) string {
 		return strong("Run cancelled") + ": " + decided + "."
 	case "failed":
 		s := strong("Run failed") + ": " + decided + "."
-		if r.Error != "" {
+		if r.Error != "" && !markdown {
 			s += " Error: " + esc(r.Error)
 		}
 		return s
