@@ -127,10 +127,11 @@ func (d *dec) intRange(n *node, field string, lo, hi int64) (int, bool) {
 		return 0, false
 	}
 	if v < lo || v > hi {
+		num := n.errNum(strconv.FormatInt(v, 10))
 		if hi == math.MaxInt32 {
-			d.errNode(n, field, "%d is out of range (want at least %d)", v, lo)
+			d.errNode(n, field, "%s is out of range (want at least %d)", num, lo)
 		} else {
-			d.errNode(n, field, "%d is out of range (want %d..%d)", v, lo, hi)
+			d.errNode(n, field, "%s is out of range (want %d..%d)", num, lo, hi)
 		}
 		return 0, false
 	}
@@ -179,7 +180,7 @@ func (d *dec) duration(n *node, field string) (time.Duration, bool) {
 			if v, err := time.ParseDuration(n.text); err == nil {
 				return v, true
 			}
-			d.errNode(n, field, "%q is not a duration (want e.g. 10s, 1m30s)", n.text)
+			d.errNode(n, field, "%q is not a duration (want e.g. 10s, 1m30s)", n.errText())
 			return 0, false
 		}
 	}

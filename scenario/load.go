@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
@@ -124,7 +126,7 @@ func (l *loader) scenario(root *node, profile string) {
 	if v := m["version"]; v == nil {
 		l.errAt(1, 1, "version", "missing (want version: 1)")
 	} else if n, ok := l.integer(v, "version"); ok && n != 1 {
-		l.errNode(v, "version", "%d is not supported (this benchgate reads version 1)", n)
+		l.errNode(v, "version", "%s is not supported (this benchgate reads version 1)", v.errNum(strconv.FormatInt(n, 10)))
 		return
 	}
 	if n := m["name"]; n == nil {
@@ -216,20 +218,19 @@ func (l *loader) target(n *node, name string) Target {
 		return true
 	}
 	if v := m["command"]; v != nil {
-		t.Command, _ = l.argv(v, f+".command")
+		if t.Command, _ = l.argv(v, f+".command"); t.Command != nil {
+			t.Shown = shellJoin(rawArgv(v))
+		}
 	}
 	if v := m["url"]; v != nil {
-		if s, ok := l.nonEmptyStr(v, f+".url"); ok {
-			u, err := url.Parse(s)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				l.errNode(v, f+".url", "%q is not an http or https URL (want e.g. http://127.0.0.1:9000)", s)
-			} else {
-				t.URL = s
-			}
+		if s, ok := l.nonEmptyStr(v, f+".url"); ok && l.targetURL(v, s, f+".url") {
+			t.URL, t.Shown = s, v.raw
 		}
 	}
 	if v := m["image"]; v != nil {
-		t.Image, _ = l.nonEmptyStr(v, f+".image")
+		if t.Image, _ = l.nonEmptyStr(v, f+".image"); t.Image != "" {
+			t.Shown = v.raw
+		}
 		if m["port"] == nil {
 			l.errAt(line, col, f+".port", "missing (an image target needs its container port)")
 		}
@@ -249,10 +250,14 @@ func (l *loader) target(n *node, name string) Target {
 			if !filepath.IsAbs(dir) {
 				dir = filepath.Join(l.s.Dir, dir)
 			}
+			shown := dir
+			if m["dir"].expanded {
+				shown = m["dir"].raw
+			}
 			if fi, err := os.Stat(dir); err != nil {
-				l.errNode(m["dir"], f+".dir", "%s does not exist", dir)
+				l.errNode(m["dir"], f+".dir", "%s does not exist", shown)
 			} else if !fi.IsDir() {
-				l.errNode(m["dir"], f+".dir", "%s is not a directory", dir)
+				l.errNode(m["dir"], f+".dir", "%s is not a directory", shown)
 			} else {
 				t.Dir = dir
 			}
@@ -264,7 +269,7 @@ func (l *loader) target(n *node, name string) Target {
 	if v := m["health"]; v != nil {
 		if s, ok := l.str(v, f+".health"); ok {
 			if !strings.HasPrefix(s, "/") {
-				l.errNode(v, f+".health", "%q must be a path starting with / (e.g. /healthz)", s)
+				l.errNode(v, f+".health", "%q must be a path starting with / (e.g. /healthz)", v.errText())
 			} else {
 				t.Health = s
 			}
@@ -294,6 +299,69 @@ func (l *loader) target(n *node, name string) Target {
 	return t
 }
 
+// targetURL checks the url of a target. The load generator keeps only
+// scheme://host:port of it and appends each request's path and query, so
+// anything else in the URL would be silently dropped; credentials would
+// also end up in Target.Shown and so in reports.
+func (l *loader) targetURL(n *node, s, field string) bool {
+	// Neither message quotes a URL that holds credentials, not even as
+	// written: the password may be in the file itself.
+	u, err := url.Parse(s)
+	if err == nil && u.User != nil {
+		l.errNode(n, field, "credentials in the URL are not allowed: they would show in reports (put them in load.defaults.headers, e.g. Authorization: \"Bearer ${TOKEN}\")")
+		return false
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if strings.Contains(s, "@") {
+			l.errNode(n, field, "not an http or https URL (want e.g. http://127.0.0.1:9000)")
+		} else {
+			l.errNode(n, field, "%q is not an http or https URL (want e.g. http://127.0.0.1:9000)", n.errText())
+		}
+		return false
+	}
+	ok := true
+	// url.Parse accepts '?' and '#' only as delimiters, so either one
+	// means a query or a fragment, even an empty one.
+	if strings.ContainsAny(s, "?#") {
+		l.errNode(n, field, "%q has a query or fragment (put query parameters in load.defaults.query or in each class's request)", n.errText())
+		ok = false
+	}
+	if p := u.EscapedPath(); p != "" && p != "/" {
+		l.errNode(n, field, "%q has a path: the load generator appends each request path to scheme://host:port (put the path prefix in each class's request path)", n.errText())
+		ok = false
+	}
+	return ok
+}
+
+// rawArgv is the argv of a command node as written, before ${VAR}
+// expansion, split the way argv splits it.
+func rawArgv(n *node) []string {
+	if n.kind == kindScalar {
+		return strings.Fields(n.raw)
+	}
+	out := make([]string, len(n.items))
+	for i, it := range n.items {
+		out[i] = it.raw
+	}
+	return out
+}
+
+// shellJoin joins argv for display so that it reads back as the same
+// argv: an argument that is empty or holds whitespace or a quote is
+// single-quoted. Other shell syntax ($, {}, *) is left alone on purpose,
+// so that ${VAR} and {port} read as written.
+func shellJoin(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsFunc(a, func(r rune) bool { return unicode.IsSpace(r) || r == '\'' || r == '"' }) {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
 func (l *loader) pins(n *node) {
 	m, ok := l.fields(n, "pins", "cpus", "memory", "generator_cpus")
 	if !ok {
@@ -308,7 +376,10 @@ func (l *loader) pins(n *node) {
 	}
 	if v := m["memory"]; v != nil {
 		if s, ok := l.nonEmptyStr(v, "pins.memory"); ok {
-			if b, err := ParseMemory(s); err != nil {
+			if b, err := ParseMemory(s); err != nil && v.expanded {
+				// ParseMemory's message quotes parts of the expanded value.
+				l.errNode(v, "pins.memory", "%q is not a memory size (want e.g. 2GiB, 512MiB, 1G or a number of bytes)", v.raw)
+			} else if err != nil {
 				l.errNode(v, "pins.memory", "%v", err)
 			} else {
 				p.Memory, p.MemoryText = b, s
@@ -324,7 +395,12 @@ func (l *loader) cpuset(n *node, field string) (string, bool) {
 		return "", false
 	}
 	if err := checkCPUSet(s); err != nil {
-		l.errNode(n, field, "%v", err)
+		if n.expanded {
+			// checkCPUSet's message quotes parts of the expanded value.
+			l.errNode(n, field, "%q is not a cpuset (want e.g. \"0-3,5\")", n.raw)
+		} else {
+			l.errNode(n, field, "%v", err)
+		}
 		return "", false
 	}
 	return s, true
@@ -478,7 +554,7 @@ func (l *loader) concurrency(n *node, field string) ([]int, bool) {
 			continue
 		}
 		if slices.Contains(out, c) {
-			l.errNode(it, index(field, i), "%d is listed twice", c)
+			l.errNode(it, index(field, i), "%s is listed twice", it.errNum(strconv.Itoa(c)))
 			ok = false
 			continue
 		}
@@ -520,6 +596,12 @@ func (l *loader) data(n *node) {
 			}
 			b, err := os.ReadFile(p)
 			if err != nil {
+				var pe *fs.PathError
+				if m["file"].expanded && errors.As(err, &pe) {
+					err = &fs.PathError{Op: pe.Op, Path: m["file"].raw, Err: pe.Err}
+				} else if m["file"].expanded {
+					err = fmt.Errorf("cannot read %s", m["file"].raw)
+				}
 				l.errNode(m["file"], f+".file", "%v", err)
 				continue
 			}
@@ -530,7 +612,7 @@ func (l *loader) data(n *node) {
 				}
 			}
 			if len(items) == 0 {
-				l.errNode(m["file"], f+".file", "%s has no items (want one per non-empty line)", name)
+				l.errNode(m["file"], f+".file", "%s has no items (want one per non-empty line)", m["file"].errText())
 				continue
 			}
 		default:
@@ -622,10 +704,10 @@ func (l *loader) classes(n *node) {
 		} else if s, ok := l.nonEmptyStr(v, f+".name"); ok {
 			switch {
 			case !nameRE.MatchString(s):
-				l.errNode(v, f+".name", "%q is not a valid class name (want letters, digits, _ . -)", s)
+				l.errNode(v, f+".name", "%q is not a valid class name (want letters, digits, _ . -)", v.errText())
 			case l.classPos[s] != nil:
 				p := l.classPos[s]
-				l.errNode(v, f+".name", "%q is already the name of the class at line %d", s, p.line)
+				l.errNode(v, f+".name", "%q is already the name of the class at line %d", v.errText(), p.line)
 			default:
 				c.Name = s
 				l.classPos[s] = v
@@ -723,18 +805,16 @@ func (l *loader) request(n *node, f string) *reqSrc {
 	r := &reqSrc{method: "GET"}
 	switch n.kind {
 	case kindScalar:
-		text := strings.TrimSpace(n.text)
-		p := text
-		if !strings.HasPrefix(text, "/") {
-			var rest string
-			r.method, rest, _ = strings.Cut(text, " ")
-			p = strings.TrimSpace(rest)
-		}
+		var p string
+		r.method, p = splitRequest(n.text)
 		if p == "" || !validMethod(r.method) {
-			l.errNode(n, f, "%q is not a request (want \"METHOD /path\", e.g. \"GET /items?limit=10\")", n.text)
+			l.errNode(n, f, "%q is not a request (want \"METHOD /path\", e.g. \"GET /items?limit=10\")", n.errText())
 			return nil
 		}
 		r.path = l.template(p, n, f)
+		if r.path != nil && n.expanded {
+			_, r.path.shown = splitRequest(n.raw)
+		}
 	case kindMap:
 		m, ok := l.fields(n, f, "method", "path", "query", "headers", "body")
 		if !ok {
@@ -743,7 +823,7 @@ func (l *loader) request(n *node, f string) *reqSrc {
 		if v := m["method"]; v != nil {
 			if s, ok := l.str(v, f+".method"); ok {
 				if !validMethod(s) {
-					l.errNode(v, f+".method", "%q is not an HTTP method (want e.g. GET, POST)", s)
+					l.errNode(v, f+".method", "%q is not an HTTP method (want e.g. GET, POST)", v.errText())
 					return nil
 				}
 				r.method = s
@@ -779,7 +859,7 @@ func (l *loader) request(n *node, f string) *reqSrc {
 		return nil
 	}
 	if !strings.HasPrefix(r.path.src, "/") && !strings.HasPrefix(r.path.src, "{{") {
-		l.errAt(r.path.line, r.path.col, r.path.field, "%q must start with /", r.path.src)
+		l.errAt(r.path.line, r.path.col, r.path.field, "%q must start with /", r.path.shown)
 	}
 	r.tmpl = RequestTemplate{Method: r.method, Path: r.path.src}
 	if r.query != nil {
@@ -798,6 +878,16 @@ func (l *loader) request(n *node, f string) *reqSrc {
 		r.tmpl.Body = r.body.src
 	}
 	return r
+}
+
+// splitRequest splits "METHOD /path" or a bare "/path" (a GET).
+func splitRequest(s string) (method, path string) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "/") {
+		return "GET", s
+	}
+	method, rest, _ := strings.Cut(s, " ")
+	return method, strings.TrimSpace(rest)
 }
 
 func (l *loader) kvTemplates(n *node, f string, header bool) []kvTmpl {
@@ -858,7 +948,7 @@ func (l *loader) gate(n *node) {
 			return
 		}
 		if x < lo || x > hi || x == hi && !hiIncl {
-			l.errNode(v, "gate."+key, "%s is out of range (want %s)", v.text, want)
+			l.errNode(v, "gate."+key, "%s is out of range (want %s)", v.errNum(v.text), want)
 			return
 		}
 		*dst = x
@@ -882,7 +972,7 @@ func (l *loader) gate(n *node) {
 			l.errNode(it, f+".metric", "missing (want one of %s)", strings.Join(Metrics, ", "))
 		} else if s, ok := l.str(mv, f+".metric"); ok {
 			if !slices.Contains(Metrics, s) {
-				msg := fmt.Sprintf("unknown metric %q", s)
+				msg := fmt.Sprintf("unknown metric %q", mv.errText())
 				if d := didYouMean(s, Metrics); d != "" {
 					msg += fmt.Sprintf(" (did you mean %s?)", d)
 				} else {
@@ -909,7 +999,7 @@ func (l *loader) gate(n *node) {
 				}
 				if s, ok := l.nonEmptyStr(cn, cf); ok {
 					if _, err := path.Match(s, ""); err != nil {
-						l.errNode(cn, cf, "%q is not a glob (path.Match syntax, e.g. \"*\", \"1?\")", s)
+						l.errNode(cn, cf, "%q is not a glob (path.Match syntax, e.g. \"*\", \"1?\")", cn.errText())
 					} else {
 						r.Concurrency = append(r.Concurrency, s)
 					}
@@ -934,7 +1024,7 @@ func (l *loader) globs(n *node, f, what string, names []string) []string {
 	for i, g := range items {
 		gf := index(f, i)
 		if _, err := path.Match(g, ""); err != nil {
-			l.errNode(n.items[i], gf, "%q is not a glob (path.Match syntax, e.g. \"*\", \"Q0?\")", g)
+			l.errNode(n.items[i], gf, "%q is not a glob (path.Match syntax, e.g. \"*\", \"Q0?\")", n.items[i].errText())
 			continue
 		}
 		matched := false
@@ -945,7 +1035,7 @@ func (l *loader) globs(n *node, f, what string, names []string) []string {
 			}
 		}
 		if !matched {
-			msg := fmt.Sprintf("%q matches no %s", g, what)
+			msg := fmt.Sprintf("%q matches no %s", n.items[i].errText(), what)
 			if s := didYouMean(g, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", s)
 			}
@@ -1001,7 +1091,7 @@ func (l *loader) names(n *node, f, what string, exists func(string) bool, all []
 	}
 	for i, s := range items {
 		if !exists(s) {
-			msg := fmt.Sprintf("no %s named %q", what, s)
+			msg := fmt.Sprintf("no %s named %q", what, n.items[i].errText())
 			if d := didYouMean(s, all); d != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", d)
 			}

@@ -33,10 +33,10 @@ func TestLoadFull(t *testing.T) {
 	check("Hash length", len(s.Hash), 64)
 	check("Baseline", s.Baseline, Target{
 		Name: "baseline", Command: []string{"./bin/demo", "-addr", "127.0.0.1:{port}"},
-		Dir: abs, Health: "/healthz", StartupTimeout: 30 * time.Second,
+		Shown: "./bin/demo -addr 127.0.0.1:{port}", Dir: abs, Health: "/healthz", StartupTimeout: 30 * time.Second,
 	})
 	check("Candidate", s.Candidate, Target{
-		Name: "candidate", Image: "demo:pr-7", Port: 8080, Health: "/healthz", StartupTimeout: 45 * time.Second,
+		Name: "candidate", Image: "demo:pr-7", Shown: "demo:${TAG}", Port: 8080, Health: "/healthz", StartupTimeout: 45 * time.Second,
 	})
 	check("Pins", *s.Pins, Pins{CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"})
 	check("Load", s.Load, LoadSettings{
@@ -250,21 +250,113 @@ func TestLoadErrors(t *testing.T) {
 				"s.yml:5:25: targets.candidate.dir: only for a command target, not image"},
 		{"yaml syntax", edit("name: t\n", "name: [t\n"), "",
 			`s.yml:3:1: YAML syntax: ',' or ']' must be specified`},
+		{"url with credentials", edit(`"http://127.0.0.1:2"`, `"http://bench:hunter2@127.0.0.1:2"`), "",
+			`s.yml:5:20: targets.candidate.url: credentials in the URL are not allowed: they would show in reports (put them in load.defaults.headers, e.g. Authorization: "Bearer ${TOKEN}")`},
+		{"url with query and path", edit(`"http://127.0.0.1:2"`, `"http://127.0.0.1:2/api?v=1"`), "",
+			`s.yml:5:20: targets.candidate.url: "http://127.0.0.1:2/api?v=1" has a query or fragment (put query parameters in load.defaults.query or in each class's request)` + "\n" +
+				`s.yml:5:20: targets.candidate.url: "http://127.0.0.1:2/api?v=1" has a path: the load generator appends each request path to scheme://host:port (put the path prefix in each class's request path)`},
+		{"url with fragment", edit(`"http://127.0.0.1:2"`, `"http://127.0.0.1:2/#"`), "",
+			`s.yml:5:20: targets.candidate.url: "http://127.0.0.1:2/#" has a query or fragment (put query parameters in load.defaults.query or in each class's request)`},
+		{"url with credentials, not http", edit(`"http://127.0.0.1:2"`, `"ftp://bench:hunter2@127.0.0.1:2"`), "",
+			`s.yml:5:20: targets.candidate.url: credentials in the URL are not allowed: they would show in reports (put them in load.defaults.headers, e.g. Authorization: "Bearer ${TOKEN}")`},
+		{"unparsable url with credentials", edit(`"http://127.0.0.1:2"`, `"http://bench:hunter%zz@127.0.0.1:2"`), "",
+			`s.yml:5:20: targets.candidate.url: not an http or https URL (want e.g. http://127.0.0.1:9000)`},
+		{"url not http", edit(`"http://127.0.0.1:2"`, `"127.0.0.1:2"`), "",
+			`s.yml:5:20: targets.candidate.url: "127.0.0.1:2" is not an http or https URL (want e.g. http://127.0.0.1:9000)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := loadErr(t, tt.src, tt.profile, nil); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// loadErr loads src as s.yml in a fresh directory and returns the error
+// text with that directory left out.
+func loadErr(t *testing.T, src, profile string, env map[string]string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.yml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, profile, mapEnv(env))
+	var el *ErrorList
+	if !errors.As(err, &el) {
+		t.Fatalf("err = %v, want an *ErrorList", err)
+	}
+	return strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), "")
+}
+
+// TestLoadErrorsHideSecrets: an error quotes a value from ${VAR} as
+// written, since the expanded value may be a secret and errors reach CI
+// logs.
+func TestLoadErrorsHideSecrets(t *testing.T) {
+	env := map[string]string{"KEY": "s3cret", "PW": "s3cret"}
+	tests := []struct{ name, src, want string }{
+		{"url path from a variable", strings.Replace(minimal, `"http://127.0.0.1:2"`, `"http://127.0.0.1:2/${KEY}"`, 1),
+			`s.yml:5:20: targets.candidate.url: "http://127.0.0.1:2/${KEY}" has a path: the load generator appends each request path to scheme://host:port (put the path prefix in each class's request path)`},
+		{"url password from a variable", strings.Replace(minimal, `"http://127.0.0.1:2"`, `"http://bench:${PW}@127.0.0.1:2"`, 1),
+			`s.yml:5:20: targets.candidate.url: credentials in the URL are not allowed: they would show in reports (put them in load.defaults.headers, e.g. Authorization: "Bearer ${TOKEN}")`},
+		{"integer", minimal + "load: {repetitions: \"${KEY}\"}\n",
+			`s.yml:9:21: load.repetitions: want an integer, got string "${KEY}"`},
+		{"generated path with a secret query", strings.Replace(minimal, "request: GET /a", `request: 'GET {{var "p"}}'`, 1) +
+			"variants: {v: {p: x}}\nload: {defaults: {query: {key: \"${KEY}\"}}}\n",
+			`s.yml:8:14: classes[0].request: "x" does not start with / (variant v)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := loadErr(t, tt.src, "", env)
+			if got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+			if strings.Contains(got, "s3cret") {
+				t.Errorf("the error echoes the secret: %s", got)
+			}
+		})
+	}
+}
+
+// TestTargetShown: Shown is the target as written, so reports never carry
+// what ${VAR} expanded to.
+func TestTargetShown(t *testing.T) {
+	env := map[string]string{"KEY": "s3cret", "HOST": "10.0.0.9", "TAG": "pr-7"}
+	tests := []struct {
+		name, baseline string
+		want           Target
+	}{
+		{"command list", `{command: [./srv, "--key=${KEY}", "-addr=:{port}"]}`, Target{
+			Command: []string{"./srv", "--key=s3cret", "-addr=:{port}"},
+			Shown:   "./srv --key=${KEY} -addr=:{port}"}},
+		{"command line", `{command: "./srv   --key=${KEY} -addr=:{port}"}`, Target{
+			Command: []string{"./srv", "--key=s3cret", "-addr=:{port}"},
+			Shown:   "./srv --key=${KEY} -addr=:{port}"}},
+		{"command quoting", `{command: [./srv, "a b", "it's", 'say "hi"', "", "-addr=:{port}"]}`, Target{
+			Command: []string{"./srv", "a b", "it's", `say "hi"`, "", "-addr=:{port}"},
+			Shown:   `./srv 'a b' 'it'\''s' 'say "hi"' '' -addr=:{port}`}},
+		{"url", `{url: "http://${HOST}:9000/"}`, Target{
+			URL: "http://10.0.0.9:9000/", Shown: "http://${HOST}:9000/"}},
+		{"image", `{image: "demo:${TAG}", port: 80}`, Target{
+			Image: "demo:pr-7", Port: 80, Shown: "demo:${TAG}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.yml")
-			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+			src := strings.Replace(minimal, `{url: "http://127.0.0.1:1"}`, tt.baseline, 1)
+			if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Load(path, tt.profile, mapEnv(nil))
-			var el *ErrorList
-			if !errors.As(err, &el) {
-				t.Fatalf("err = %v, want an *ErrorList", err)
+			s, err := Load(path, "", mapEnv(env))
+			if err != nil {
+				t.Fatal(err)
 			}
-			got := strings.ReplaceAll(err.Error(), filepath.Dir(path)+string(filepath.Separator), "")
-			if got != tt.want {
-				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			got := s.Baseline
+			if !reflect.DeepEqual(got.Command, tt.want.Command) || got.URL != tt.want.URL ||
+				got.Image != tt.want.Image || got.Port != tt.want.Port || got.Shown != tt.want.Shown {
+				t.Errorf("got Command %q URL %q Image %q Port %d Shown %q\nwant Command %q URL %q Image %q Port %d Shown %q",
+					got.Command, got.URL, got.Image, got.Port, got.Shown,
+					tt.want.Command, tt.want.URL, tt.want.Image, tt.want.Port, tt.want.Shown)
 			}
 		})
 	}

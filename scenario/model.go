@@ -50,10 +50,15 @@ type Target struct {
 	Build   []string // optional argv run once before start, in Dir
 	Dir     string   // working directory of Build and Command (resolved)
 	Env     map[string]string
-	URL     string // an already-running service
+	// URL is an already-running service: scheme://host[:port] with an
+	// empty or "/" path, and no credentials, query or fragment, since the
+	// load generator appends each request's path and query to it.
+	URL string
 	// Shown is the command, url or image as written in the file, before
 	// ${VAR} expansion: what results and reports show, so a secret passed
-	// through the environment never reaches a PR comment.
+	// through the environment never reaches a PR comment. A command is
+	// its argv joined with spaces, an argument that is empty or holds
+	// whitespace or a quote single-quoted as a shell would read it.
 	Shown  string
 	Image  string // docker target (a later issue)
 	Port   int    // container port of an image target

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -17,9 +18,13 @@ type node struct {
 	// missing field can be reported where its parent was written.
 	keyLine, keyCol int
 
-	scalar   scalarKind
-	text     string // scalar value; strings unescaped and expanded
-	expanded bool   // text came out of a ${VAR} expansion
+	scalar scalarKind
+	text   string // scalar value; strings unescaped and expanded
+	// raw is the scalar as written: unescaped, before ${VAR} expansion.
+	// Target.Shown and error messages use it so that a secret passed in
+	// through the environment is never echoed.
+	raw      string
+	expanded bool // text came out of a ${VAR} expansion
 	// broken marks a value already reported (a failed ${VAR}): checks
 	// skip it rather than pile a second error on the same text.
 	broken bool
@@ -64,7 +69,26 @@ func (n *node) describe() string {
 	case scalarBool:
 		return "boolean " + n.text
 	}
-	return fmt.Sprintf("string %q", n.text)
+	return fmt.Sprintf("string %q", n.errText())
+}
+
+// errText is the text an error message may quote: the value as written
+// when it came out of a ${VAR} expansion, since the expanded value may be
+// a secret and errors end up in CI logs.
+func (n *node) errText() string {
+	if n.expanded {
+		return n.raw
+	}
+	return n.text
+}
+
+// errNum is how an error shows the number num parsed from n: as is, or
+// the quoted text as written when it came out of a ${VAR} expansion.
+func (n *node) errNum(num string) string {
+	if n.expanded {
+		return strconv.Quote(n.raw)
+	}
+	return num
 }
 
 // reportPos is where a problem with a missing child of n is reported.
@@ -113,11 +137,12 @@ func (c *converter) convert(an ast.Node, field string) *node {
 	case *ast.LiteralNode:
 		return c.str(a.Value.Value, line, col, field)
 	case *ast.IntegerNode:
-		return &node{kind: kindScalar, scalar: scalarInt, text: a.Token.Value, line: line, col: col}
+		return &node{kind: kindScalar, scalar: scalarInt, text: a.Token.Value, raw: a.Token.Value, line: line, col: col}
 	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return &node{kind: kindScalar, scalar: scalarFloat, text: an.GetToken().Value, line: line, col: col}
+		v := an.GetToken().Value
+		return &node{kind: kindScalar, scalar: scalarFloat, text: v, raw: v, line: line, col: col}
 	case *ast.BoolNode:
-		return &node{kind: kindScalar, scalar: scalarBool, text: a.Token.Value, line: line, col: col}
+		return &node{kind: kindScalar, scalar: scalarBool, text: a.Token.Value, raw: a.Token.Value, line: line, col: col}
 	case *ast.TagNode:
 		n := c.convert(a.Value, field)
 		switch a.Start.Value {
@@ -225,7 +250,7 @@ func (n *node) get(key string) *node {
 }
 
 func (c *converter) str(s string, line, col int, field string) *node {
-	n := &node{kind: kindScalar, scalar: scalarString, text: s, line: line, col: col}
+	n := &node{kind: kindScalar, scalar: scalarString, text: s, raw: s, line: line, col: col}
 	if strings.IndexByte(s, '$') < 0 {
 		return n
 	}

@@ -95,7 +95,14 @@ func (l *loader) compile() {
 			}
 			r := l.reqs[cl.Name]
 			if !strings.HasPrefix(req.Target, "/") {
-				l.errAt(r.path.line, r.path.col, r.path.field, "%q does not start with /%s", req.Target, where)
+				// The query may hold values from ${VAR} (load.defaults.query
+				// is where an API key goes), so only the path is quoted, and
+				// not even that when the path template was expanded.
+				shown, _, _ := strings.Cut(req.Target, "?")
+				if r.path.shown != r.path.src {
+					shown = r.path.shown
+				}
+				l.errAt(r.path.line, r.path.col, r.path.field, "%q does not start with /%s", shown, where)
 			}
 			for k, vs := range req.Header {
 				if strings.ContainsAny(vs[0], "\r\n") {

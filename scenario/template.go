@@ -34,6 +34,7 @@ type rawPiece struct {
 // tmplSrc is one template as written, with where it was written.
 type tmplSrc struct {
 	src       string
+	shown     string // src for error messages: as written, before ${VAR} expansion
 	field     string
 	line, col int
 	pieces    []rawPiece         // nil when tree is used
@@ -58,7 +59,10 @@ func cleanTmplErr(err error) string {
 }
 
 func (l *loader) template(src string, n *node, field string) *tmplSrc {
-	t := &tmplSrc{src: src, field: field, line: n.line, col: n.col}
+	t := &tmplSrc{src: src, shown: src, field: field, line: n.line, col: n.col}
+	if n.expanded {
+		t.shown = n.raw
+	}
 	if !strings.Contains(src, "{{") {
 		t.pieces = []rawPiece{{kind: pieceText, text: src}}
 		return t
