@@ -203,29 +203,20 @@ type worker struct {
 	errs                       [len(errKinds)]int64
 	statuses                   [1000]int64 // net/http only accepts 3-digit codes
 
-	// The request is reused while its context lives: a context per request
-	// would cost allocations and a timer each. The context is replaced only
-	// after the timeout fired or a request failed.
-	req     *http.Request
-	u       url.URL
-	cancel  context.CancelFunc
-	timer   *time.Timer
-	body    bodyReader
-	getBody func() (io.ReadCloser, error)
-	noHdr   http.Header
+	// A body-less request is reused while its context lives: a context per
+	// request would cost allocations and a timer each. The context is
+	// replaced only after the timeout fired, a request failed, or the
+	// request had a body (see prepare).
+	req    *http.Request
+	u      url.URL
+	cancel context.CancelFunc
+	timer  *time.Timer
+	noHdr  http.Header
 }
 
-type bodyReader struct{ bytes.Reader }
-
-func (*bodyReader) Close() error { return nil }
-
 func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
-	w.u = url.URL{Scheme: w.base.Scheme, Host: w.base.Host, User: w.base.User}
+	w.u = origin(w.base)
 	w.noHdr = http.Header{}
-	w.getBody = func() (io.ReadCloser, error) {
-		w.body.Seek(0, io.SeekStart)
-		return &w.body, nil
-	}
 	defer func() {
 		if w.timer != nil {
 			w.timer.Stop()
@@ -244,9 +235,19 @@ func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
 			w.fresh(ctx)
 		}
 		if !w.prepare(r) {
-			w.errs[kOther]++ // cannot happen for a validated scenario
+			// Cannot happen for a validated scenario. Counted like any
+			// failed request, so ErrorRate stays a share of Requests.
+			now := time.Now()
+			if !now.Before(windowEnd) {
+				return
+			}
+			if !now.Before(warmupEnd) {
+				w.requests++
+				w.errs[kOther]++
+			}
 			continue
 		}
+		hasBody := w.req.Body != nil
 
 		if w.timer == nil {
 			w.timer = time.AfterFunc(w.timeout, w.cancel)
@@ -262,9 +263,11 @@ func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
 		timedOut := !w.timer.Stop()
 		end := time.Now()
 
-		if timedOut || err != nil {
-			// The context is or will be cancelled, and a failed request
-			// may still be referenced by the transport's writer.
+		if timedOut || err != nil || hasBody {
+			// The context is or will be cancelled, and the transport's
+			// writer may still hold the request: after a failure, or
+			// when the server answered before reading the whole body,
+			// RoundTrip returns while the body is being written.
 			w.cancel()
 			w.req, w.timer = nil, nil
 		}
@@ -302,7 +305,7 @@ func (w *worker) fresh(ctx context.Context) {
 	w.req.Host = ""
 }
 
-// prepare points the reusable request at r.
+// prepare points the worker's request at r.
 func (w *worker) prepare(r *scenario.Request) bool {
 	path, query, hasQuery := strings.Cut(r.Target, "?")
 	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
@@ -328,11 +331,26 @@ func (w *worker) prepare(r *scenario.Request) bool {
 	}
 	if len(r.Body) == 0 {
 		w.req.Body, w.req.GetBody, w.req.ContentLength = nil, nil, 0
-	} else {
-		w.body.Reset(r.Body)
-		w.req.Body, w.req.GetBody, w.req.ContentLength = &w.body, w.getBody, int64(len(r.Body))
+		return true
 	}
+	// net/http may go on writing a body after RoundTrip returned (the
+	// server answered early), so this request gets bytes, reader and URL
+	// of its own, and run does not reuse it: the stream rewrites its
+	// buffer on the next Next, and prepare rewrites w.u.
+	body := bytes.Clone(r.Body)
+	u := w.u
+	w.req.URL = &u
+	w.req.Body = io.NopCloser(bytes.NewReader(body))
+	w.req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	w.req.ContentLength = int64(len(body))
 	return true
+}
+
+// origin is the scheme, userinfo and host of base. Every request, load
+// and health check alike, goes to origin plus its own target: any path of
+// the base URL is not part of it, and no slash is doubled.
+func origin(base *url.URL) url.URL {
+	return url.URL{Scheme: base.Scheme, Host: base.Host, User: base.User}
 }
 
 // do sends the request and drains the body so the connection is reused.

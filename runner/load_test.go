@@ -308,3 +308,108 @@ func BenchmarkGenerator(b *testing.B) {
 		})
 	}
 }
+
+// reusing hands out the same Request and body buffer on every call and
+// rewrites the buffer first, as scenario.Stream does with rendered bodies.
+type reusing struct {
+	n   int
+	req scenario.Request
+	buf []byte
+}
+
+func (s *reusing) Next() *scenario.Request {
+	if s.n == 0 {
+		return nil
+	}
+	s.n--
+	for i := range 4096 {
+		s.buf[i] = byte('a' + s.n%26)
+	}
+	s.req.Body = s.buf
+	return &s.req
+}
+
+// A server may answer before it has read a request's body; net/http then
+// goes on writing the body after RoundTrip returned. The generator must not
+// let the next request (or the source's next render) touch what that write
+// still reads. The race detector is the judge: run with -race.
+func TestGenerateBodyOutlivesResponse(t *testing.T) {
+	release := make(chan struct{})
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		// Answer at once and hold the connection without reading: the
+		// client's writer stays blocked on a full socket.
+		w.Header().Set("Content-Length", "2")
+		io.WriteString(w, "ok")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+
+	// Big enough that the body is still being written when the answer
+	// arrives (with the old reuse, -race reported this in every run).
+	const size = 1 << 20
+	source := func(int) Source {
+		return &reusing{n: 3, req: scenario.Request{Class: "post", Method: "POST", Target: "/upload"}, buf: make([]byte, size)}
+	}
+	r, err := Generate(t.Context(), Load{URL: srv.URL, Concurrency: 1, Duration: long, Source: source})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 3 || r.Statuses["200"] != 3 || r.ErrorCount() != 0 || served.Load() != 3 {
+		t.Errorf("served %d, rung %+v", served.Load(), r)
+	}
+}
+
+// A request that cannot be prepared is a failed request of the window, so
+// the error rate stays a share of Requests; during the warmup it is
+// discarded like any other.
+func TestGenerateUnpreparableRequest(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
+	defer srv.Close()
+	src := finite(6, get1("a", "%zz"), get1("a", "/ok"))
+
+	r, err := Generate(t.Context(), Load{URL: srv.URL, Concurrency: 2, Duration: long, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 12 || r.Errors[ErrOther] != 6 || len(r.Errors) != 1 || r.Statuses["200"] != 6 || served.Load() != 6 {
+		t.Errorf("served %d, rung %+v", served.Load(), r)
+	}
+	if r.ErrorRate() > 1 {
+		t.Errorf("error rate %v", r.ErrorRate())
+	}
+
+	r, err = Generate(t.Context(), Load{URL: srv.URL, Concurrency: 2, Warmup: long, Duration: time.Second, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 0 || r.Errors != nil {
+		t.Errorf("warmup failures counted: %+v", r)
+	}
+}
+
+// A base URL ending in "/" takes the request target as is, no slash doubled.
+func TestGenerateBaseWithSlash(t *testing.T) {
+	var mu sync.Mutex
+	var uris []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		uris = append(uris, r.RequestURI)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	post := scenario.Request{Class: "a", Method: "POST", Target: "/b", Body: []byte("x")}
+	r, err := Generate(t.Context(), Load{URL: srv.URL + "/", Concurrency: 1, Duration: long, Source: finite(2, get1("a", "/a?x=1"), post)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"/a?x=1", "/b"}; r.Requests != 2 || !slices.Equal(uris, want) {
+		t.Errorf("server saw %q, want %q", uris, want)
+	}
+}

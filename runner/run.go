@@ -1,14 +1,16 @@
 // Package runner measures a scenario: it builds and starts both targets,
 // then runs the interleaved schedule of DESIGN.md — rounds outside, cells
-// inside, the baseline/candidate order of each pair drawn from the seed —
-// putting closed-loop load on one target at a time. After every rung the
+// inside, the baseline/candidate order of each pair drawn from the seed in
+// the first round and alternating after it (see Order) — putting
+// closed-loop load on one target at a time. After every rung the
 // whole results file is rewritten, so whatever ends the run (success,
 // cancellation, a dead target) leaves every finished rung on disk, and the
 // targets' process groups are always gone when Run returns.
 //
 // The load generator is built to stay out of the measurement: per-worker
-// state and histograms, one reused request per worker, no locks, goroutines
-// or avoidable allocations per request, and monotonic time stamps.
+// state and histograms, one reused request per worker for requests without
+// a body, no locks, goroutines or avoidable allocations per request, and
+// monotonic time stamps.
 package runner
 
 import (
@@ -38,6 +40,9 @@ type Options struct {
 
 	// source replaces sc.Stream; only tests set it.
 	source func(cell baselines.Cell, round, worker int) Source
+	// beforeStop, when set, runs after a failed or cancelled run's status
+	// was written and before the targets are stopped; only tests set it.
+	beforeStop func()
 }
 
 // BudgetError refuses a run whose planned time exceeds the budget. Nothing
@@ -65,8 +70,14 @@ func PlanOf(sc *scenario.Scenario) baselines.Plan {
 		}
 	}
 	p.Rounds = sc.Load.Repetitions
-	p.Estimate = float64(p.Rounds*len(p.Cells)*2) * (sc.Load.Warmup + sc.Load.Duration).Seconds()
+	p.Estimate = estimate(sc, p).Seconds()
 	return p
+}
+
+// estimate is the planned time of p, for the budget, the plan line and
+// Plan.Estimate alike: every rung is warmup plus duration.
+func estimate(sc *scenario.Scenario, p baselines.Plan) time.Duration {
+	return time.Duration(p.Rounds*len(p.Cells)*2) * (sc.Load.Warmup + sc.Load.Duration)
 }
 
 // Run measures sc and returns the results, also written to
@@ -87,12 +98,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	}
 
 	plan := PlanOf(sc)
-	rung := sc.Load.Warmup + sc.Load.Duration
-	estimate := time.Duration(plan.Rounds*len(plan.Cells)*2) * rung
-	if opts.Budget > 0 && estimate > opts.Budget {
-		return nil, &BudgetError{Estimate: estimate, Budget: opts.Budget, Plan: plan}
+	planned := estimate(sc, plan)
+	if opts.Budget > 0 && planned > opts.Budget {
+		return nil, &BudgetError{Estimate: planned, Budget: opts.Budget, Plan: plan}
 	}
-	fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, rung, estimate)
+	fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, sc.Load.Warmup+sc.Load.Duration, planned)
 
 	res := &baselines.Results{
 		Version:  baselines.FormatVersion,
@@ -121,19 +131,36 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		res.Env.Baseline = s.base.Info(context.WithoutCancel(ctx), getenv)
 		res.Env.Candidate = s.cand.Info(context.WithoutCancel(ctx), getenv)
 	}
+	if err == nil {
+		s.stopTargets()
+		res.Status = "complete"
+		res.Env.End = time.Now()
+		if werr := baselines.Write(opts.OutDir, res); werr != nil {
+			return res, werr
+		}
+		return res, nil
+	}
+
+	// The outcome goes to disk before the targets are stopped: stopping
+	// may take the whole grace period, and a CI system that sent SIGTERM
+	// sends SIGKILL a few seconds later. End is rewritten once they are
+	// gone.
+	res.Status = "failed"
+	if ctx.Err() != nil && !isTargetError(err) {
+		res.Status = "cancelled"
+	}
+	res.Error = err.Error()
+	res.Env.End = time.Now()
+	werr := baselines.Write(opts.OutDir, res)
+	if opts.beforeStop != nil {
+		opts.beforeStop()
+	}
 	s.stopTargets()
 	res.Env.End = time.Now()
-	switch {
-	case err == nil:
-		res.Status = "complete"
-	case ctx.Err() != nil && !isTargetError(err):
-		res.Status = "cancelled"
-		res.Error = err.Error()
-	default:
-		res.Status = "failed"
-		res.Error = err.Error()
+	if werr == nil {
+		werr = baselines.Write(opts.OutDir, res)
 	}
-	if werr := baselines.Write(opts.OutDir, res); werr != nil {
+	if werr != nil {
 		return res, errors.Join(err, werr)
 	}
 	return res, err
@@ -260,14 +287,21 @@ func (s *schedule) rung(t *Target, cell baselines.Cell, round int) (baselines.Ru
 			return s.sc.Stream(c.Variant, c.Class, c.Concurrency, round, worker)
 		}
 	}
+	// Generate asks for every worker's source before it starts them, from
+	// its own goroutine, so sources needs no lock.
+	var sources []Source
 	r, err := Generate(ctx, Load{
 		URL:         t.URL(),
 		Concurrency: cell.Concurrency,
 		Warmup:      s.sc.Load.Warmup,
 		Duration:    s.sc.Load.Duration,
 		Timeout:     s.sc.Load.Timeout,
-		Source:      func(worker int) Source { return source(cell, round, worker) },
-		StatusOK:    s.sc.StatusOK,
+		Source: func(worker int) Source {
+			src := source(cell, round, worker)
+			sources = append(sources, src)
+			return src
+		},
+		StatusOK: s.sc.StatusOK,
 	})
 	if cerr := s.ctxErr(); cerr != nil {
 		return r, cerr
@@ -278,21 +312,37 @@ func (s *schedule) rung(t *Target, cell baselines.Cell, round int) (baselines.Ru
 	if err != nil {
 		return r, fmt.Errorf("%s %s: %w", cell, t.Name(), err)
 	}
+	// A template that failed at run time left part of its requests empty:
+	// the rung measured something other than the scenario, and so would
+	// every later one.
+	for _, src := range sources {
+		if e, ok := src.(interface{ Err() error }); ok {
+			if serr := e.Err(); serr != nil {
+				return r, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, t.Name(), cell.Class, serr)
+			}
+		}
+	}
 	return r, nil
 }
 
 // Order is the order of a cell's pair in a round, "AB" (baseline first) or
 // "BA": a pure function of the seed, the round and the cell's index in the
 // plan, so a rerun interleaves identically.
+//
+// The first round's order of each cell is drawn from the seed; later rounds
+// alternate (odd rounds take the other order). Independent draws per round
+// would give a cell the same order in every round often enough (a quarter
+// of the cells with three rounds) that an advantage of going first or
+// second would turn into a bias; alternating balances it within each cell.
 func Order(seed uint64, round, cell int) string {
-	x := seed ^ uint64(round)*0x9e3779b97f4a7c15 ^ uint64(cell)*0xc2b2ae3d27d4eb4f
+	x := seed ^ uint64(cell)*0xc2b2ae3d27d4eb4f
 	// splitmix64 finaliser: every input bit reaches the bit we read.
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 27
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
-	if x&1 == 0 {
+	if (x^uint64(round))&1 == 0 {
 		return "AB"
 	}
 	return "BA"

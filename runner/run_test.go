@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -433,24 +434,35 @@ func TestPlanOf(t *testing.T) {
 
 func TestOrder(t *testing.T) {
 	var got []string
-	for round := range 2 {
-		for cell := range 4 {
-			got = append(got, Order(424242, round, cell))
-		}
+	for cell := range 8 {
+		got = append(got, Order(424242, 0, cell))
 	}
 	// Pinned: a change here reorders every existing scenario's schedule.
-	want := []string{"AB", "AB", "BA", "AB", "BA", "BA", "BA", "AB"}
+	want := []string{"AB", "AB", "BA", "AB", "BA", "AB", "AB", "BA"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("orders %v, want %v", got, want)
+		t.Errorf("first-round orders %v, want %v", got, want)
 	}
-	n := map[string]int{}
-	for round := range 50 {
+	// Later rounds alternate, so every cell goes first and second equally
+	// often over an even number of rounds.
+	for _, seed := range []uint64{424242, 7} {
 		for cell := range 20 {
-			n[Order(7, round, cell)]++
+			for round := 1; round < 6; round++ {
+				if Order(seed, round, cell) == Order(seed, round-1, cell) {
+					t.Errorf("seed %d cell %d: rounds %d and %d both %s", seed, cell, round-1, round, Order(seed, round, cell))
+				}
+			}
 		}
 	}
-	if n["AB"]+n["BA"] != 1000 || n["AB"] < 400 || n["BA"] < 400 {
-		t.Errorf("orders not balanced: %v", n)
+	// The first round's orders are drawn: balanced over cells, and not
+	// the same for every seed.
+	n := map[string]int{}
+	differ := false
+	for cell := range 1000 {
+		n[Order(7, 0, cell)]++
+		differ = differ || Order(7, 0, cell) != Order(8, 0, cell)
+	}
+	if n["AB"] < 400 || n["BA"] < 400 || !differ {
+		t.Errorf("first-round orders not drawn: %v, seeds differ %v", n, differ)
 	}
 }
 
@@ -465,5 +477,88 @@ func TestFmtSeconds(t *testing.T) {
 		if got := fmtSeconds(c.s); got != c.want {
 			t.Errorf("fmtSeconds(%v) = %q, want %q", c.s, got, c.want)
 		}
+	}
+}
+
+// errSource is a request stream whose template failed at run time.
+type errSource struct {
+	fixed
+	err error
+}
+
+func (s *errSource) Err() error { return s.err }
+
+func urlTarget(t *testing.T, name string) scenario.Target {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(srv.Close)
+	return scenario.Target{Name: name, URL: srv.URL, Health: "/", StartupTimeout: 5 * time.Second}
+}
+
+// A stream that reports a failed template ends the run as failed, naming
+// the class and the template's error, without keeping the rung.
+func TestRunStreamError(t *testing.T) {
+	out := t.TempDir()
+	sc := testScenario(urlTarget(t, "baseline"), urlTarget(t, "candidate"))
+	tmplErr := errors.New(`template: body:1:2: executing "body" at <pick "x">: no data "x"`)
+	source := func(cell baselines.Cell, round, worker int) Source {
+		src := &errSource{fixed: fixed{reqs: []scenario.Request{get1("a", "/a")}, loop: true}}
+		if cell.Concurrency == 2 && worker == 1 {
+			src.err = tmplErr
+		}
+		return src
+	}
+	res, err := Run(t.Context(), sc, Options{OutDir: out, source: source})
+	if !errors.Is(err, tmplErr) || isTargetError(err) || !strings.Contains(err.Error(), `class "a"`) {
+		t.Fatalf("error %v (%T), want one naming the class and wrapping the template's error, no *TargetError", err, err)
+	}
+	// Cell c=1 was measured on both sides; the first c=2 rung is dropped.
+	if res.Status != "failed" || res.Error != err.Error() || len(res.Rungs) != 2 {
+		t.Errorf("status %q error %q, %d rungs", res.Status, res.Error, len(res.Rungs))
+	}
+	if disk := readResults(t, out); disk.Status != "failed" || disk.Error != res.Error || len(disk.Rungs) != 2 {
+		t.Errorf("results.json: status %q, %d rungs", disk.Status, len(disk.Rungs))
+	}
+}
+
+// The outcome of a cancelled run is on disk before the targets are
+// stopped, which can take the whole grace period; End is updated after.
+func TestRunWritesOutcomeBeforeStopping(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	progress := &syncBuffer{onWrite: func(s string) {
+		if strings.Contains(s, "(rung 1/") {
+			cancel()
+		}
+	}}
+	var before *baselines.Results
+	var running []error
+	hook := func() {
+		before = readResults(t, out)
+		for _, n := range []string{"baseline", "candidate"} {
+			for _, id := range pgidsFromLog(t, out, n) {
+				running = append(running, syscall.Kill(-id, 0))
+			}
+		}
+	}
+	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	res, err := Run(ctx, sc, Options{OutDir: out, Progress: progress, source: fixedSource, beforeStop: hook})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want one wrapping context.Canceled", err)
+	}
+	allGone(t, out, "baseline", "candidate")
+	if before == nil {
+		t.Fatal("the hook before stopping did not run")
+	}
+	if before.Status != "cancelled" || before.Error == "" || before.Env.End.IsZero() || len(before.Rungs) != 1 {
+		t.Errorf("on disk before stopping: status %q error %q end %v, %d rungs", before.Status, before.Error, before.Env.End, len(before.Rungs))
+	}
+	if len(running) != 2 || running[0] != nil || running[1] != nil {
+		t.Errorf("targets not running when the outcome was written: %v", running)
+	}
+	disk := readResults(t, out)
+	if disk.Status != "cancelled" || disk.Env.End.Before(before.Env.End) || !disk.Env.End.Equal(res.Env.End) {
+		t.Errorf("after stopping: status %q end %v (before stopping %v, returned %v)", disk.Status, disk.Env.End, before.Env.End, res.Env.End)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/scenario"
@@ -54,14 +55,18 @@ type TargetError struct {
 	Output []string
 }
 
+// Error is printed to the terminal and stored in results.json, and the
+// output lines (and even the error's text, such as a status line) come from
+// the PR's code: control characters are escaped, so no escape sequence can
+// rewrite the terminal or hide lines.
 func (e *TargetError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s target: %s: %v", e.Target, e.Phase, e.Err)
+	fmt.Fprintf(&b, "%s target: %s: %s", e.Target, e.Phase, sanitize(fmt.Sprint(e.Err)))
 	if len(e.Output) > 0 {
 		fmt.Fprintf(&b, "\nlast %d lines of its output:", len(e.Output))
 		for _, l := range e.Output {
 			b.WriteString("\n  | ")
-			b.WriteString(l)
+			b.WriteString(sanitize(l))
 		}
 	}
 	return b.String()
@@ -140,22 +145,96 @@ func (t *Target) Build(ctx context.Context) error {
 	}
 	tail := newLineTail(buildTailLines)
 	fmt.Fprintf(t.log, "# build: %s\n", commandLine(t.spec.Build))
+	fail := func(err error) error {
+		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("%s: %w", commandLine(t.spec.Build), err), Output: tail.Lines()}
+	}
+	// The output goes through a pipe of our own rather than one os/exec
+	// copies: Wait then returns when the build exits, not when the last
+	// process holding the pipe does, and its group can be killed first.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	defer pr.Close()
 	cmd := exec.CommandContext(ctx, t.spec.Build[0], t.spec.Build[1:]...)
 	cmd.Dir = t.spec.Dir
-	cmd.Stdout = io.MultiWriter(tail, t.log)
-	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = childEnv(os.Environ(), nil)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = childAttr()
 	// A build tool's helpers share its group: cancelling must not leave
-	// them running, nor leave Wait blocked on a pipe they hold.
+	// them running.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	if err := cmd.Run(); err != nil {
+	err = cmd.Start()
+	pw.Close() // the child has its copy; ours would keep the pipe open
+	if err != nil {
+		return fail(err)
+	}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(io.MultiWriter(tail, t.log), pr)
+		close(copied)
+	}()
+	err = cmd.Wait()
+	// Whatever the build left behind in its group (a daemon, a compiler
+	// server) would compete with the targets during measurement. A
+	// process that left the group (setsid) is out of reach.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	waitGroupGone(cmd.Process.Pid)
+	select {
+	case <-copied:
+	case <-time.After(time.Second):
+		// Only a process outside the group can still hold the pipe.
+		pr.Close()
+		<-copied
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("%s: %w", commandLine(t.spec.Build), err), Output: tail.Lines()}
+		return fail(err)
 	}
 	return nil
+}
+
+// childAttr puts a child in a process group of its own, so Stop and Build
+// can signal everything it starts, and kills it when benchgate dies.
+//
+// Pdeathsig is only a backstop for a SIGKILLed benchgate, which cannot
+// stop anything itself: it reaches the direct child only (not the rest of
+// its group), and Linux sends it when the thread that forked the child
+// exits, not the process. Go keeps its threads unless a goroutine exits
+// while locked to one, which the runner never does.
+func childAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// childEnv is environ without the secrets a CI runner holds, plus extra
+// (sorted, so the order is stable). Builds and targets run the PR's code,
+// which has no business with the token that can write to the repository.
+// What a service needs it gets through the scenario's env.
+func childEnv(environ []string, extra []string) []string {
+	env := make([]string, 0, len(environ)+len(extra))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if secretEnv[k] || strings.HasPrefix(k, "INPUT_") {
+			continue // INPUT_*: a GitHub action's inputs, the token among them
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+// secretEnv are the credentials GitHub Actions puts in a job's environment.
+var secretEnv = map[string]bool{
+	"GITHUB_TOKEN":                   true,
+	"GH_TOKEN":                       true,
+	"ACTIONS_RUNTIME_TOKEN":          true,
+	"ACTIONS_ID_TOKEN_REQUEST_TOKEN": true,
+	"ACTIONS_ID_TOKEN_REQUEST_URL":   true,
+	"ACTIONS_RUNTIME_URL":            true,
+	"ACTIONS_CACHE_URL":              true,
+	"ACTIONS_RESULTS_URL":            true,
 }
 
 // Start starts a command target on a free port and waits until it is
@@ -196,10 +275,11 @@ func (t *Target) startProcess() error {
 	for i, a := range t.spec.Command {
 		argv[i] = strings.ReplaceAll(a, "{port}", ps)
 	}
-	env := os.Environ()
+	var extra []string
 	for _, k := range slices.Sorted(maps.Keys(t.spec.Env)) {
-		env = append(env, k+"="+strings.ReplaceAll(t.spec.Env[k], "{port}", ps))
+		extra = append(extra, k+"="+strings.ReplaceAll(t.spec.Env[k], "{port}", ps))
 	}
+	env := childEnv(os.Environ(), extra)
 
 	t.tail = newLineTail(serviceTailLines)
 	fmt.Fprintf(t.log, "# start: %s\n", commandLine(argv))
@@ -208,7 +288,7 @@ func (t *Target) startProcess() error {
 	cmd.Env = env
 	cmd.Stdout = io.MultiWriter(t.tail, t.log)
 	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	// Once the group is killed its pipes close at once; the delay only
 	// guards against a grandchild that escaped the group with our pipe.
 	cmd.WaitDelay = time.Second
@@ -257,36 +337,25 @@ func (t *Target) waitHealthy(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return &TargetError{Target: t.spec.Name, Phase: PhaseHealth, Err: ctx.Err(), Output: t.output()}
-		case <-t.exitedChan():
+		case <-t.Done():
 		case <-tick.C:
 		}
 	}
 }
 
-// probe makes one health check. An empty Health means the service has no
-// health endpoint: accepting a TCP connection is all that can be asked.
+// probe makes one health check, a GET of the health path at the URL the
+// load goes to (see origin).
 func (t *Target) probe(ctx context.Context, client *http.Client) error {
-	if t.spec.Health == "" {
-		u, err := url.Parse(t.url)
-		if err != nil {
-			return err
-		}
-		host := u.Host
-		if u.Port() == "" {
-			port := "80"
-			if u.Scheme == "https" {
-				port = "443"
-			}
-			host = net.JoinHostPort(u.Hostname(), port)
-		}
-		d := net.Dialer{Timeout: healthAttempt}
-		c, err := d.DialContext(ctx, "tcp", host)
-		if err != nil {
-			return err
-		}
-		return c.Close()
+	base, err := url.Parse(t.url)
+	if err != nil {
+		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url+t.spec.Health, nil)
+	health := t.spec.Health
+	if health == "" {
+		health = "/" // the scenario's default; a Target built by hand may lack it
+	}
+	u := origin(base)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String()+health, nil)
 	if err != nil {
 		return err
 	}
@@ -302,18 +371,10 @@ func (t *Target) probe(ctx context.Context, client *http.Client) error {
 	return nil
 }
 
-// exitedChan is a channel that never fires for targets without a process,
-// so selects need no special case.
-func (t *Target) exitedChan() <-chan struct{} {
-	if t.exited == nil {
-		return nil
-	}
-	return t.exited
-}
-
 // Done is closed when a command target's process has exited for any
-// reason; it is nil (never ready) for targets without a process.
-func (t *Target) Done() <-chan struct{} { return t.exitedChan() }
+// reason. It is nil for targets without a process, a channel that never
+// fires, so selects need no special case.
+func (t *Target) Done() <-chan struct{} { return t.exited }
 
 // Died returns a *TargetError when the target's process exited while it
 // should have been serving, and nil otherwise.
@@ -366,12 +427,16 @@ func (t *Target) Stop() error {
 // from git in the target's directory when that works.
 func (t *Target) Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
 	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: t.Kind(), URL: t.url}
-	switch ti.Kind {
-	case "command":
+	switch {
+	case t.spec.Shown != "":
+		// As written, before ${VAR} expansion: results and reports end up
+		// in PR comments, and a secret may have been expanded into argv.
+		ti.Spec = t.spec.Shown
+	case ti.Kind == "command":
 		ti.Spec = commandLine(t.spec.Command)
-	case "url":
+	case ti.Kind == "url":
 		ti.Spec = t.spec.URL
-	case "image":
+	case ti.Kind == "image":
 		ti.Spec = t.spec.Image
 	}
 	if c := getenv("BENCHGATE_" + strings.ToUpper(t.spec.Name) + "_COMMIT"); c != "" {
@@ -483,8 +548,10 @@ func (w *lineTail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// push keeps l escaped (see sanitize): the lines are shown on terminals and
+// stored in results.json.
 func (w *lineTail) push(l string) {
-	l = strings.TrimRight(l, "\r")
+	l = sanitize(strings.TrimRight(l, "\r"))
 	if len(w.lines) == w.n {
 		copy(w.lines, w.lines[1:])
 		w.lines = w.lines[:w.n-1]
@@ -498,10 +565,45 @@ func (w *lineTail) Lines() []string {
 	defer w.mu.Unlock()
 	out := slices.Clone(w.lines)
 	if len(w.partial) > 0 {
-		out = append(out, string(w.partial))
+		out = append(out, sanitize(string(w.partial)))
 		if len(out) > w.n {
 			out = out[1:]
 		}
 	}
 	return out
+}
+
+// sanitize replaces what a terminal could act on with a visible escape:
+// C0 controls but tab, DEL and C1 controls as \x1b or \u009b, and bytes
+// that are not UTF-8 (a lone 0x9b is CSI to some terminals) as \x9b. Text
+// that needs none is returned as is, without allocating.
+func sanitize(s string) string {
+	clean := true
+	for _, r := range s {
+		if r != '\t' && (r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\t':
+			b.WriteByte('\t')
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -10,8 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +65,9 @@ func TestTargetStartStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := tg.pgid
+	if a := tg.cmd.SysProcAttr; a == nil || !a.Setpgid || a.Pdeathsig != syscall.SIGKILL {
+		t.Errorf("SysProcAttr %+v, want a group of its own and SIGKILL on our death", a)
+	}
 	code, body, err := get(t, tg.URL()+"/x")
 	if err != nil || code != 200 || body != "hello" {
 		t.Errorf("GET /x: %d %q %v", code, body, err)
@@ -201,18 +208,34 @@ func TestTargetBuildThenRelativeCommand(t *testing.T) {
 }
 
 func TestTargetURL(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.RequestURI)
+		mu.Unlock()
 		if r.URL.Path == "/down" {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 	}))
 	defer srv.Close()
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		p := slices.Clone(paths)
+		paths = nil
+		return p
+	}
 
+	// A base URL ending in "/" is joined as the load generator joins it.
 	tg := NewTarget(scenario.Target{Name: "baseline", URL: srv.URL + "/", Health: "/up"}, t.TempDir())
 	if err := tg.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	tg.Stop()
+	if got := seen(); !slices.Equal(got, []string{"/up"}) {
+		t.Errorf("health requests %q, want [/up]", got)
+	}
 	info := tg.Info(t.Context(), func(k string) string {
 		return map[string]string{"BENCHGATE_BASELINE_COMMIT": "abc123"}[k]
 	})
@@ -220,9 +243,14 @@ func TestTargetURL(t *testing.T) {
 		t.Errorf("Info = %+v", info)
 	}
 
-	tcp := NewTarget(scenario.Target{Name: "baseline", URL: srv.URL}, t.TempDir())
-	if err := tcp.Start(t.Context()); err != nil {
-		t.Errorf("TCP-only health: %v", err)
+	// A Target built without a health path checks "/", the scenario's
+	// default.
+	bare := NewTarget(scenario.Target{Name: "baseline", URL: srv.URL}, t.TempDir())
+	if err := bare.Start(t.Context()); err != nil {
+		t.Errorf("default health: %v", err)
+	}
+	if got := seen(); !slices.Equal(got, []string{"/"}) {
+		t.Errorf("health requests %q, want [/]", got)
 	}
 
 	down := NewTarget(scenario.Target{Name: "candidate", URL: srv.URL, Health: "/down", StartupTimeout: 200 * time.Millisecond}, t.TempDir())
@@ -275,6 +303,140 @@ func TestTargetCommitFromGit(t *testing.T) {
 	}
 	if got := tg.Info(t.Context(), env).Commit; got != "from-env" {
 		t.Errorf("commit %q, want the environment's", got)
+	}
+}
+
+// Results and reports show the target as written, not as expanded.
+func TestTargetInfoShown(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, spec := range []scenario.Target{
+		{Name: "candidate", Command: []string{"svc", "--token", "s3cret"}, Shown: "svc --token ${TOKEN}"},
+		{Name: "candidate", URL: "http://s3cret.internal:8080", Shown: "http://${HOST}:8080"},
+		{Name: "candidate", Image: "registry/s3cret:pr", Shown: "registry/${IMAGE}:pr"},
+	} {
+		if got := NewTarget(spec, t.TempDir()).Info(t.Context(), none).Spec; got != spec.Shown {
+			t.Errorf("Spec %q, want %q", got, spec.Shown)
+		}
+	}
+	// Until the scenario fills Shown in, the spec is rendered as before.
+	old := scenario.Target{Name: "candidate", Command: []string{"svc", "-a", "b c"}}
+	if got := NewTarget(old, t.TempDir()).Info(t.Context(), none).Spec; got != "svc -a 'b c'" {
+		t.Errorf("Spec without Shown %q", got)
+	}
+}
+
+// Builds and services run the PR's code: the CI runner's credentials must
+// not reach them, while the scenario's env still does.
+func TestTargetEnvironmentWithoutSecrets(t *testing.T) {
+	secrets := []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+		"ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_RUNTIME_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL",
+		"INPUT_GITHUB-TOKEN", "INPUT_BUDGET"}
+	for _, k := range secrets {
+		t.Setenv(k, "secret-value")
+	}
+	t.Setenv("BENCHGATE_TEST_KEPT", "kept")
+	out := t.TempDir()
+	spec := serverSpec("candidate", "-print-env")
+	spec.Env["GH_TOKEN"] = "given-by-the-scenario"
+	spec.Build = []string{"env"}
+	tg := NewTarget(spec, out)
+	defer tg.Stop()
+	if err := tg.Build(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tg.Stop()
+	b, err := os.ReadFile(filepath.Join(out, "candidate.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	build, service, ok := strings.Cut(log, "# start:")
+	if !ok {
+		t.Fatalf("log:\n%s", log)
+	}
+	if strings.Contains(log, "secret-value") {
+		t.Errorf("a secret reached the build or the service:\n%s", log)
+	}
+	if !strings.Contains(build, "\nBENCHGATE_TEST_KEPT=kept\n") {
+		t.Errorf("build environment:\n%s", build)
+	}
+	for _, want := range []string{"env BENCHGATE_TEST_KEPT=kept\n", "env GH_TOKEN=given-by-the-scenario\n", "env TESTSERVER_PORT="} {
+		if !strings.Contains(service, want) {
+			t.Errorf("service environment lacks %q:\n%s", want, service)
+		}
+	}
+}
+
+// What a build leaves running in its group (here a background process
+// that even holds the output pipe) is killed when the build returns,
+// whether it succeeded or failed.
+func TestTargetBuildLeavesNothingRunning(t *testing.T) {
+	daemonPid := regexp.MustCompile(`(?m)^daemon (\d+)$`)
+	for _, tc := range []struct {
+		script string
+		fails  bool
+	}{
+		{"sleep 600 & echo daemon $!", false},
+		{"sleep 600 & echo daemon $!; exit 3", true},
+	} {
+		out := t.TempDir()
+		spec := serverSpec("baseline")
+		spec.Build = []string{"sh", "-c", tc.script}
+		tg := NewTarget(spec, out)
+		err := tg.Build(t.Context())
+		tg.Stop()
+		if tc.fails {
+			asTargetError(t, err, PhaseBuild)
+		} else if err != nil {
+			t.Errorf("%s: %v", tc.script, err)
+		}
+		log, _ := os.ReadFile(filepath.Join(out, "baseline.log"))
+		m := daemonPid.FindSubmatch(log)
+		if m == nil {
+			t.Fatalf("%s: no pid in the log:\n%s", tc.script, log)
+		}
+		pid, _ := strconv.Atoi(string(m[1]))
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("%s: process %d left running (kill -0: %v)", tc.script, pid, err)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain\ttext, héllo ✓", "plain\ttext, héllo ✓"},
+		{"\x1b[2J\x1b[Hgone", `\x1b[2J\x1b[Hgone`},
+		{"a\rb\nc\x00", `a\x0db\x0ac\x00`},
+		{"del\x7f", `del\x7f`},
+		{"c1 \u009b31m", `c1 \u009b31m`},
+		{"bad \x9b31m", `bad \x9b31m`},
+		{"\ufffd stays", "\ufffd stays"},
+	} {
+		if got := sanitize(c.in); got != c.want {
+			t.Errorf("sanitize(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if got := sanitize(c.want); got != c.want {
+			t.Errorf("sanitize is not idempotent on %q: %q", c.want, got)
+		}
+	}
+}
+
+// Output of PR code is shown on terminals: escape sequences arrive as text.
+func TestTargetErrorEscapesControls(t *testing.T) {
+	w := newLineTail(5)
+	io.WriteString(w, "\x1b]0;title\x07ok\r\n\x1b[1A\x1b[2Kall tests passed")
+	if got, want := w.Lines(), []string{`\x1b]0;title\x07ok`, `\x1b[1A\x1b[2Kall tests passed`}; !slices.Equal(got, want) {
+		t.Errorf("Lines = %q, want %q", got, want)
+	}
+	e := &TargetError{Target: "candidate", Phase: PhaseDied, Err: errors.New("GET /healthz: 500 \x1b[31mred"),
+		Output: []string{"raw \x1b[2J line"}}
+	msg := e.Error()
+	if strings.ContainsAny(msg, "\x1b\x07\r") || !strings.Contains(msg, `500 \x1b[31mred`) || !strings.Contains(msg, `| raw \x1b[2J line`) {
+		t.Errorf("message %q", msg)
 	}
 }
 

@@ -22,7 +22,14 @@ func main() {
 	spawn := flag.Bool("spawn", false, "start a child that sleeps in the same process group")
 	sleep := flag.Bool("sleep", false, "only sleep (the spawned child)")
 	exitNow := flag.Bool("exit-now", false, "print some lines and exit with status 1 before listening")
+	printEnv := flag.Bool("print-env", false, "print the environment, a line \"env NAME=value\" each")
 	flag.Parse()
+
+	if *printEnv {
+		for _, kv := range os.Environ() {
+			fmt.Printf("env %s\n", kv)
+		}
+	}
 
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
