@@ -86,10 +86,23 @@ type Environment struct {
 	Arch        string     `json:"arch"`
 	GoVersion   string     `json:"go_version"`
 	ToolVersion string     `json:"tool_version"`
-	Pins        string     `json:"pins,omitempty"` // as declared; "" when none
-	PinsApplied bool       `json:"pins_applied"`
+	// Pins describes each pin set: what was declared and what took effect.
+	Pins []PinInfo `json:"pins,omitempty"`
 	Start       time.Time  `json:"start"`
 	End         time.Time  `json:"end,omitzero"`
+}
+
+// PinInfo is one pin set of a run.
+type PinInfo struct {
+	Name          string `json:"name"`
+	CPUs          string `json:"cpus,omitempty"`
+	Memory        string `json:"memory,omitempty"`
+	GeneratorCPUs string `json:"generator_cpus,omitempty"`
+	// Applied lists the pins that took effect ("baseline cpuset 1-3 (docker)");
+	// NotApplied those that could not, each with its reason. A report lists
+	// the latter under threats to validity.
+	Applied    []string `json:"applied,omitempty"`
+	NotApplied []string `json:"not_applied,omitempty"`
 }
 
 // TargetInfo identifies one side of the comparison.
@@ -106,15 +119,19 @@ type TargetInfo struct {
 
 // Plan is the grid of a run.
 type Plan struct {
-	Cells  []Cell `json:"cells"`
+	// PinSets names the pin sets in schedule order; empty without pins.
+	PinSets []string `json:"pin_sets,omitempty"`
+	Cells   []Cell   `json:"cells"`
 	Rounds int    `json:"rounds"`
 	// Estimate is the planned wall time in seconds, start-up excluded.
 	Estimate float64 `json:"estimate_s"`
 }
 
-// Cell is one point of the grid: a class at a concurrency in a variant.
-// Variant is "" when the scenario has no variants.
+// Cell is one point of the grid: a class at a concurrency in a variant,
+// under a pin set. Variant is "" when the scenario has no variants, Pins ""
+// when it has no pins.
 type Cell struct {
+	Pins        string `json:"pins,omitempty"`
 	Variant     string `json:"variant"`
 	Class       string `json:"class"`
 	Concurrency int    `json:"concurrency"`
@@ -125,6 +142,9 @@ func (c Cell) String() string {
 	s := fmt.Sprintf("%s c=%d", c.Class, c.Concurrency)
 	if c.Variant != "" {
 		s = c.Variant + "/" + s
+	}
+	if c.Pins != "" {
+		s = "[" + c.Pins + "] " + s
 	}
 	return s
 }
@@ -157,9 +177,43 @@ type Rung struct {
 	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
+	// Resources the target used during the measured window, and the
+	// generator's own CPU. ResourceSource says how they were read
+	// ("cgroup", "proc", "docker"); "" means not measured, and then the
+	// figures are zero and mean nothing.
+	ResourceSource string  `json:"resource_source,omitempty"`
+	CPUSeconds     float64 `json:"cpu_s,omitempty"`
+	MemMean        int64   `json:"mem_mean_bytes,omitempty"`
+	MemPeak        int64   `json:"mem_peak_bytes,omitempty"`
+	GenCPUSeconds  float64 `json:"generator_cpu_s,omitempty"`
 	// Histogram is the HdrHistogram of latencies in microseconds, in the
 	// standard compressed base64 encoding (hdrhistogram-go Encode V2).
 	Histogram string `json:"histogram,omitempty"`
+}
+
+// Answered counts the responses of a rung: every status code seen.
+func (r Rung) Answered() int64 {
+	var n int64
+	for _, c := range r.Statuses {
+		n += c
+	}
+	return n
+}
+
+// Cores is the target's CPU use in cores over the measured window.
+func (r Rung) Cores() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return r.CPUSeconds / r.Duration
+}
+
+// CPUPerRequest is the target's CPU seconds per answered request.
+func (r Rung) CPUPerRequest() float64 {
+	if n := r.Answered(); n > 0 {
+		return r.CPUSeconds / float64(n)
+	}
+	return 0
 }
 
 // ErrorCount is the sum of Errors.

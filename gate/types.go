@@ -17,10 +17,13 @@ const (
 	P95       Metric = "p95"        //
 	P99       Metric = "p99"        //
 	ErrorRate Metric = "error_rate" // errors / requests of a rung
+	CPUPerReq Metric = "cpu_per_req" // target CPU seconds per answered request
+	MemMean   Metric = "mem_mean"    // target memory, bytes, mean over the rung
+	MemPeak   Metric = "mem_peak"    // target memory, bytes, peak of the rung
 )
 
 // AllMetrics lists the metrics in the order reports show them.
-var AllMetrics = []Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate}
+var AllMetrics = []Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate, CPUPerReq, MemMean, MemPeak}
 
 // HigherIsBetter says in which direction a metric improves.
 func (m Metric) HigherIsBetter() bool { return m == RPS }
@@ -80,6 +83,7 @@ type Decision struct {
 
 // CellKey names a cell of the grid.
 type CellKey struct {
+	Pins        string `json:"pins,omitempty"`
 	Variant     string `json:"variant"`
 	Class       string `json:"class"`
 	Concurrency int    `json:"concurrency"`

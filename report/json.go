@@ -111,8 +111,7 @@ type (
 		Arch        string     `json:"arch"`
 		GoVersion   string     `json:"go_version"`
 		ToolVersion string     `json:"tool_version"`
-		Pins        string     `json:"pins"`
-		PinsApplied bool       `json:"pins_applied"`
+		Pins        []baselines.PinInfo `json:"pins"`
 		Start       *time.Time `json:"start"`
 		End         *time.Time `json:"end"`
 		DurationS   float64    `json:"duration_s"`
@@ -164,7 +163,6 @@ func buildJSON(m *model) jsonDoc {
 			GoVersion:   r.Env.GoVersion,
 			ToolVersion: r.Env.ToolVersion,
 			Pins:        r.Env.Pins,
-			PinsApplied: r.Env.PinsApplied,
 			Start:       timeOrNil(r.Env.Start),
 			End:         timeOrNil(r.Env.End),
 		},
@@ -215,7 +213,9 @@ func buildJSON(m *model) jsonDoc {
 	return doc
 }
 
-func jsonKeyOf(k gate.CellKey) jsonKey { return jsonKey(k) }
+func jsonKeyOf(k gate.CellKey) jsonKey {
+	return jsonKey{Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}
+}
 
 func jsonSummaryOf(s gate.Summary) jsonSummary {
 	return jsonSummary{N: s.N, Mean: s.Mean, HalfWidth: s.HalfWidth, SD: s.SD}

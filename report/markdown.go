@@ -419,12 +419,14 @@ func (m *model) threats() []string {
 	}
 	out = append(out, "Single runner, "+window+": nothing here speaks for other machines, "+
 		"and drift of this host during the window is only partly cancelled by interleaving.")
-	switch {
-	case env.Pins == "":
+	if len(env.Pins) == 0 {
 		out = append(out, "No resource pins: both targets could use every CPU of the host, "+
 			"so background activity reaches them unevenly.")
-	case !env.PinsApplied:
-		out = append(out, "Resource pins were declared ("+md(env.Pins)+") but not applied: both targets ran unpinned.")
+	}
+	for _, p := range env.Pins {
+		for _, n := range p.NotApplied {
+			out = append(out, "Pin not applied in pin set "+md(p.Name)+": "+md(n)+".")
+		}
 	}
 	out = append(out, "The load generator runs on the same host as the targets and competes with them for CPU; "+
 		"a saturated generator slows both sides alike and pushes verdicts towards a tie.")
@@ -543,13 +545,20 @@ func targetText(t baselines.TargetInfo) string {
 }
 
 func pinsText(env baselines.Environment) string {
-	switch {
-	case env.Pins == "":
+	if len(env.Pins) == 0 {
 		return "none"
-	case env.PinsApplied:
-		return md(env.Pins) + " (applied)"
 	}
-	return md(env.Pins) + " (declared, not applied)"
+	var sets []string
+	for _, p := range env.Pins {
+		s := md(p.Name)
+		if len(p.NotApplied) > 0 {
+			s += " (" + plural(len(p.NotApplied), "pin", "pins") + " not applied)"
+		} else {
+			s += " (applied)"
+		}
+		sets = append(sets, s)
+	}
+	return strings.Join(sets, "; ")
 }
 
 func orDash(s string) string {

@@ -407,21 +407,11 @@ func environment(sc *scenario.Scenario, toolVersion string) baselines.Environmen
 		Start:       time.Now(),
 	}
 	env.Host, _ = os.Hostname()
-	if p := sc.Pins; p != nil {
-		var parts []string
-		if p.CPUs != "" {
-			parts = append(parts, "cpus="+p.CPUs)
-		}
-		if p.MemoryText != "" {
-			parts = append(parts, "memory="+p.MemoryText)
-		} else if p.Memory > 0 {
-			parts = append(parts, "memory="+strconv.FormatInt(p.Memory, 10))
-		}
-		if p.GeneratorCPUs != "" {
-			parts = append(parts, "generator_cpus="+p.GeneratorCPUs)
-		}
-		env.Pins = strings.Join(parts, " ")
-		env.PinsApplied = false // pins are applied in a later version
+	for _, p := range sc.PinSets {
+		env.Pins = append(env.Pins, baselines.PinInfo{
+			Name: p.Name, CPUs: p.CPUs, Memory: p.MemoryText, GeneratorCPUs: p.GeneratorCPUs,
+			NotApplied: []string{"pins are not applied yet"},
+		})
 	}
 	return env
 }

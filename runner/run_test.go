@@ -28,7 +28,7 @@ func testScenario(base, cand scenario.Target) *scenario.Scenario {
 	return &scenario.Scenario{
 		File: "benchgate.yml", Hash: "0123", Source: "version: 1\n", Profile: "pr", Name: "t", Seed: 424242,
 		Baseline: base, Candidate: cand,
-		Pins: &scenario.Pins{CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"},
+		PinSets: []scenario.Pins{{Name: "cpus=1-3 memory=2GiB", CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"}},
 		Load: scenario.LoadSettings{
 			Concurrency: []int{1, 2}, Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
 			Repetitions: 2, Timeout: 5 * time.Second,
@@ -158,7 +158,7 @@ func TestRunComplete(t *testing.T) {
 	if e.Baseline.Kind != "command" || e.Baseline.URL == "" || e.Candidate.Commit != "c0ffee" ||
 		e.CPUs != runtime.NumCPU() || e.OS != runtime.GOOS || e.Arch != runtime.GOARCH ||
 		e.GoVersion != runtime.Version() || e.Kernel == "" || e.ToolVersion != "v0.1.0" ||
-		e.Pins != "cpus=1-3 memory=2GiB generator_cpus=0" || e.PinsApplied {
+		len(e.Pins) != 1 || e.Pins[0].CPUs != "1-3" || len(e.Pins[0].NotApplied) == 0 {
 		t.Errorf("environment %+v", e)
 	}
 	s := res.Scenario

@@ -38,7 +38,7 @@ const (
 )
 
 // Metrics are the metric names a fail_on rule may name.
-var Metrics = []string{"rps", "mean", "p50", "p90", "p95", "p99", "error_rate"}
+var Metrics = []string{"rps", "mean", "p50", "p90", "p95", "p99", "error_rate", "cpu_per_req", "mem_mean", "mem_peak"}
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
@@ -386,7 +386,7 @@ func (l *loader) pins(n *node) {
 			}
 		}
 	}
-	l.s.Pins = p
+	l.s.PinSets = []Pins{*p}
 }
 
 func (l *loader) cpuset(n *node, field string) (string, bool) {

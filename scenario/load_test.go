@@ -38,7 +38,7 @@ func TestLoadFull(t *testing.T) {
 	check("Candidate", s.Candidate, Target{
 		Name: "candidate", Image: "demo:pr-7", Shown: "demo:${TAG}", Port: 8080, Health: "/healthz", StartupTimeout: 45 * time.Second,
 	})
-	check("Pins", *s.Pins, Pins{CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"})
+	check("Pins", s.PinSets, []Pins{{CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"}})
 	check("Load", s.Load, LoadSettings{
 		Concurrency: []int{1, 4, 8}, Duration: 10 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 5, Timeout: 30 * time.Second,
@@ -147,8 +147,8 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Seed != 1 || s.Pins != nil {
-		t.Errorf("Seed %d, Pins %v", s.Seed, s.Pins)
+	if s.Seed != 1 || s.PinSets != nil {
+		t.Errorf("Seed %d, Pins %v", s.Seed, s.PinSets)
 	}
 	wantLoad := LoadSettings{
 		Concurrency: []int{1}, Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 3,

@@ -21,8 +21,9 @@ type Scenario struct {
 	Baseline  Target
 	Candidate Target
 
-	// Pins is accepted and validated now; applied in a later issue.
-	Pins *Pins
+	// PinSets are the resource pin sets, an outer dimension of the grid:
+	// both targets are restarted for each. Empty when the file has no pins.
+	PinSets []Pins
 
 	Load LoadSettings
 	// Data lists by name, files already read (one item per non-empty line).
@@ -69,6 +70,9 @@ type Target struct {
 
 // Pins are resource pins, identical for both targets.
 type Pins struct {
+	// Name labels the pin set in the grid and the report: the file's
+	// name: field, else a description such as "cpus=1-3 memory=2GiB".
+	Name string
 	CPUs          string // cpuset, e.g. "1-3"
 	Memory        int64  // bytes; 0 when unset
 	MemoryText    string // as written, e.g. "2GiB"
