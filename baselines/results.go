@@ -87,9 +87,9 @@ type Environment struct {
 	GoVersion   string     `json:"go_version"`
 	ToolVersion string     `json:"tool_version"`
 	// Pins describes each pin set: what was declared and what took effect.
-	Pins []PinInfo `json:"pins,omitempty"`
-	Start       time.Time  `json:"start"`
-	End         time.Time  `json:"end,omitzero"`
+	Pins  []PinInfo `json:"pins,omitempty"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end,omitzero"`
 }
 
 // PinInfo is one pin set of a run.
@@ -122,7 +122,7 @@ type Plan struct {
 	// PinSets names the pin sets in schedule order; empty without pins.
 	PinSets []string `json:"pin_sets,omitempty"`
 	Cells   []Cell   `json:"cells"`
-	Rounds int    `json:"rounds"`
+	Rounds  int      `json:"rounds"`
 	// Estimate is the planned wall time in seconds, start-up excluded.
 	Estimate float64 `json:"estimate_s"`
 }
@@ -233,21 +233,45 @@ func (r Rung) ErrorRate() float64 {
 	return float64(r.ErrorCount()) / float64(r.Requests)
 }
 
-// CompleteRounds returns how many rounds ran every cell on both targets.
-// A cancelled run is decided on these only.
+// CompleteRounds returns how many rounds ran every cell on both targets,
+// in every pin set: the least of CompleteRoundsOf over the pin sets. A
+// report says it decided on these.
 func (r *Results) CompleteRounds() int {
+	sets := r.Plan.PinSets
+	if len(sets) == 0 {
+		sets = []string{""}
+	}
+	n := -1
+	for _, p := range sets {
+		if c := r.CompleteRoundsOf(p); n < 0 || c < n {
+			n = c
+		}
+	}
+	return n
+}
+
+// CompleteRoundsOf returns how many rounds ran every cell of the pin set
+// (named as in Cell.Pins) on both targets. Pin sets run one after the
+// other, so a run cancelled in its second pin set has complete rounds of
+// the first: a cell is decided on the complete rounds of its own pin set.
+func (r *Results) CompleteRoundsOf(pins string) int {
+	want := 0
+	for _, c := range r.Plan.Cells {
+		if c.Pins == pins {
+			want += 2
+		}
+	}
 	per := map[int]int{}
 	for _, g := range r.Rungs {
-		per[g.Round]++
-	}
-	want := 2 * len(r.Plan.Cells)
-	n := 0
-	for round := 0; ; round++ {
-		if want == 0 || per[round] != want {
-			return n
+		if g.Pins == pins {
+			per[g.Round]++
 		}
+	}
+	n := 0
+	for want > 0 && per[n] == want {
 		n++
 	}
+	return n
 }
 
 // Write stores r as dir/results.json atomically: a reader never sees a

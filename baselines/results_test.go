@@ -99,3 +99,27 @@ func TestReadRefuses(t *testing.T) {
 		t.Errorf("want the version named, got %v", err)
 	}
 }
+
+func TestCompleteRoundsPerPinSet(t *testing.T) {
+	p := Plan{PinSets: []string{"cpus=0", "cpus=0-1"}, Rounds: 2, Cells: []Cell{
+		{Pins: "cpus=0", Class: "Q", Concurrency: 1}, {Pins: "cpus=0-1", Class: "Q", Concurrency: 1},
+	}}
+	r := &Results{Plan: p}
+	// The first pin set ran both rounds, the second only half of round 0.
+	for round := range 2 {
+		r.Rungs = append(r.Rungs, rung(p.Cells[0], round, "baseline"), rung(p.Cells[0], round, "candidate"))
+	}
+	r.Rungs = append(r.Rungs, rung(p.Cells[1], 0, "candidate"))
+	if got := r.CompleteRoundsOf("cpus=0"); got != 2 {
+		t.Errorf("CompleteRoundsOf(cpus=0) = %d, want 2", got)
+	}
+	if got := r.CompleteRoundsOf("cpus=0-1"); got != 0 {
+		t.Errorf("CompleteRoundsOf(cpus=0-1) = %d, want 0", got)
+	}
+	if got := r.CompleteRounds(); got != 0 {
+		t.Errorf("CompleteRounds() = %d, want the least, 0", got)
+	}
+	if got := r.CompleteRoundsOf("no such set"); got != 0 {
+		t.Errorf("an unknown pin set has %d complete rounds, want 0", got)
+	}
+}

@@ -14,20 +14,25 @@ import (
 // every cell ran on both targets, so the two sides always have the same
 // number of repetitions measured under the same conditions.
 func decide(res *baselines.Results) (report.Input, error) {
-	rounds := res.CompleteRounds()
+	rounds := map[string]int{}
+	for _, c := range res.Plan.Cells {
+		if _, ok := rounds[c.Pins]; !ok {
+			rounds[c.Pins] = res.CompleteRoundsOf(c.Pins)
+		}
+	}
 	idx := map[baselines.Cell]int{}
 	inputs := make([]gate.CellInput, len(res.Plan.Cells))
 	for i, c := range res.Plan.Cells {
 		idx[c] = i
 		inputs[i] = gate.CellInput{
-			Key:       gate.CellKey{Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
+			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
 			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
 			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
 		}
 	}
 	for _, r := range res.Rungs {
 		i, ok := idx[r.Cell]
-		if !ok || r.Round >= rounds {
+		if !ok || r.Round >= rounds[r.Pins] {
 			continue
 		}
 		side := &inputs[i].Baseline
@@ -39,7 +44,7 @@ func decide(res *baselines.Results) (report.Input, error) {
 		// which nothing ended has no error rate: their zeros would read as
 		// perfect. Left out, they leave the metric short of samples, and a
 		// gated metric short of samples is inconclusive, never a pass.
-		if answered(r) > 0 {
+		if r.Answered() > 0 {
 			for m, v := range map[gate.Metric]float64{
 				gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
 			} {
@@ -48,6 +53,13 @@ func decide(res *baselines.Results) (report.Input, error) {
 		}
 		if r.Requests > 0 {
 			side.Samples[gate.ErrorRate] = append(side.Samples[gate.ErrorRate], r.ErrorRate())
+		}
+		if r.ResourceSource != "" {
+			if r.Answered() > 0 {
+				side.Samples[gate.CPUPerReq] = append(side.Samples[gate.CPUPerReq], r.CPUPerRequest())
+			}
+			side.Samples[gate.MemMean] = append(side.Samples[gate.MemMean], float64(r.MemMean))
+			side.Samples[gate.MemPeak] = append(side.Samples[gate.MemPeak], float64(r.MemPeak))
 		}
 		side.Requests += r.Requests
 		side.Errors += r.ErrorCount()
@@ -72,15 +84,6 @@ func decide(res *baselines.Results) (report.Input, error) {
 	return report.Input{
 		Results:    res,
 		Comparison: gate.Compare(inputs, settings, policy),
-		Rounds:     rounds,
+		Rounds:     res.CompleteRounds(),
 	}, nil
-}
-
-// answered counts a rung's responses: every status code seen.
-func answered(r baselines.Rung) int64 {
-	var n int64
-	for _, c := range r.Statuses {
-		n += c
-	}
-	return n
 }
