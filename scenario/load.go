@@ -87,6 +87,12 @@ type loader struct {
 	reqs        map[string]*reqSrc
 	classPos    map[string]*node
 	profiles    map[string]*profileSrc
+
+	hasPins    bool           // the file has a pins section
+	pinsFailed bool           // and something in it is wrong
+	pinPos     map[string]int // line of each pin set, by name
+	onlineRead bool           // onlineCPUs was asked
+	onlineCPUs []int          // sorted; nil when unknown
 }
 
 func (l *loader) parse(src []byte, getenv func(string) string) *node {
@@ -195,30 +201,41 @@ func (l *loader) target(n *node, name string) Target {
 		}
 	}
 	line, col := n.reportPos()
-	switch len(kinds) {
-	case 0:
-		l.errAt(line, col, f, "want one of command, url, image")
-	case 1:
-	default:
-		l.errAt(line, col, f, "%s are exclusive (want exactly one of command, url, image)", strings.Join(kinds, " and "))
-	}
 	kind := ""
-	if len(kinds) > 0 {
+	switch {
+	case len(kinds) == 0:
+		l.errAt(line, col, f, "want one of command, url, image")
+	case len(kinds) == 2 && m["url"] == nil:
+		// command with image: the container's command.
+		kind = "image"
+	case len(kinds) == 1:
 		kind = kinds[0]
+	default:
+		// kind stays "": which fields belong is unclear until this is fixed.
+		l.errAt(line, col, f, "%s are exclusive (want one of command, url, image; an image target may also have a command)", strings.Join(kinds, " and "))
 	}
 	only := func(field string, kinds ...string) bool {
 		v := m[field]
 		if v == nil {
 			return false
 		}
+		if kind == "image" && (field == "build" || field == "dir") {
+			l.errAt(v.keyLine, v.keyCol, join(f, field), "not for an image target (build the image before running benchgate)")
+			return false
+		}
 		if kind != "" && !slices.Contains(kinds, kind) {
-			l.errAt(v.keyLine, v.keyCol, join(f, field), "only for a %s target, not %s", strings.Join(kinds, " or "), kind)
+			which := strings.Join(kinds, " or ")
+			article := "a"
+			if strings.HasPrefix(which, "i") {
+				article = "an"
+			}
+			l.errAt(v.keyLine, v.keyCol, join(f, field), "only for %s %s target, not %s", article, which, kind)
 			return false
 		}
 		return true
 	}
 	if v := m["command"]; v != nil {
-		if t.Command, _ = l.argv(v, f+".command"); t.Command != nil {
+		if t.Command, _ = l.argv(v, f+".command"); t.Command != nil && kind != "image" {
 			t.Shown = shellJoin(rawArgv(v))
 		}
 	}
@@ -229,6 +246,8 @@ func (l *loader) target(n *node, name string) Target {
 	}
 	if v := m["image"]; v != nil {
 		if t.Image, _ = l.nonEmptyStr(v, f+".image"); t.Image != "" {
+			// The image as written, whether or not a command overrides
+			// the image's own.
 			t.Shown = v.raw
 		}
 		if m["port"] == nil {
@@ -360,76 +379,6 @@ func shellJoin(argv []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
-}
-
-func (l *loader) pins(n *node) {
-	m, ok := l.fields(n, "pins", "cpus", "memory", "generator_cpus")
-	if !ok {
-		return
-	}
-	p := &Pins{}
-	if v := m["cpus"]; v != nil {
-		p.CPUs, _ = l.cpuset(v, "pins.cpus")
-	}
-	if v := m["generator_cpus"]; v != nil {
-		p.GeneratorCPUs, _ = l.cpuset(v, "pins.generator_cpus")
-	}
-	if v := m["memory"]; v != nil {
-		if s, ok := l.nonEmptyStr(v, "pins.memory"); ok {
-			if b, err := ParseMemory(s); err != nil && v.expanded {
-				// ParseMemory's message quotes parts of the expanded value.
-				l.errNode(v, "pins.memory", "%q is not a memory size (want e.g. 2GiB, 512MiB, 1G or a number of bytes)", v.raw)
-			} else if err != nil {
-				l.errNode(v, "pins.memory", "%v", err)
-			} else {
-				p.Memory, p.MemoryText = b, s
-			}
-		}
-	}
-	l.s.PinSets = []Pins{*p}
-}
-
-func (l *loader) cpuset(n *node, field string) (string, bool) {
-	s, ok := l.nonEmptyStr(n, field)
-	if !ok {
-		return "", false
-	}
-	if err := checkCPUSet(s); err != nil {
-		if n.expanded {
-			// checkCPUSet's message quotes parts of the expanded value.
-			l.errNode(n, field, "%q is not a cpuset (want e.g. \"0-3,5\")", n.raw)
-		} else {
-			l.errNode(n, field, "%v", err)
-		}
-		return "", false
-	}
-	return s, true
-}
-
-// checkCPUSet checks Linux cpuset syntax ("0-3,5") with ascending,
-// non-overlapping ranges. Whether the CPUs exist is the runner's business.
-func checkCPUSet(s string) error {
-	last := -1
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < 0 {
-			return fmt.Errorf("%q is not a cpuset (want e.g. \"0-3,5\")", s)
-		}
-		if b < a {
-			return fmt.Errorf("%q: range %s runs backwards", s, part)
-		}
-		if a <= last {
-			return fmt.Errorf("%q: %s is not after the previous CPUs (want ascending, e.g. \"0-3,5\")", s, part)
-		}
-		last = b
-	}
-	return nil
 }
 
 // ParseMemory reads a memory size: bytes, or a number with a unit. Units
@@ -1051,6 +1000,7 @@ type profileSrc struct {
 	load     LoadSettings
 	classes  []string
 	variants []string
+	pins     []string
 }
 
 func (l *loader) profilesSection(n *node) {
@@ -1060,7 +1010,7 @@ func (l *loader) profilesSection(n *node) {
 	}
 	for i, k := range n.keys {
 		f := join("profiles", k.text)
-		m, ok := l.fields(n.vals[i], f, "concurrency", "repetitions", "duration", "warmup", "timeout", "classes", "variants")
+		m, ok := l.fields(n.vals[i], f, "concurrency", "repetitions", "duration", "warmup", "timeout", "classes", "variants", "pins")
 		if !ok {
 			continue
 		}
@@ -1075,6 +1025,20 @@ func (l *loader) profilesSection(n *node) {
 				vnames = append(vnames, vr.Name)
 			}
 			p.variants = l.names(v, f+".variants", "variant", func(s string) bool { return slices.Contains(vnames, s) }, vnames)
+		}
+		if v := m["pins"]; v != nil {
+			if !l.hasPins {
+				l.errAt(v.keyLine, v.keyCol, f+".pins", "the file has no pins to choose from")
+			} else {
+				var pnames []string
+				for _, ps := range l.s.PinSets {
+					pnames = append(pnames, ps.Name)
+				}
+				// With a broken pin set, a name may be missing for that
+				// reason alone: the error about the set says enough.
+				exists := func(s string) bool { return l.pinsFailed || slices.Contains(pnames, s) }
+				p.pins = l.names(v, f+".pins", "pin set", exists, pnames)
+			}
 		}
 		l.profiles[k.text] = p
 	}
@@ -1137,5 +1101,14 @@ func (l *loader) applyProfile(n *node, name string) {
 			}
 		}
 		l.s.Variants = vs
+	}
+	if p.pins != nil {
+		var ps []Pins
+		for _, pin := range l.s.PinSets {
+			if slices.Contains(p.pins, pin.Name) {
+				ps = append(ps, pin)
+			}
+		}
+		l.s.PinSets = ps
 	}
 }

@@ -10,6 +10,25 @@ import (
 	"time"
 )
 
+// TestMain pretends the tests run on a machine with CPUs 0-7, so that
+// the pins of the test files exist wherever the tests run.
+func TestMain(m *testing.M) {
+	realOnlineCPUs = onlineCPUs
+	onlineCPUs = func() ([]int, error) { return []int{0, 1, 2, 3, 4, 5, 6, 7}, nil }
+	os.Exit(m.Run())
+}
+
+// realOnlineCPUs is onlineCPUs before TestMain replaced it.
+var realOnlineCPUs func() ([]int, error)
+
+// withOnlineCPUs pretends, for the rest of the test, that this machine has
+// cpus (or that they cannot be told, when err is not nil).
+func withOnlineCPUs(t *testing.T, cpus []int, err error) {
+	prev := onlineCPUs
+	onlineCPUs = func() ([]int, error) { return cpus, err }
+	t.Cleanup(func() { onlineCPUs = prev })
+}
+
 func mapEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
@@ -38,7 +57,7 @@ func TestLoadFull(t *testing.T) {
 	check("Candidate", s.Candidate, Target{
 		Name: "candidate", Image: "demo:pr-7", Shown: "demo:${TAG}", Port: 8080, Health: "/healthz", StartupTimeout: 45 * time.Second,
 	})
-	check("Pins", s.PinSets, []Pins{{CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"}})
+	check("Pins", s.PinSets, []Pins{{Name: "cpus=1-3 memory=2GiB", CPUs: "1-3", Memory: 2 << 30, MemoryText: "2GiB", GeneratorCPUs: "0"}})
 	check("Load", s.Load, LoadSettings{
 		Concurrency: []int{1, 4, 8}, Duration: 10 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 5, Timeout: 30 * time.Second,
@@ -212,7 +231,7 @@ func TestLoadErrors(t *testing.T) {
 		{"missing candidate", edit("  candidate: {url: \"http://127.0.0.1:2\"}\n", ""), "",
 			"s.yml:3:1: targets.candidate: missing (both baseline and candidate are required)"},
 		{"command and url", edit(`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {url: "http://127.0.0.1:1", command: "x {port}"}`), "",
-			"s.yml:4:3: targets.baseline: command and url are exclusive (want exactly one of command, url, image)"},
+			"s.yml:4:3: targets.baseline: command and url are exclusive (want one of command, url, image; an image target may also have a command)"},
 		{"command without port", edit(`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {command: ["./srv", "-addr", ":8080"]}`), "",
 			"s.yml:4:23: targets.baseline.command: no argument or env value holds {port} (the service must listen on the port benchgate picks, e.g. -addr 127.0.0.1:{port})"},
 		{"mix of unknown class", edit("    request: GET /a\n", "    request: GET /a\n  - name: M\n    mix: {A: 1, B: 2}\n"), "",
@@ -247,7 +266,7 @@ func TestLoadErrors(t *testing.T) {
 				"s.yml:11:30: profiles.pr.warmup: must not be negative"},
 		{"image without port", edit(`candidate: {url: "http://127.0.0.1:2"}`, "candidate: {image: x, dir: .}"), "",
 			"s.yml:5:3: targets.candidate.port: missing (an image target needs its container port)\n" +
-				"s.yml:5:25: targets.candidate.dir: only for a command target, not image"},
+				"s.yml:5:25: targets.candidate.dir: not for an image target (build the image before running benchgate)"},
 		{"yaml syntax", edit("name: t\n", "name: [t\n"), "",
 			`s.yml:3:1: YAML syntax: ',' or ']' must be specified`},
 		{"url with credentials", edit(`"http://127.0.0.1:2"`, `"http://bench:hunter2@127.0.0.1:2"`), "",

@@ -22,7 +22,8 @@ type Scenario struct {
 	Candidate Target
 
 	// PinSets are the resource pin sets, an outer dimension of the grid:
-	// both targets are restarted for each. Empty when the file has no pins.
+	// both targets are restarted for each. In file order, only those the
+	// profile selects; names are unique. Empty when the file has no pins.
 	PinSets []Pins
 
 	Load LoadSettings
@@ -43,11 +44,14 @@ type Scenario struct {
 	compiled *compiled
 }
 
-// Target is one side of the comparison. Exactly one of Command, URL, Image
-// is set.
+// Target is one side of the comparison. Exactly one of URL, Image and a
+// Command without Image is set: Kind tells which.
 type Target struct {
-	Name    string   // "baseline" or "candidate"
-	Command []string // argv; "{port}" is replaced by a free port
+	Name string // "baseline" or "candidate"
+	// Command is the argv of a command target, "{port}" replaced by a free
+	// port when it runs. With Image it is the container's command instead
+	// of the image's own (nil keeps the image's); it need not hold {port}.
+	Command []string
 	Build   []string // optional argv run once before start, in Dir
 	Dir     string   // working directory of Build and Command (resolved)
 	Env     map[string]string
@@ -59,24 +63,41 @@ type Target struct {
 	// ${VAR} expansion: what results and reports show, so a secret passed
 	// through the environment never reaches a PR comment. A command is
 	// its argv joined with spaces, an argument that is empty or holds
-	// whitespace or a quote single-quoted as a shell would read it.
-	Shown  string
-	Image  string // docker target (a later issue)
+	// whitespace or a quote single-quoted as a shell would read it. An
+	// image target shows its image only, even with a command.
+	Shown string
+	// Image is a docker image to run, with Command, Env, Port; it is
+	// built before benchgate runs.
+	Image  string
 	Port   int    // container port of an image target
 	Health string // path polled until 2xx before any load; "/" unless the file says otherwise
 	// StartupTimeout bounds the build-less start until healthy.
 	StartupTimeout time.Duration
 }
 
+// Kind is "command", "url" or "image". An image target with a Command
+// is an image target: the command runs in the container.
+func (t Target) Kind() string {
+	switch {
+	case t.Image != "":
+		return "image"
+	case t.URL != "":
+		return "url"
+	case len(t.Command) > 0:
+		return "command"
+	}
+	return ""
+}
+
 // Pins are resource pins, identical for both targets.
 type Pins struct {
 	// Name labels the pin set in the grid and the report: the file's
 	// name: field, else a description such as "cpus=1-3 memory=2GiB".
-	Name string
-	CPUs          string // cpuset, e.g. "1-3"
+	Name          string
+	CPUs          string // cpuset of each target, e.g. "1-3"; "" when unset
 	Memory        int64  // bytes; 0 when unset
 	MemoryText    string // as written, e.g. "2GiB"
-	GeneratorCPUs string
+	GeneratorCPUs string // cpuset of the load generator; "" when unset
 }
 
 // LoadSettings is the load section after the profile.
