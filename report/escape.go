@@ -17,8 +17,8 @@ const zwsp = "&#8203;"
 // the same characters and as nothing else: no emphasis, code, links, images,
 // HTML, math, mentions, issue references, autolinked URLs, and no line or
 // table-cell break. Use it on every string a pull request can control
-// (class, variant and scenario names, target specs, commits, error texts,
-// reasons) wherever it lands: a table cell, a list item or a heading.
+// (class, variant, pin set and scenario names, target specs, commits, error
+// texts, reasons) wherever it lands: a table cell, a list item or a heading.
 // Control characters become spaces and bidirectional overrides are dropped,
 // so a name cannot reorder the text around it.
 func EscapeMarkdown(s string) string {

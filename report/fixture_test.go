@@ -206,7 +206,7 @@ func cancelledInput() Input {
 			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/search", Commit: "feature/x"},
 			CPUModel:  "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", CPUs: 2,
 			Kernel: "6.8.0", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.1.0",
-			Pins: []baselines.PinInfo{{Name: "cpus=1", CPUs: "1", NotApplied: []string{"pins are not applied yet"}}},
+			Pins:  []baselines.PinInfo{{Name: "cpus=1", CPUs: "1", NotApplied: []string{"pins are not applied yet"}}},
 			Start: t0, End: t0.Add(62 * time.Second),
 		},
 		Plan:   baselines.Plan{Cells: cells, Rounds: 5},
@@ -243,4 +243,128 @@ func cancelledInput() Input {
 		Outcome:  gate.OutcomeUndecided,
 	}
 	return Input{Results: res, Comparison: cmp, Rounds: 1}
+}
+
+// pinsInput: two pin sets of one variant with resources measured by cgroup.
+// In cpus=1 the generator has one pinned CPU and saturates it at c=8, where
+// the candidate regresses in throughput and in CPU per request (both gated)
+// and in peak memory (not gated); in cpus=2 the generator is not pinned, the
+// targets' memory passes 1 GiB and the candidate improves CPU per request.
+// The comparison is decided by gate.Compare from the rungs, as the CLI
+// does, so every figure of the report can be traced to a rung.
+func pinsInput() Input {
+	type side struct {
+		rps, p95, cpuMS, memMean, memPeak, gen float64 // p95 and CPU in ms, memory in MiB, generator in cores
+	}
+	type spec struct {
+		cell      baselines.Cell
+		base, cnd side
+	}
+	specs := []spec{
+		{baselines.Cell{Pins: "cpus=1", Variant: "csv", Class: "Q01", Concurrency: 1},
+			side{500, 2.10, 1.60, 120, 130, 0.35}, side{505, 2.08, 1.62, 121, 131, 0.36}},
+		{baselines.Cell{Pins: "cpus=1", Variant: "csv", Class: "Q01", Concurrency: 8},
+			side{620, 14.0, 1.60, 150, 170, 0.92}, side{480, 18.0, 2.05, 160, 260, 0.75}},
+		{baselines.Cell{Pins: "cpus=2", Variant: "csv", Class: "Q01", Concurrency: 1},
+			side{510, 2.05, 1.62, 1100, 1200, 0.30}, side{515, 2.04, 1.60, 1120, 1210, 0.31}},
+		{baselines.Cell{Pins: "cpus=2", Variant: "csv", Class: "Q01", Concurrency: 8},
+			side{1150, 8.0, 1.65, 1200, 1400, 1.10}, side{1180, 7.9, 1.30, 1180, 1380, 1.12}},
+	}
+	jitter := []float64{0.99, 1.00, 1.01}
+	const mib = 1 << 20
+	var cells []baselines.Cell
+	for _, s := range specs {
+		cells = append(cells, s.cell)
+	}
+	var rungs []baselines.Rung
+	at := t0.Add(5 * time.Second)
+	for round, j := range jitter {
+		for i, s := range specs {
+			order := "AB"
+			if (round+i)%2 == 1 {
+				order = "BA"
+			}
+			for pos := range 2 {
+				target, v := "baseline", s.base
+				if (order == "AB") != (pos == 0) {
+					target, v = "candidate", s.cnd
+				}
+				req := int64(v.rps * j * 10)
+				rungs = append(rungs, baselines.Rung{
+					Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
+					Start: at, Duration: 10, Requests: req, Statuses: map[string]int64{"200": req},
+					RPS: float64(req) / 10, P95: v.p95 * j / 1000,
+					ResourceSource: "cgroup",
+					CPUSeconds:     v.cpuMS * j / 1000 * float64(req),
+					MemMean:        int64(v.memMean * j * mib),
+					MemPeak:        int64(v.memPeak * j * mib),
+					GenCPUSeconds:  v.gen * j * 10,
+				})
+				at = at.Add(12 * time.Second)
+			}
+		}
+	}
+	res := &baselines.Results{
+		Version: baselines.FormatVersion,
+		Tool:    "benchgate v0.2.0",
+		Scenario: baselines.ScenarioInfo{
+			Name: "pinned-api", File: "benchgate.yml",
+			Hash: "3c1f0e2d4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0", Seed: 99,
+			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
+				FailOn: []baselines.RuleInfo{{Metric: "rps"}, {Metric: "cpu_per_req"}}},
+			Load: baselines.LoadInfo{Concurrency: []int{1, 8}, Duration: 10, Warmup: 2, Repetitions: 3, Timeout: 30},
+		},
+		Env: baselines.Environment{
+			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "image", Spec: "api:main", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
+			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "image", Spec: "api:pr", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
+			CPUModel:  "AMD EPYC 7763 64-Core Processor", CPUs: 4,
+			Kernel: "6.8.0-1021-azure", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.2.0",
+			Pins: []baselines.PinInfo{
+				{Name: "cpus=1", CPUs: "1", GeneratorCPUs: "0",
+					Applied: []string{"baseline cpuset 1 (docker)", "candidate cpuset 1 (docker)", "generator cpuset 0"}},
+				{Name: "cpus=2", CPUs: "1-2",
+					Applied: []string{"baseline cpuset 1-2 (docker)", "candidate cpuset 1-2 (docker)"}},
+			},
+			Start: t0, End: t0.Add(5 * time.Minute),
+		},
+		Plan:   baselines.Plan{PinSets: []string{"cpus=1", "cpus=2"}, Cells: cells, Rounds: 3, Estimate: 288},
+		Rungs:  rungs,
+		Status: "complete",
+	}
+	return Input{Results: res, Comparison: decideRungs(res), Rounds: 3}
+}
+
+// decideRungs decides a results file as the CLI does, resources included.
+func decideRungs(res *baselines.Results) gate.Comparison {
+	idx := map[baselines.Cell]int{}
+	in := make([]gate.CellInput, len(res.Plan.Cells))
+	for i, c := range res.Plan.Cells {
+		idx[c] = i
+		in[i] = gate.CellInput{
+			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
+			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
+			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
+		}
+	}
+	for _, r := range res.Rungs {
+		side := &in[idx[r.Cell]].Baseline
+		if r.Target == "candidate" {
+			side = &in[idx[r.Cell]].Candidate
+		}
+		add := func(m gate.Metric, v float64) { side.Samples[m] = append(side.Samples[m], v) }
+		add(gate.RPS, r.RPS)
+		add(gate.P95, r.P95)
+		if r.ResourceSource != "" {
+			add(gate.CPUPerReq, r.CPUPerRequest())
+			add(gate.MemMean, float64(r.MemMean))
+			add(gate.MemPeak, float64(r.MemPeak))
+		}
+		side.Requests += r.Requests
+		side.Errors += r.ErrorCount()
+	}
+	policy := gate.Policy{MaxErrorRate: res.Scenario.Gate.MaxErrorRate}
+	for _, r := range res.Scenario.Gate.FailOn {
+		policy.FailOn = append(policy.FailOn, gate.Rule{Metric: gate.Metric(r.Metric)})
+	}
+	return gate.Compare(in, gate.DefaultSettings, policy)
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -162,8 +161,9 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// cellName names a cell in prose: "csv Q01 c=8", or "Q01 c=8" without
-// variants. Names are raw: the caller escapes for its medium.
+// cellName names a cell in prose: "[cpus=1] csv/Q01 c=8", or "Q01 c=8"
+// without pins and variants. Names are raw: the caller escapes for its
+// medium.
 func cellName(k gate.CellKey) string {
-	return baselines.Cell{Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}.String()
+	return cellOf(k).String()
 }

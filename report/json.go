@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -31,6 +32,9 @@ type (
 		Cells       []jsonCell    `json:"cells"`
 		Failures    []jsonFailure `json:"failures"`
 		Environment jsonEnv       `json:"environment"`
+		// Generator is the load generator's CPU; absent when no rung
+		// measured resources.
+		Generator *jsonGenerator `json:"generator,omitempty"`
 	}
 	jsonScenario struct {
 		Name    string `json:"name"`
@@ -59,6 +63,8 @@ type (
 		Variants    []string `json:"variants"`
 	}
 	jsonKey struct {
+		// Pins is the pin set's name, absent when the scenario has none.
+		Pins        string `json:"pins,omitempty"`
 		Variant     string `json:"variant"`
 		Class       string `json:"class"`
 		Concurrency int    `json:"concurrency"`
@@ -70,6 +76,38 @@ type (
 		Decisions []jsonDecision `json:"decisions"`
 		Baseline  jsonTotals     `json:"baseline"`
 		Candidate jsonTotals     `json:"candidate"`
+		// Resources are means over the decided rounds' measured rungs;
+		// absent when neither target's resources were measured. The
+		// decisions on cpu_per_req, mem_mean and mem_peak are in Decisions.
+		Resources *jsonResources `json:"resources,omitempty"`
+	}
+	jsonResources struct {
+		Baseline  *jsonSideResources `json:"baseline"`
+		Candidate *jsonSideResources `json:"candidate"`
+	}
+	jsonSideResources struct {
+		// Source is how they were read: "cgroup", "proc" or "docker",
+		// comma-separated if the rungs differ.
+		Source string `json:"source"`
+		// Rungs is the number of measured rungs the means are over.
+		Rungs int `json:"rungs"`
+		// Cores is the mean over those rungs of CPU seconds per second.
+		Cores float64 `json:"cores"`
+		// RPS is the mean throughput of the same rungs, RPSPerCore the
+		// one over the other (null when no CPU was used).
+		RPS        float64  `json:"rps"`
+		RPSPerCore *float64 `json:"rps_per_core"`
+	}
+	jsonGenerator struct {
+		// PeakCores is the maximum over rungs of the generator's CPU
+		// seconds per second; PeakShare the maximum of that as a share of
+		// the CPUs it could use (null when unknown), ShareCPUs that number
+		// of CPUs in the rung of the maximum.
+		PeakCores float64  `json:"peak_cores"`
+		PeakShare *float64 `json:"peak_share"`
+		ShareCPUs int      `json:"share_cpus"`
+		// Saturated lists the cells where it used 90% or more of them.
+		Saturated []jsonKey `json:"saturated"`
 	}
 	jsonDecision struct {
 		Metric    string       `json:"metric"`
@@ -102,19 +140,19 @@ type (
 		Commit string `json:"commit"`
 	}
 	jsonEnv struct {
-		Baseline    jsonTarget `json:"baseline"`
-		Candidate   jsonTarget `json:"candidate"`
-		CPUModel    string     `json:"cpu_model"`
-		CPUs        int        `json:"cpus"`
-		Kernel      string     `json:"kernel"`
-		OS          string     `json:"os"`
-		Arch        string     `json:"arch"`
-		GoVersion   string     `json:"go_version"`
-		ToolVersion string     `json:"tool_version"`
+		Baseline    jsonTarget          `json:"baseline"`
+		Candidate   jsonTarget          `json:"candidate"`
+		CPUModel    string              `json:"cpu_model"`
+		CPUs        int                 `json:"cpus"`
+		Kernel      string              `json:"kernel"`
+		OS          string              `json:"os"`
+		Arch        string              `json:"arch"`
+		GoVersion   string              `json:"go_version"`
+		ToolVersion string              `json:"tool_version"`
 		Pins        []baselines.PinInfo `json:"pins"`
-		Start       *time.Time `json:"start"`
-		End         *time.Time `json:"end"`
-		DurationS   float64    `json:"duration_s"`
+		Start       *time.Time          `json:"start"`
+		End         *time.Time          `json:"end"`
+		DurationS   float64             `json:"duration_s"`
 	}
 )
 
@@ -202,7 +240,19 @@ func buildJSON(m *model) jsonDoc {
 				Reason:    d.Reason,
 			})
 		}
+		jc.Resources = m.jsonResourcesOf(cell.Key)
 		doc.Cells = append(doc.Cells, jc)
+	}
+	if g := m.generator; g != nil {
+		jg := &jsonGenerator{PeakCores: g.peakCores, ShareCPUs: g.shareCPUs, Saturated: []jsonKey{}}
+		if g.shareCPUs > 0 {
+			v := g.peakShare
+			jg.PeakShare = &v
+		}
+		for _, c := range g.saturated {
+			jg.Saturated = append(jg.Saturated, jsonKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency})
+		}
+		doc.Generator = jg
 	}
 	for _, it := range m.failures {
 		f := it.f
@@ -214,7 +264,27 @@ func buildJSON(m *model) jsonDoc {
 }
 
 func jsonKeyOf(k gate.CellKey) jsonKey {
-	return jsonKey{Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}
+	return jsonKey{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}
+}
+
+func (m *model) jsonResourcesOf(k gate.CellKey) *jsonResources {
+	side := func(target string) *jsonSideResources {
+		u := m.side(k, target)
+		if u == nil {
+			return nil
+		}
+		s := &jsonSideResources{Source: strings.Join(u.sources, ","), Rungs: u.rungs, Cores: u.cores, RPS: u.rps}
+		if u.cores > 0 {
+			v := u.rps / u.cores
+			s.RPSPerCore = &v
+		}
+		return s
+	}
+	r := &jsonResources{Baseline: side("baseline"), Candidate: side("candidate")}
+	if r.Baseline == nil && r.Candidate == nil {
+		return nil
+	}
+	return r
 }
 
 func jsonSummaryOf(s gate.Summary) jsonSummary {

@@ -12,15 +12,18 @@ import (
 )
 
 // Markdown writes the full report as GitHub-flavoured markdown: outcome and
-// failures first, then one table per variant, the error distribution,
-// claims, threats to validity, how to reproduce and the environment, in the
-// order of the hand-written model report.
+// failures first, then one table per pin set and variant, the resources the
+// targets used and their throughput per core when measured, the error
+// distribution, claims, threats to validity, how to reproduce and the
+// environment, in the order of the hand-written model report.
 func Markdown(w io.Writer, in Input) error {
 	m := newModel(in)
 	var b strings.Builder
 	m.mdHeader(&b)
 	m.mdFailures(&b)
 	m.mdTables(&b)
+	m.mdResources(&b)
+	m.mdPerCore(&b)
 	m.mdErrors(&b)
 	m.mdClaims(&b)
 	m.mdThreats(&b)
@@ -224,11 +227,8 @@ func (m *model) mdTables(b *strings.Builder) {
 		return
 	}
 	for _, t := range m.tables {
-		switch {
-		case t.variant != "":
-			fmt.Fprintf(b, "### %s\n\n", md(t.variant))
-		case len(m.tables) > 1:
-			b.WriteString("### (no variant)\n\n")
+		if name := m.tableName(t, md); name != "" {
+			fmt.Fprintf(b, "### %s\n\n", name)
 		}
 		u := t.unit.name
 		head := []string{"class", "c", "baseline rps", "baseline p95 (" + u + ")", "candidate rps", "candidate p95 (" + u + ")"}
@@ -251,6 +251,78 @@ func (m *model) mdTables(b *strings.Builder) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// mdResources writes one resources table per pin set and variant that
+// measured any, after the verdict tables.
+func (m *model) mdResources(b *strings.Builder) {
+	for _, t := range m.tables {
+		rt := t.res
+		if rt == nil {
+			continue
+		}
+		title := "Resources"
+		if name := m.tableName(t, md); name != "" {
+			title += " · " + name
+		}
+		fmt.Fprintf(b, "### %s\n\n", title)
+		cpu, mem := "CPU "+rt.cpu.name+"/req", rt.mem.name
+		var head []string
+		for _, side := range []string{"baseline", "candidate"} {
+			head = append(head, side+" cores", side+" "+cpu, side+" mem mean "+mem, side+" mem peak "+mem)
+		}
+		head = append([]string{"class", "c"}, head...)
+		head = append(head, "Δ CPU/req", "Δ mem peak", "verdict")
+		align := []string{"---", "---:"}
+		for range 10 {
+			align = append(align, "---:")
+		}
+		align = append(align, "---")
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
+		b.WriteString("| " + strings.Join(align, " | ") + " |\n")
+		for _, r := range rt.rows {
+			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency),
+				r.base.cores, r.base.cpu, r.base.memMean, r.base.memPeak,
+				r.cand.cores, r.cand.cpu, r.cand.memMean, r.cand.memPeak,
+				r.dCPU, r.dMem, resVerdictText(r.verdicts, true)}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+		b.WriteString("\n")
+	}
+}
+
+// mdPerCore writes throughput per core used, per cell and target.
+func (m *model) mdPerCore(b *strings.Builder) {
+	t := m.perCore
+	if t == nil {
+		return
+	}
+	b.WriteString("### Throughput per core\n\n")
+	b.WriteString("Means over the decided rounds' rungs whose resources were measured.\n\n")
+	var head, align []string
+	if t.pinsCol {
+		head, align = append(head, "pin set"), append(align, "---")
+	}
+	if t.variantCol {
+		head, align = append(head, "variant"), append(align, "---")
+	}
+	head = append(head, "class", "c", "target", "rps", "cores", "rps per core", "CPU "+t.cpu.name+"/req")
+	align = append(align, "---", "---:", "---", "---:", "---:", "---:", "---:")
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n")
+	b.WriteString("| " + strings.Join(align, " | ") + " |\n")
+	for _, r := range t.rows {
+		var cells []string
+		if t.pinsCol {
+			cells = append(cells, md(orDash(r.key.Pins)))
+		}
+		if t.variantCol {
+			cells = append(cells, md(orDash(r.key.Variant)))
+		}
+		cells = append(cells, md(r.key.Class), strconv.Itoa(r.key.Concurrency), md(r.target),
+			r.rps, r.cores, r.perCore, r.cpu)
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	b.WriteString("\n")
 }
 
 // verdictText is the verdict column. Without colour or emphasis a gated
@@ -424,12 +496,24 @@ func (m *model) threats() []string {
 			"so background activity reaches them unevenly.")
 	}
 	for _, p := range env.Pins {
-		for _, n := range p.NotApplied {
-			out = append(out, "Pin not applied in pin set "+md(p.Name)+": "+md(n)+".")
+		if len(p.NotApplied) == 0 {
+			continue
 		}
+		reasons := make([]string, len(p.NotApplied))
+		for i, n := range p.NotApplied {
+			reasons[i] = md(n)
+		}
+		out = append(out, "Pin set "+md(p.Name)+" was not fully applied ("+strings.Join(reasons, "; ")+
+			"): its cells ran outside the declared budget, so they do not show how the targets behave within it.")
 	}
 	out = append(out, "The load generator runs on the same host as the targets and competes with them for CPU; "+
 		"a saturated generator slows both sides alike and pushes verdicts towards a tie.")
+	if s := m.generator.saturationText(md); s != "" {
+		out = append(out, strings.ToUpper(s[:1])+s[1:]+".")
+	}
+	if s := m.sourceThreat(); s != "" {
+		out = append(out, s)
+	}
 	switch r.Status {
 	case "cancelled", "failed", "running":
 		out = append(out, fmt.Sprintf("The run stopped early (%s) after %d of %d planned rounds: "+
@@ -529,6 +613,9 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "- **time**: %s\n", when)
 	fmt.Fprintf(b, "- **pins**: %s\n", pinsText(env))
+	if g := m.generator; g != nil {
+		fmt.Fprintf(b, "- **load generator**: %s\n", g.text(md))
+	}
 }
 
 func targetText(t baselines.TargetInfo) string {

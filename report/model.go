@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
@@ -19,14 +20,31 @@ type model struct {
 	// uncounted is the number of rungs left out of the error distribution
 	// because their round was not complete, so not decided either.
 	uncounted int
+	// anyPins and anyVariant say whether table headings name the pin set
+	// and the variant: only when some cell has one.
+	anyPins, anyVariant bool
+	// usage is what each target used per cell over the decided rounds, for
+	// the rungs whose resources were measured.
+	usage map[sideKey]*sideUsage
+	// perCore is the throughput-per-core table; nil when nothing was
+	// measured.
+	perCore *perCoreTable
+	// generator is the load generator's CPU; nil when not measured.
+	generator *generatorUsage
+	plan      map[baselines.Cell]int // position in the plan, built by position
 }
 
-// table is one variant's grid.
+// table is the grid of one pin set and variant.
 type table struct {
+	pins      string // untrusted
 	variant   string // untrusted
 	unit      latencyUnit
 	hasErrors bool
+	cells     []gate.CellResult
 	rows      []row
+	// res is the resources table; nil when no rung of the table's cells
+	// measured resources.
+	res *resTable
 }
 
 // row is one cell. The numeric columns are preformatted.
@@ -72,9 +90,12 @@ type count struct {
 func newModel(in Input) *model {
 	in = in.normalise()
 	m := &model{in: in}
-	m.buildTables()
+	m.buildUsage()
 	m.buildFailures()
+	m.buildTables()
 	m.buildErrors()
+	m.buildPerCore()
+	m.buildGenerator()
 	return m
 }
 
@@ -86,31 +107,33 @@ func (m *model) buildTables() {
 		}
 		failed[f.Key][f.Kind] = true
 	}
-	// Cells keep the comparison's order; a variant's table appears where
-	// its first cell does.
-	index := map[string]int{}
+	// Cells keep the comparison's order; a pin set and variant's table
+	// appears where its first cell does.
+	type tableKey struct{ pins, variant string }
+	index := map[tableKey]int{}
 	for _, c := range m.in.Comparison.Cells {
-		i, ok := index[c.Key.Variant]
+		k := tableKey{c.Key.Pins, c.Key.Variant}
+		i, ok := index[k]
 		if !ok {
 			i = len(m.tables)
-			index[c.Key.Variant] = i
-			m.tables = append(m.tables, table{variant: c.Key.Variant})
+			index[k] = i
+			m.tables = append(m.tables, table{pins: k.pins, variant: k.variant})
 		}
+		m.anyPins = m.anyPins || k.pins != ""
+		m.anyVariant = m.anyVariant || k.variant != ""
 		for _, f := range c.Failures {
 			if failed[c.Key] == nil {
 				failed[c.Key] = map[string]bool{}
 			}
 			failed[c.Key][f.Kind] = true
 		}
+		m.tables[i].cells = append(m.tables[i].cells, c)
 		m.tables[i].rows = append(m.tables[i].rows, newRow(c, failed[c.Key]))
 	}
 	for i := range m.tables {
 		t := &m.tables[i]
 		var lat []float64
-		for _, c := range m.in.Comparison.Cells {
-			if c.Key.Variant != t.variant {
-				continue
-			}
+		for _, c := range t.cells {
 			if d, ok := c.Decision(gate.P95); ok {
 				if d.Baseline.N > 0 {
 					lat = append(lat, d.Baseline.Mean)
@@ -122,13 +145,8 @@ func (m *model) buildTables() {
 			t.hasErrors = t.hasErrors || c.Baseline.Errors > 0 || c.Candidate.Errors > 0
 		}
 		t.unit = chooseLatencyUnit(lat)
-		j := 0
-		for _, c := range m.in.Comparison.Cells {
-			if c.Key.Variant != t.variant {
-				continue
-			}
+		for j, c := range t.cells {
 			r := &t.rows[j]
-			j++
 			if d, ok := c.Decision(gate.P95); ok {
 				r.baseP95 = t.unit.summary(d.Baseline)
 				r.candP95 = t.unit.summary(d.Candidate)
@@ -136,7 +154,30 @@ func (m *model) buildTables() {
 			r.baseErr = errorCell(c.Baseline)
 			r.candErr = errorCell(c.Candidate)
 		}
+		t.res = m.newResTable(t.cells)
 	}
+}
+
+// tableName heads a table: "cpus=1 · csv", the pin set first as the
+// gRPC report's per-CPU sections. It is "" for the one table of a grid with
+// neither pins nor variants. esc escapes the names for the medium.
+func (m *model) tableName(t table, esc func(string) string) string {
+	var parts []string
+	if m.anyPins {
+		if t.pins != "" {
+			parts = append(parts, esc(t.pins))
+		} else {
+			parts = append(parts, "(no pin set)")
+		}
+	}
+	if m.anyVariant {
+		if t.variant != "" {
+			parts = append(parts, esc(t.variant))
+		} else {
+			parts = append(parts, "(no variant)")
+		}
+	}
+	return strings.Join(parts, " · ")
 }
 
 func newRow(c gate.CellResult, failed map[string]bool) row {
@@ -235,16 +276,6 @@ func (m *model) buildErrors() {
 			statuses[k][n] += v
 		}
 	}
-	plan := map[baselines.Cell]int{}
-	for i, c := range m.in.Results.Plan.Cells {
-		plan[c] = i
-	}
-	position := func(c baselines.Cell) int {
-		if i, ok := plan[c]; ok {
-			return i
-		}
-		return len(plan)
-	}
 	for k, e := range sums {
 		if e.errors == 0 {
 			continue
@@ -255,12 +286,29 @@ func (m *model) buildErrors() {
 	}
 	slices.SortFunc(m.errors, func(a, b errorRow) int {
 		return cmp.Or(
-			cmp.Compare(position(a.cell), position(b.cell)),
+			cmp.Compare(m.position(a.cell), m.position(b.cell)),
 			cmp.Compare(a.cell.String(), b.cell.String()),
 			cmp.Compare(targetOrder(a.target), targetOrder(b.target)),
 			cmp.Compare(a.target, b.target),
 		)
 	})
+}
+
+// position is a cell's place in the plan's schedule order; cells the plan
+// does not list come after those it does.
+func (m *model) position(c baselines.Cell) int {
+	if m.plan == nil {
+		m.plan = map[baselines.Cell]int{}
+		for i, p := range m.in.Results.Plan.Cells {
+			if _, dup := m.plan[p]; !dup {
+				m.plan[p] = i
+			}
+		}
+	}
+	if i, ok := m.plan[c]; ok {
+		return i
+	}
+	return len(m.in.Results.Plan.Cells)
 }
 
 func targetOrder(t string) int {

@@ -38,8 +38,9 @@ func colorFor(fd uintptr, getenv func(string) string) bool {
 	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 }
 
-// Terminal writes a compact report: the outcome, one aligned table per
-// variant and the failures. Untrusted names are shown with control
+// Terminal writes a compact report: the outcome, one aligned table per pin
+// set and variant, the resources when measured, the load generator's CPU
+// and the failures. Untrusted names are shown with control
 // characters escaped, so a class name cannot move the cursor or recolour the
 // terminal; with opt.Color false the output holds no escape sequence at all.
 func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
@@ -64,11 +65,8 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 
 	for _, t := range m.tables {
 		b.WriteString("\n")
-		switch {
-		case t.variant != "":
-			fmt.Fprintf(&b, "%s\n", cleanTerminal(t.variant))
-		case len(m.tables) > 1:
-			b.WriteString("(no variant)\n")
+		if name := m.tableName(t, cleanTerminal); name != "" {
+			fmt.Fprintf(&b, "%s\n", name)
 		}
 		// The verdict is the last column so its colour codes, which
 		// tabwriter would count as width, cannot misalign anything.
@@ -79,13 +77,7 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 			head = append(head, "baseline err", "candidate err")
 		}
 		head = append(head, "Δ rps")
-		// Columns align right, for the numbers; names read better on the
-		// left, so they are padded to one width first.
-		width := utf8.RuneCountInString("class")
-		for _, r := range t.rows {
-			width = max(width, utf8.RuneCountInString(cleanTerminal(r.key.Class)))
-		}
-		pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
+		pad := classPad(t.rows)
 		head[0] = pad(head[0])
 		fmt.Fprintf(tw, "%s\t  verdict\n", strings.Join(head, "\t"))
 		for _, r := range t.rows {
@@ -101,6 +93,16 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 		}
 	}
 
+	if err := m.termResources(&b, paint); err != nil {
+		return err
+	}
+	if g := m.generator; g != nil {
+		fmt.Fprintf(&b, "\nload generator: %s\n", g.text(cleanTerminal))
+		if s := g.saturationText(cleanTerminal); s != "" {
+			fmt.Fprintf(&b, "%s\n", paint.warn.Sprint("WARNING: "+s))
+		}
+	}
+
 	if len(m.failures) > 0 {
 		b.WriteString("\nfailures:\n")
 		for _, it := range m.failures {
@@ -109,6 +111,50 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// classPad pads class names to one width: columns align right, for the
+// numbers, but names read better on the left.
+func classPad(rows []row) func(string) string {
+	width := utf8.RuneCountInString("class")
+	for _, r := range rows {
+		width = max(width, utf8.RuneCountInString(cleanTerminal(r.key.Class)))
+	}
+	return func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
+}
+
+// termResources writes the compact resources tables: cores, CPU per
+// request and peak memory of each side, the change in CPU per request and
+// the resource verdicts.
+func (m *model) termResources(b *strings.Builder, paint palette) error {
+	for _, t := range m.tables {
+		rt := t.res
+		if rt == nil {
+			continue
+		}
+		title := "resources"
+		if name := m.tableName(t, cleanTerminal); name != "" {
+			title += " · " + name
+		}
+		fmt.Fprintf(b, "\n%s\n", title)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		pad := classPad(t.rows)
+		cpu, mem := "CPU "+rt.cpu.name+"/req", "mem peak "+rt.mem.name
+		head := []string{pad("class"), "c",
+			"baseline cores", "baseline " + cpu, "baseline " + mem,
+			"candidate cores", "candidate " + cpu, "candidate " + mem, "Δ CPU/req"}
+		fmt.Fprintf(tw, "%s\t  verdict\n", strings.Join(head, "\t"))
+		for _, r := range rt.rows {
+			cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency),
+				r.base.cores, r.base.cpu, r.base.memPeak, r.cand.cores, r.cand.cpu, r.cand.memPeak, r.dCPU}
+			v := resVerdictText(r.verdicts, false)
+			fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(cells, "\t"), paint.byVerdict(resSeverity(r.verdicts), v))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func termCommit(c string) string {
@@ -147,6 +193,18 @@ func (p palette) verdict(r row, s string) string {
 	case r.verdict == gate.Improvement:
 		return p.good.Sprint(s)
 	case r.verdict == gate.Inconclusive:
+		return p.warn.Sprint(s)
+	}
+	return s
+}
+
+func (p palette) byVerdict(v gate.Verdict, s string) string {
+	switch v {
+	case gate.Regression:
+		return p.bad.Sprint(s)
+	case gate.Improvement:
+		return p.good.Sprint(s)
+	case gate.Inconclusive:
 		return p.warn.Sprint(s)
 	}
 	return s
