@@ -1,0 +1,554 @@
+package runner
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// The demo images the docker tests run: FROM scratch around the static demo
+// binary, the slow one built with search=5 and a revision label. The tags
+// carry the test process's pid: test binaries of this package running at
+// once (go test ./... by two people) must not remove each other's images.
+const demoRepo = "benchgate-test/demo"
+
+var (
+	demoNormal = fmt.Sprintf("%s:normal-%d", demoRepo, os.Getpid())
+	demoSlow   = fmt.Sprintf("%s:slow-%d", demoRepo, os.Getpid())
+)
+
+const demoRev = "0123456789abcdef0123456789abcdef01234567"
+
+var (
+	demoOnce sync.Once
+	demoErr  error
+)
+
+// TestDocker runs the docker target against the real engine. The subtests
+// share the demo images, built once and removed when all of them are done.
+func TestDocker(t *testing.T) {
+	cli := dockerClient(t)
+	removeStaleDemoImages(t, cli)
+	buildDemoImages(t, cli)
+	t.Cleanup(func() {
+		for _, ref := range []string{demoNormal, demoSlow} {
+			if _, err := cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+				t.Errorf("removing %s: %v", ref, err)
+			}
+		}
+	})
+	t.Run("PinsUsageStop", func(t *testing.T) { testDockerPinsUsageStop(t, cli) })
+	t.Run("MissingImage", func(t *testing.T) { testDockerMissingImage(t, cli) })
+	t.Run("HealthFailure", func(t *testing.T) { testDockerHealthFailure(t, cli) })
+	t.Run("ExitBeforeHealthy", func(t *testing.T) { testDockerExitBeforeHealthy(t, cli) })
+	t.Run("DiedLater", func(t *testing.T) { testDockerDiedLater(t, cli) })
+	t.Run("Sweep", func(t *testing.T) { testDockerSweep(t, cli) })
+}
+
+// dockerClient connects as newDockerEnv does, or skips the test when no
+// engine answers.
+func dockerClient(t *testing.T) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Skipf("docker: no client: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		cli.Close()
+		t.Skipf("docker: no engine answers at %s: %v", cli.DaemonHost(), err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// removeStaleDemoImages removes the demo images of test processes that
+// ended without their cleanup (killed, or a timeout's panic).
+func removeStaleDemoImages(t *testing.T, cli *client.Client) {
+	ctx := context.Background()
+	imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("reference", demoRepo))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range imgs {
+		for _, ref := range img.RepoTags {
+			i := strings.LastIndexByte(ref, '-')
+			pid, err := strconv.Atoi(ref[i+1:])
+			if i < 0 || err != nil || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+				continue
+			}
+			if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				t.Logf("removing %s: %v", ref, err)
+			}
+		}
+	}
+}
+
+// buildDemoImages builds both demo images once per test binary.
+func buildDemoImages(t *testing.T, cli *client.Client) {
+	t.Helper()
+	demoOnce.Do(func() {
+		start := time.Now()
+		demoErr = buildDemoImagesOnce(cli)
+		t.Logf("demo images built in %v", time.Since(start).Round(time.Millisecond))
+	})
+	if demoErr != nil {
+		t.Fatal(demoErr)
+	}
+}
+
+func buildDemoImagesOnce(cli *client.Client) error {
+	dir, err := os.MkdirTemp("", "benchgate-docker-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, b := range []struct {
+		tag, ldflags string
+		labels       map[string]string
+	}{
+		{demoNormal, "", nil},
+		{demoSlow, "-X main.defaultSlow=search=5", map[string]string{revisionLabel: demoRev}},
+	} {
+		bin := filepath.Join(dir, "demo")
+		// Static, so the image needs nothing but the binary.
+		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", bin, "./examples/demo")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building the demo for %s: %v\n%s", b.tag, err, out)
+		}
+		ctxTar, err := demoContext(bin)
+		if err != nil {
+			return err
+		}
+		if err := imageBuild(cli, ctxTar, b.tag, b.labels); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoContext is the build context: the Dockerfile and the binary.
+func demoContext(bin string) (io.Reader, error) {
+	demo, err := os.ReadFile(bin)
+	if err != nil {
+		return nil, err
+	}
+	dockerfile := []byte("FROM scratch\nCOPY demo /demo\nENTRYPOINT [\"/demo\",\"-addr\",\"0.0.0.0:8080\"]\n")
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, dockerfile}, {"demo", 0o755, demo}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	return &buf, tw.Close()
+}
+
+// imageBuild builds with the classic builder (no BuildKit session needed)
+// and reads the stream to the end: the build's failure arrives in it, not
+// as the call's error.
+func imageBuild(cli *client.Client, buildCtx io.Reader, tag string, labels map[string]string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	resp, err := cli.ImageBuild(ctx, buildCtx, build.ImageBuildOptions{
+		Tags:        []string{tag},
+		Labels:      labels,
+		Remove:      true,
+		ForceRemove: true,
+		Version:     build.BuilderV1,
+	})
+	if err != nil {
+		return fmt.Errorf("docker build %s: %w", tag, err)
+	}
+	defer resp.Body.Close()
+	var out strings.Builder
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var m jsonmessage.JSONMessage
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("docker build %s: reading its output: %w", tag, err)
+		}
+		out.WriteString(m.Stream)
+		if m.Error != nil {
+			return fmt.Errorf("docker build %s: %s\n%s", tag, m.Error.Message, out.String())
+		}
+	}
+}
+
+// newTestEnv makes an env with a run ID of its own and checks, at the end
+// of the test, that Close left nothing with that run's label.
+func newTestEnv(t *testing.T, cli *client.Client) *dockerEnv {
+	t.Helper()
+	runID := fmt.Sprintf("test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	env, err := newDockerEnv(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := env.Close(context.Background()); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+		assertRunGone(t, cli, runID)
+	})
+	return env
+}
+
+// assertRunGone fails when a container or network of the run is left.
+func assertRunGone(t *testing.T, cli *client.Client, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	f := filters.NewArgs(filters.Arg("label", labelRun+"="+runID))
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		t.Errorf("container %s %v of run %s is left", c.ID[:12], c.Names, runID)
+	}
+	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		t.Errorf("network %s of run %s is left", n.Name, runID)
+	}
+}
+
+func demoSpec(name, img string) scenario.Target {
+	return scenario.Target{Name: name, Image: img, Port: 8080, Health: "/healthz", StartupTimeout: 30 * time.Second}
+}
+
+func testDockerPinsUsageStop(t *testing.T, cli *client.Client) {
+	ctx := context.Background()
+	env := newTestEnv(t, cli)
+	out := t.TempDir()
+	pins := &scenario.Pins{CPUs: "0", Memory: 256 << 20, MemoryText: "256MiB"}
+	// Both sides of a pin set, as the schedule starts them.
+	base := newDockerTarget(env, demoSpec("baseline", demoNormal), pins, out)
+	cand := newDockerTarget(env, demoSpec("candidate", demoSlow), pins, out)
+	defer base.Stop()
+	defer cand.Stop()
+	for _, d := range []*dockerTarget{base, cand} {
+		if err := d.Build(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if base.URL() == cand.URL() {
+		t.Fatalf("both targets at %s", base.URL())
+	}
+
+	insp, err := cli.ContainerInspect(ctx, cand.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := insp.HostConfig
+	if hc.CpusetCpus != "0" || hc.Memory != 268435456 || hc.MemorySwap != 268435456 {
+		t.Errorf("HostConfig: CpusetCpus %q Memory %d MemorySwap %d, want \"0\" 268435456 268435456", hc.CpusetCpus, hc.Memory, hc.MemorySwap)
+	}
+	if insp.Config.Labels[labelRun] != env.runID || insp.Config.Labels[labelTarget] != "candidate" || insp.Config.Labels[labelOwner] != env.owner {
+		t.Errorf("labels %v", insp.Config.Labels)
+	}
+	applied, notApplied := cand.Pins()
+	want := []string{"cpuset 0 (docker)", "memory 256MiB, no swap (docker)"}
+	if !slices.Equal(applied, want) || len(notApplied) != 0 {
+		t.Errorf("Pins() = %q, %q; want %q, none", applied, notApplied, want)
+	}
+
+	get := func(u string) {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %s", u, resp.Status)
+		}
+	}
+	get(cand.URL() + "/healthz")
+
+	// On the engine's host the container's cgroup is read directly; in a
+	// container that cannot see it, through the engine.
+	wantSource := "docker"
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/cgroup", insp.State.Pid)); err == nil {
+		wantSource = "cgroup"
+		if cand.cg == nil {
+			t.Errorf("the container's process %d is visible, but not its cgroup", insp.State.Pid)
+		}
+	}
+	var readings []Usage
+	measure := func() {
+		t.Helper()
+		start := time.Now()
+		u, ok := cand.Usage()
+		t.Logf("Usage %+v in %v", u, time.Since(start).Round(time.Microsecond))
+		if !ok {
+			t.Fatal("Usage: not ok")
+		}
+		readings = append(readings, u)
+	}
+	measure()
+	for range 3 {
+		for range 10 {
+			get(cand.URL() + "/search?q=benchgate")
+		}
+		measure()
+	}
+	for i, u := range readings {
+		if u.Source != wantSource || u.CPUSeconds <= 0 || u.Mem <= 0 {
+			t.Errorf("reading %d: %+v: want source %s, CPU and memory > 0", i, u, wantSource)
+		}
+		if i > 0 && u.CPUSeconds < readings[i-1].CPUSeconds {
+			t.Errorf("CPU went back: %v after %v", u.CPUSeconds, readings[i-1].CPUSeconds)
+		}
+	}
+
+	// The engine's own figures, which the stream fallback returns when the
+	// cgroup is not visible. Their latency is logged, not asserted.
+	for range 3 {
+		start := time.Now()
+		s, err := cand.stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("one-shot stats: CPU %v s, mem %d, in %v", float64(s.CPUStats.CPUUsage.TotalUsage)/1e9, memNoCache(s.MemoryStats), time.Since(start).Round(time.Millisecond))
+	}
+	streamCtx, stopStream := context.WithCancel(ctx)
+	defer stopStream()
+	cand.cg = nil
+	go cand.stream(streamCtx)
+	var u Usage
+	ok := false
+	for end := time.Now().Add(30 * time.Second); !ok && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		u, ok = cand.Usage()
+	}
+	if !ok || u.Source != "docker" || u.CPUSeconds < readings[len(readings)-1].CPUSeconds || u.Mem <= 0 {
+		t.Errorf("streamed Usage = %+v, %v; want source docker, CPU >= %v, memory > 0", u, ok, readings[len(readings)-1].CPUSeconds)
+	}
+	stopStream()
+
+	getenv := func(k string) string {
+		if k == "BENCHGATE_BASELINE_COMMIT" {
+			return "fromenv"
+		}
+		return ""
+	}
+	if bi := base.Info(ctx, getenv); bi.Kind != "image" || bi.Spec != demoNormal || bi.Commit != "fromenv" || bi.URL != base.URL() {
+		t.Errorf("baseline Info = %+v", bi)
+	}
+	if ci := cand.Info(ctx, getenv); ci.Spec != demoSlow || ci.Commit != demoRev {
+		t.Errorf("candidate Info = %+v: want the image's revision label as commit", ci)
+	}
+
+	if err := cand.Died(); err != nil {
+		t.Errorf("Died before Stop: %v", err)
+	}
+	for _, d := range []*dockerTarget{base, cand} {
+		if err := d.Stop(); err != nil {
+			t.Error(err)
+		}
+		if err := d.Stop(); err != nil {
+			t.Errorf("second Stop: %v", err)
+		}
+		if err := d.Died(); err != nil {
+			t.Errorf("Died after Stop: %v", err)
+		}
+		if _, ok := d.Usage(); ok {
+			t.Error("Usage ok after Stop")
+		}
+	}
+	// The targets' containers are gone already; the network goes at Close.
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+env.runID))})
+	if err != nil || len(cs) != 0 {
+		t.Errorf("after Stop: %d containers of the run (%v)", len(cs), err)
+	}
+	log, err := os.ReadFile(filepath.Join(out, "candidate.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The slow build's default shows the right image ran.
+	if !bytes.Contains(log, []byte(`demo: listening on 0.0.0.0:8080 (slow: "search=5")`)) {
+		t.Errorf("candidate.log:\n%s", log)
+	}
+}
+
+func testDockerMissingImage(t *testing.T, cli *client.Client) {
+	env := newTestEnv(t, cli)
+	d := newDockerTarget(env, demoSpec("candidate", "benchgate-test/absent:nope"), nil, t.TempDir())
+	err := d.Build(context.Background())
+	var te *TargetError
+	if !errors.As(err, &te) || te.Phase != PhaseBuild || !strings.Contains(err.Error(), "not found locally: build it first (docker build -t benchgate-test/absent:nope .)") {
+		t.Fatalf("Build = %v; want a build-phase TargetError saying to build the image", err)
+	}
+	if err := d.Stop(); err != nil {
+		t.Errorf("Stop of a target that never started: %v", err)
+	}
+}
+
+func testDockerHealthFailure(t *testing.T, cli *client.Client) {
+	env := newTestEnv(t, cli)
+	spec := demoSpec("candidate", demoNormal)
+	spec.Health = "/nope"
+	spec.StartupTimeout = time.Second
+	d := newDockerTarget(env, spec, nil, t.TempDir())
+	defer d.Stop()
+	err := d.Start(context.Background())
+	var te *TargetError
+	if !errors.As(err, &te) || te.Phase != PhaseHealth {
+		t.Fatalf("Start = %v; want a health-phase TargetError", err)
+	}
+	t.Log(err)
+	if !strings.Contains(err.Error(), "404 Not Found") || !slices.ContainsFunc(te.Output, func(l string) bool { return strings.Contains(l, "demo: listening on") }) {
+		t.Errorf("error lacks the status or the container's output:\n%v", err)
+	}
+	// Start cleaned up after itself; Close finds nothing but the network.
+	cs, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+env.runID))})
+	if err != nil || len(cs) != 0 {
+		t.Errorf("after a failed Start: %d containers of the run (%v)", len(cs), err)
+	}
+}
+
+func testDockerExitBeforeHealthy(t *testing.T, cli *client.Client) {
+	env := newTestEnv(t, cli)
+	spec := demoSpec("candidate", demoNormal)
+	spec.Command = []string{"-slow", "bad"} // appended to the entrypoint: demo exits 2
+	d := newDockerTarget(env, spec, nil, t.TempDir())
+	defer d.Stop()
+	err := d.Start(context.Background())
+	var te *TargetError
+	if !errors.As(err, &te) || te.Phase != PhaseStart {
+		t.Fatalf("Start = %v; want a start-phase TargetError", err)
+	}
+	t.Log(err)
+	if !strings.Contains(err.Error(), "exited with code 2") || !slices.ContainsFunc(te.Output, func(l string) bool { return strings.Contains(l, `demo: -slow "bad"`) }) {
+		t.Errorf("error lacks the exit code or the demo's complaint:\n%v", err)
+	}
+}
+
+// testDockerDiedLater kills a healthy container behind the target's back:
+// Done fires and Died says how.
+func testDockerDiedLater(t *testing.T, cli *client.Client) {
+	ctx := context.Background()
+	env := newTestEnv(t, cli)
+	d := newDockerTarget(env, demoSpec("baseline", demoNormal), nil, t.TempDir())
+	defer d.Stop()
+	if err := d.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.Done():
+		t.Fatal("Done before the container ended")
+	default:
+	}
+	if err := cli.ContainerKill(ctx, d.id, "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	<-d.Done()
+	err := d.Died()
+	var te *TargetError
+	if !errors.As(err, &te) || te.Phase != PhaseDied || !strings.Contains(err.Error(), "exited with code 137") || len(te.Output) == 0 {
+		t.Fatalf("Died = %v; want a died-phase TargetError with code 137 and output", err)
+	}
+	t.Log(err)
+}
+
+// testDockerSweep leaves objects as a crashed run, a live run on this
+// host and a young run of another host would: only the first go.
+func testDockerSweep(t *testing.T, cli *client.Client) {
+	ctx := context.Background()
+	host, _ := os.Hostname()
+	// A pid that surely ended: a child we waited for.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := gone.Process.Pid
+	tag := fmt.Sprintf("sweep-%d", os.Getpid())
+	runs := []struct {
+		run, owner string
+		swept      bool
+	}{
+		{tag + "-crashed", fmt.Sprintf("%s:%d", host, deadPid), true},
+		{tag + "-live", fmt.Sprintf("%s:%d", host, os.Getpid()), false},
+		{tag + "-elsewhere", "some-other-host:1", false},
+	}
+	for _, r := range runs {
+		labels := map[string]string{labelRun: r.run, labelOwner: r.owner}
+		if _, err := cli.NetworkCreate(ctx, "benchgate-"+r.run, network.CreateOptions{Driver: "bridge", Labels: labels}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := cli.ContainerCreate(ctx, &container.Config{Image: demoNormal, Labels: labels},
+			&container.HostConfig{NetworkMode: container.NetworkMode("benchgate-" + r.run)}, nil, nil, "benchgate-"+r.run+"-x-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			// What the sweep rightly kept goes here.
+			e := &dockerEnv{cli: cli, runID: r.run}
+			if err := e.Close(ctx); err != nil {
+				t.Error(err)
+			}
+			assertRunGone(t, cli, r.run)
+		})
+	}
+	newTestEnv(t, cli) // sweeps
+	for _, r := range runs {
+		f := filters.NewArgs(filters.Arg("label", labelRun+"="+r.run))
+		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left := len(cs) + len(ns); r.swept && left != 0 || !r.swept && left != 2 {
+			t.Errorf("run %s (owner %s): %d containers and %d networks left, want swept=%v", r.run, r.owner, len(cs), len(ns), r.swept)
+		}
+	}
+}
