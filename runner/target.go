@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/scenario"
@@ -95,12 +98,49 @@ type Target struct {
 	stopOnce sync.Once
 	stopErr  error
 	grace    time.Duration // between SIGTERM and SIGKILL; tests shorten it
+
+	pins       *scenario.Pins // nil: nothing pinned
+	applied    []string       // set by Start, see Pins
+	notApplied []string
+	// cg is the target's own cgroup when its memory pin took effect; the
+	// target is inside it, and Usage reads it. Removed by Stop.
+	cg    *targetCgroup
+	usage usageState
 }
 
 // NewTarget prepares spec; nothing runs until Build and Start. The log of a
 // command target goes to outDir/<name>.log.
 func NewTarget(spec scenario.Target, outDir string) *Target {
-	return &Target{spec: spec, outDir: outDir, stopping: make(chan struct{}), grace: stopGrace}
+	return NewPinnedTarget(spec, outDir, nil)
+}
+
+// NewPinnedTarget is NewTarget with a pin set: a command target is started
+// with the pins' CPU affinity and in a cgroup with its memory limit, where
+// the machine allows; Pins says what took effect.
+func NewPinnedTarget(spec scenario.Target, outDir string, pins *scenario.Pins) *Target {
+	return &Target{spec: spec, outDir: outDir, stopping: make(chan struct{}), grace: stopGrace, pins: pins}
+}
+
+// Pins lists the pins of the target's pin set that took effect and those
+// that did not, with the reason, e.g. "cpuset 0-1 (affinity)" and
+// "memory 256MiB: no writable cgroup (...)". A command target knows after
+// Start. Without pins both are nil.
+func (t *Target) Pins() (applied, notApplied []string) {
+	p := t.pins
+	if p == nil {
+		return nil, nil
+	}
+	if t.Kind() != "command" {
+		why := t.Kind() + " target: not started by benchgate"
+		if c := strings.TrimSpace(p.CPUs); c != "" {
+			notApplied = append(notApplied, "cpuset "+c+": "+why)
+		}
+		if p.Memory > 0 {
+			notApplied = append(notApplied, "memory "+memoryText(p.Memory, p.MemoryText)+": "+why)
+		}
+		return nil, notApplied
+	}
+	return slices.Clone(t.applied), slices.Clone(t.notApplied)
 }
 
 // Name is "baseline" or "candidate".
@@ -204,7 +244,8 @@ func (t *Target) Build(ctx context.Context) error {
 // stop anything itself: it reaches the direct child only (not the rest of
 // its group), and Linux sends it when the thread that forked the child
 // exits, not the process. Go keeps its threads unless a goroutine exits
-// while locked to one, which the runner never does.
+// while locked to one, which the runner does only in forkPinned, and only
+// after the target it forked is gone.
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
@@ -283,26 +324,218 @@ func (t *Target) startProcess() error {
 
 	t.tail = newLineTail(serviceTailLines)
 	fmt.Fprintf(t.log, "# start: %s\n", commandLine(argv))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = t.spec.Dir
-	cmd.Env = env
-	cmd.Stdout = io.MultiWriter(t.tail, t.log)
-	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = childAttr()
-	// Once the group is killed its pipes close at once; the delay only
-	// guards against a grandchild that escaped the group with our pipe.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		return fail(err)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = t.spec.Dir
+		cmd.Env = env
+		cmd.Stdout = io.MultiWriter(t.tail, t.log)
+		cmd.Stderr = cmd.Stdout
+		cmd.SysProcAttr = childAttr()
+		// Once the group is killed its pipes close at once; the delay only
+		// guards against a grandchild that escaped the group with our pipe.
+		cmd.WaitDelay = time.Second
+		return cmd
+	}
+	cpus, cg := t.preparePins()
+	exited := make(chan struct{})
+	cmd := newCmd()
+	r := forkPinned(cmd, cpus, cg, true, exited)
+	if r.err != nil && cmd.SysProcAttr.UseCgroupFD {
+		// Starting straight into a cgroup takes clone3, which kernels
+		// before 5.7 lack and some container seccomp filters refuse: start
+		// it as usual and move it in.
+		cmd = newCmd()
+		r = forkPinned(cmd, cpus, cg, false, exited)
+	}
+	if r.err != nil {
+		if cg != nil {
+			cg.remove()
+		}
+		t.pinsFailed(cpus != nil, cg != nil, "not started")
+		return fail(r.err)
 	}
 	t.cmd = cmd
 	t.pgid = cmd.Process.Pid
-	t.exited = make(chan struct{})
+	t.exited = exited
 	go func() {
 		t.waitErr = cmd.Wait()
 		close(t.exited)
 	}()
+	t.checkPins(cmd.Process.Pid, cpus, cg, r)
 	return nil
+}
+
+// preparePins resolves the pin set before the fork: the CPU set to fork
+// with and the cgroup to fork into. What cannot be had is recorded as not
+// applied; a pin that fails never fails the start, the report says so.
+func (t *Target) preparePins() (cpus *unix.CPUSet, cg *targetCgroup) {
+	t.applied, t.notApplied = nil, nil
+	p := t.pins
+	if p == nil {
+		return nil, nil
+	}
+	if c := strings.TrimSpace(p.CPUs); c != "" {
+		set, err := parseCPUSet(c)
+		if err == nil {
+			err = checkOnline(set)
+		}
+		if err != nil {
+			t.notApplied = append(t.notApplied, "cpuset "+c+": "+err.Error())
+		} else {
+			cpus = &set
+		}
+	}
+	if p.Memory > 0 {
+		var err error
+		if cg, err = newTargetCgroup(t.spec.Name, p.Memory); err != nil {
+			t.notApplied = append(t.notApplied, "memory "+memoryText(p.Memory, p.MemoryText)+": "+err.Error())
+		}
+	}
+	return cpus, cg
+}
+
+func (t *Target) pinsFailed(cpus, mem bool, why string) {
+	if cpus {
+		t.notApplied = append(t.notApplied, "cpuset "+strings.TrimSpace(t.pins.CPUs)+": "+why)
+	}
+	if mem {
+		t.notApplied = append(t.notApplied, "memory "+memoryText(t.pins.Memory, t.pins.MemoryText)+": "+why)
+	}
+}
+
+// checkPins finds out what the started target really got: its affinity as
+// the kernel reports it (the kernel narrows a mask to the CPUs benchgate's
+// own cpuset allows, silently), and whether it is in the cgroup.
+func (t *Target) checkPins(pid int, cpus *unix.CPUSet, cg *targetCgroup, r forkResult) {
+	if cpus != nil {
+		c := strings.TrimSpace(t.pins.CPUs)
+		var got unix.CPUSet
+		switch err := unix.SchedGetaffinity(pid, &got); {
+		case r.cpuErr != nil:
+			t.notApplied = append(t.notApplied, "cpuset "+c+": setting the affinity: "+r.cpuErr.Error())
+		case err != nil:
+			t.notApplied = append(t.notApplied, "cpuset "+c+": reading the target's affinity: "+err.Error())
+		case got != *cpus:
+			t.notApplied = append(t.notApplied, "cpuset "+c+": the target's affinity is "+formatCPUSet(got))
+		default:
+			t.applied = append(t.applied, "cpuset "+c+" (affinity)")
+		}
+	}
+	if cg != nil {
+		m := memoryText(t.pins.Memory, t.pins.MemoryText)
+		var err error
+		if !r.joined {
+			err = cg.joinAfterStart(pid)
+		}
+		if err == nil && !cg.contains(pid) {
+			err = errors.New("the target is not in it")
+		}
+		if err != nil {
+			// The group must still go, and only Stop knows when the
+			// target is gone; Usage must not read it.
+			t.cg = cg
+			t.notApplied = append(t.notApplied, fmt.Sprintf("memory %s: moving the target into cgroup v%d: %v", m, cg.version, err))
+			cg.cpuDir = ""
+			return
+		}
+		t.cg = cg
+		t.applied = append(t.applied, fmt.Sprintf("memory %s (cgroup v%d)", m, cg.version))
+	}
+}
+
+// forkResult is how a pinned start went.
+type forkResult struct {
+	err    error // cmd.Start's
+	cpuErr error // the forking thread's affinity could not be set
+	joined bool  // the child started inside the cgroup
+}
+
+// forkPinned starts cmd so that the target and everything it starts has
+// the affinity cpus and runs in cg from its first instruction: a child
+// inherits the affinity and the cgroups of the thread that forks it, so a
+// thread of ours takes them on for the fork. Setting them in the child
+// after the start would miss whatever it forked meanwhile, such as the
+// server a shell wrapper starts. On cgroup v2 the kernel puts the child
+// into the group itself (clone3 CLONE_INTO_CGROUP) when useFD; on v1 the
+// thread joins the group through its "tasks" file (which moves one
+// thread, unlike cgroup.procs) and leaves it after the fork.
+//
+// The borrowed thread gets its mask and groups back and is returned to
+// the runtime rather than discarded: discarding it (a goroutine exiting
+// locked) would fire the target's Pdeathsig, which is tied to the thread
+// that forked it, and kill the target at once. Should restoring fail, the
+// thread must serve nobody else with the target's mask, so its goroutine
+// stays locked to it until the target has exited, then exits locked and
+// the runtime ends the thread.
+func forkPinned(cmd *exec.Cmd, cpus *unix.CPUSet, cg *targetCgroup, useFD bool, exited <-chan struct{}) forkResult {
+	if cpus == nil && cg == nil {
+		return forkResult{err: cmd.Start()}
+	}
+	if cg != nil && cg.version == 2 && useFD {
+		fd, err := unix.Open(cg.memDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			defer unix.Close(fd)
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		}
+	}
+	done := make(chan forkResult)
+	go func() {
+		runtime.LockOSThread()
+		r, clean := forkOnThisThread(cmd, cpus, cg)
+		done <- r
+		if !clean {
+			if r.err == nil {
+				<-exited
+			}
+			return
+		}
+		runtime.UnlockOSThread()
+	}()
+	return <-done
+}
+
+// forkOnThisThread is forkPinned's work on the locked thread; clean is
+// false when the thread could not be put back as it was.
+func forkOnThisThread(cmd *exec.Cmd, cpus *unix.CPUSet, cg *targetCgroup) (r forkResult, clean bool) {
+	// pinGenerator must not rewrite this thread's mask meanwhile.
+	affinityMu.Lock()
+	defer affinityMu.Unlock()
+	clean = true
+	var prev unix.CPUSet
+	pinned := false
+	if cpus != nil {
+		if err := unix.SchedGetaffinity(0, &prev); err != nil {
+			r.cpuErr = err
+		} else if err := unix.SchedSetaffinity(0, cpus); err != nil {
+			r.cpuErr = err
+		} else {
+			pinned = true
+		}
+	}
+	var homes []*os.File
+	if cg != nil && cg.version == 1 {
+		homes, r.joined = cg.enterV1()
+	}
+	r.err = cmd.Start()
+	if cg != nil && cg.version == 2 {
+		r.joined = cmd.SysProcAttr.UseCgroupFD
+	}
+	if r.err != nil {
+		r.joined = false
+	}
+	tid := strconv.Itoa(unix.Gettid())
+	for _, h := range homes {
+		if _, err := h.WriteString(tid); err != nil {
+			clean = false
+		}
+		h.Close()
+	}
+	if pinned {
+		if err := unix.SchedSetaffinity(0, &prev); err != nil {
+			clean = false
+		}
+	}
+	return r, clean
 }
 
 // waitHealthy polls the health path until it answers 2xx, the process
@@ -396,8 +629,10 @@ func (t *Target) Died() error {
 }
 
 // Stop ends a command target: SIGTERM to its process group, SIGKILL after
-// a grace period, and always reaps it. It is safe to call more than once
-// and on targets that never started.
+// a grace period, and always reaps it. Then it removes the target's
+// cgroup, if it has one, killing what is still in it: a process that left
+// the group (setsid) cannot leave the cgroup. It is safe to call more than
+// once and on targets that never started.
 func (t *Target) Stop() error {
 	t.stopOnce.Do(func() {
 		close(t.stopping)
@@ -415,8 +650,21 @@ func (t *Target) Stop() error {
 			<-t.exited
 			waitGroupGone(t.pgid)
 		}
+		t.usage.close()
+		var cgErr error
+		if t.cg != nil {
+			if cgErr = t.cg.remove(); cgErr != nil {
+				cgErr = fmt.Errorf("removing the cgroup of the %s target: %w", t.spec.Name, cgErr)
+				if t.log != nil {
+					fmt.Fprintf(t.log, "# %v\n", cgErr)
+				}
+			}
+		}
 		if t.log != nil {
 			t.stopErr = t.log.Close()
+		}
+		if cgErr != nil {
+			t.stopErr = cgErr
 		}
 	})
 	return t.stopErr

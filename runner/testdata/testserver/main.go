@@ -9,9 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -23,7 +27,13 @@ func main() {
 	sleep := flag.Bool("sleep", false, "only sleep (the spawned child)")
 	exitNow := flag.Bool("exit-now", false, "print some lines and exit with status 1 before listening")
 	printEnv := flag.Bool("print-env", false, "print the environment, a line \"env NAME=value\" each")
+	burnMS := flag.Int("burn", 0, "only spin for this many milliseconds of CPU, then exit")
 	flag.Parse()
+
+	if *burnMS > 0 {
+		burn(unix.RUSAGE_SELF, time.Duration(*burnMS)*time.Millisecond)
+		return
+	}
 
 	if *printEnv {
 		for _, kv := range os.Environ() {
@@ -69,6 +79,36 @@ func main() {
 		}
 		w.Write([]byte("ok"))
 	})
+	// /burn?ms=N spins for N milliseconds of CPU time (not wall time,
+	// which would depend on how busy the machine is).
+	mux.HandleFunc("/burn", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+		if err != nil || ms < 0 {
+			http.Error(w, "ms: want a number of milliseconds", http.StatusBadRequest)
+			return
+		}
+		// The thread's own CPU clock only counts while the goroutine
+		// stays on that thread.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		burn(unix.RUSAGE_THREAD, time.Duration(ms)*time.Millisecond)
+		w.Write([]byte("burnt"))
+	})
+	// /spawn-burn?ms=N runs a child that spins for N ms of CPU and waits
+	// for it: CPU used by a process that is gone by the time anyone looks.
+	mux.HandleFunc("/spawn-burn", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+		if err != nil || ms < 0 {
+			http.Error(w, "ms: want a number of milliseconds", http.StatusBadRequest)
+			return
+		}
+		out, err := exec.Command(os.Args[0], "-burn", strconv.Itoa(ms)).CombinedOutput()
+		if err != nil {
+			http.Error(w, fmt.Sprintf("child: %v: %s", err, out), http.StatusInternalServerError)
+			return
+		}
+		w.Write([]byte("child burnt"))
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		n := served.Add(1)
 		if *exitAfter > 0 && n > *exitAfter {
@@ -82,3 +122,25 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// burn spins until who (the process or the calling thread) has used d of
+// CPU time more than when it began.
+func burn(who int, d time.Duration) {
+	used := func() time.Duration {
+		var ru unix.Rusage
+		if err := unix.Getrusage(who, &ru); err != nil {
+			panic(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	end := used() + d
+	x := uint64(1)
+	for used() < end {
+		for i := 0; i < 100000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	sink.Store(x)
+}
+
+var sink atomic.Uint64

@@ -1,0 +1,687 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// affinityMu serialises everything that changes the CPU affinity of
+// benchgate's own threads: pinGenerator (and its restore) rewrites every
+// thread, and a target start borrows one thread to fork with the target's
+// mask. Run concurrently, pinGenerator could catch the borrowed thread with
+// the target's mask and later "restore" that mask onto it.
+var affinityMu sync.Mutex
+
+// maxCPUs is the number of CPUs a unix.CPUSet can hold (CPU_SETSIZE).
+const maxCPUs = len(unix.CPUSet{}) * 64
+
+// parseCPUSet parses a cpuset list as the kernel writes it and the
+// scenario accepts it: comma-separated CPU numbers and inclusive ranges,
+// "0-1,3". The scenario has checked the syntax already; this is the form
+// the affinity calls take, and also reads the kernel's own files.
+func parseCPUSet(s string) (unix.CPUSet, error) {
+	var set unix.CPUSet
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return set, errors.New("empty cpuset")
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := cpuNumber(lo)
+		if err != nil {
+			return set, fmt.Errorf("cpuset %q: %v", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = cpuNumber(hi); err != nil {
+				return set, fmt.Errorf("cpuset %q: %v", s, err)
+			}
+			if b < a {
+				return set, fmt.Errorf("cpuset %q: range %s is backwards", s, part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			set.Set(c)
+		}
+	}
+	return set, nil
+}
+
+func cpuNumber(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || s[0] == '+' {
+		return 0, fmt.Errorf("%q is not a CPU number", s)
+	}
+	if n >= maxCPUs {
+		return 0, fmt.Errorf("CPU %d is beyond the %d the kernel interface takes", n, maxCPUs)
+	}
+	return n, nil
+}
+
+// formatCPUSet writes set in the kernel's list form, "0-1,3"; "" when empty.
+func formatCPUSet(set unix.CPUSet) string {
+	var b strings.Builder
+	for c := 0; c < maxCPUs; c++ {
+		if !set.IsSet(c) {
+			continue
+		}
+		end := c
+		for end+1 < maxCPUs && set.IsSet(end+1) {
+			end++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(c))
+		if end > c {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(end))
+		}
+		c = end
+	}
+	return b.String()
+}
+
+// cpuSetMinus is the CPUs of a that are not in b.
+func cpuSetMinus(a, b unix.CPUSet) unix.CPUSet {
+	var d unix.CPUSet
+	for i := range a {
+		d[i] = a[i] &^ b[i]
+	}
+	return d
+}
+
+// onlineCPUs is the set of CPUs the kernel has online. A pin naming an
+// offline CPU would be refused by sched_setaffinity (or silently shrunk),
+// so pins are checked against it first for a readable reason.
+func onlineCPUs() (unix.CPUSet, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return unix.CPUSet{}, err
+	}
+	return parseCPUSet(string(b))
+}
+
+// checkOnline explains why set cannot be pinned, or returns nil.
+func checkOnline(set unix.CPUSet) error {
+	online, err := onlineCPUs()
+	if err != nil {
+		return err
+	}
+	if off := cpuSetMinus(set, online); off.Count() > 0 {
+		return fmt.Errorf("CPUs %s not online (online: %s)", formatCPUSet(off), formatCPUSet(online))
+	}
+	return nil
+}
+
+// pinGenerator pins the load generator, that is all of benchgate, to cpus:
+// the affinity of every thread of the process (sched_setaffinity applies to
+// one thread, and threads started later inherit the mask of the thread
+// that creates them), and GOMAXPROCS to the number of CPUs, so the Go
+// scheduler does not run more threads than it has CPUs. restore puts the
+// previous masks and GOMAXPROCS back; it may be called more than once.
+// Starting a target while pinned is fine: the target gets its own mask.
+func pinGenerator(cpus string) (restore func(), applied string, err error) {
+	set, err := parseCPUSet(cpus)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkOnline(set); err != nil {
+		return nil, "", fmt.Errorf("generator cpuset %s: %v", cpus, err)
+	}
+	affinityMu.Lock()
+	defer affinityMu.Unlock()
+
+	// Threads created after the pin by a thread that had not been pinned
+	// yet get this, the process's (main thread's) mask, back.
+	var procMask unix.CPUSet
+	if err := unix.SchedGetaffinity(os.Getpid(), &procMask); err != nil {
+		return nil, "", fmt.Errorf("generator cpuset %s: reading affinity: %v", cpus, err)
+	}
+	old := map[int]unix.CPUSet{}
+	err = eachThread(func(tid int) error {
+		var m unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &m); err != nil {
+			return err
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+			return err
+		}
+		old[tid] = m
+		return nil
+	})
+	undo := func() {
+		eachThread(func(tid int) error {
+			m, ok := old[tid]
+			if !ok {
+				m = procMask
+			}
+			return unix.SchedSetaffinity(tid, &m)
+		})
+	}
+	if err == nil {
+		// The kernel narrows a mask to what benchgate's cpuset cgroup
+		// allows without an error; a generator on fewer CPUs than asked
+		// would be a different experiment, so that is an error too.
+		var got unix.CPUSet
+		if err = unix.SchedGetaffinity(0, &got); err == nil && got != set {
+			err = fmt.Errorf("affinity reads back as %s", formatCPUSet(got))
+		}
+	}
+	if err != nil {
+		undo()
+		return nil, "", fmt.Errorf("generator cpuset %s: %v", cpus, err)
+	}
+	procs := set.Count()
+	prevProcs := runtime.GOMAXPROCS(procs)
+	var once sync.Once
+	restore = func() {
+		once.Do(func() {
+			affinityMu.Lock()
+			defer affinityMu.Unlock()
+			undo()
+			// Setting GOMAXPROCS stops the runtime from following the
+			// CPUs it may use (affinity, cgroup quota). Unless the user
+			// fixed it with the environment variable, hand it back to the
+			// runtime, which recomputes it from the restored masks.
+			if os.Getenv("GOMAXPROCS") == "" {
+				runtime.SetDefaultGOMAXPROCS()
+			} else {
+				runtime.GOMAXPROCS(prevProcs)
+			}
+		})
+	}
+	return restore, fmt.Sprintf("cpuset %s (affinity, GOMAXPROCS %d)", formatCPUSet(set), procs), nil
+}
+
+// eachThread calls fn once for every thread of benchgate, including the
+// threads that appear while it runs: it lists /proc/self/task again until
+// a pass finds no thread it has not seen. A thread that is missed by the
+// last listing was created during it by a thread fn had already seen, so
+// it inherited that thread's mask. A thread that exits meanwhile (ESRCH)
+// is skipped. The first other error is returned after all threads had
+// their turn.
+func eachThread(fn func(tid int) error) error {
+	seen := map[int]bool{}
+	var first error
+	for pass := 0; pass < 100; pass++ {
+		tids, err := threadIDs()
+		if err != nil {
+			return err
+		}
+		fresh := false
+		for _, tid := range tids {
+			if seen[tid] {
+				continue
+			}
+			seen[tid], fresh = true, true
+			if err := fn(tid); err != nil && !errors.Is(err, unix.ESRCH) && first == nil {
+				first = fmt.Errorf("thread %d: %w", tid, err)
+			}
+		}
+		if !fresh {
+			return first
+		}
+	}
+	if first == nil {
+		first = errors.New("threads keep appearing")
+	}
+	return first
+}
+
+func threadIDs() ([]int, error) {
+	names, err := readDirNames("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	tids := make([]int, 0, len(names))
+	for _, n := range names {
+		if id, err := strconv.Atoi(n); err == nil {
+			tids = append(tids, id)
+		}
+	}
+	return tids, nil
+}
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// processCPUSeconds is the CPU time, user and system, benchgate has used so
+// far: the generator's own cost, read before and after each rung. Reaped
+// targets are not in it (they are RUSAGE_CHILDREN).
+func processCPUSeconds() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// Memory limits go through a cgroup made for the one target and removed
+// when it stops. cgroup v2 is tried first (one directory holds the limit
+// and the accounting), then the v1 memory hierarchy, with a cpuacct
+// group beside it for CPU accounting where that hierarchy is writable too.
+
+// targetCgroup is the cgroup (v2) or cgroups (v1, one per hierarchy) made
+// for one target.
+type targetCgroup struct {
+	version int
+	memDir  string // memory.* files; on v2 everything is here
+	// cpuDir holds the CPU accounting: memDir on v2, the cpuacct group on
+	// v1, "" when v1 cpuacct could not be used.
+	cpuDir string
+	dirs   []string // every directory made, memory's first
+	// homes are benchgate's own groups in the hierarchies of dirs (v1),
+	// where the forking thread goes back to (see forkPinned).
+	homes []string
+}
+
+// cgroupSeq tells apart the groups of targets of the same name started in
+// one benchgate process (one per pin set), should an earlier one have been
+// left behind.
+var cgroupSeq struct {
+	sync.Mutex
+	n map[string]int
+}
+
+// newTargetCgroup makes a cgroup limiting memory to limit bytes with swap
+// off, or says why none could be made: the error holds the reason of each
+// version tried.
+func newTargetCgroup(name string, limit int64) (*targetCgroup, error) {
+	self, err := readSelfCgroups()
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := readCgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	leaf := fmt.Sprintf("benchgate-%s-%d", name, os.Getpid())
+	cgroupSeq.Lock()
+	if cgroupSeq.n == nil {
+		cgroupSeq.n = map[string]int{}
+	}
+	cgroupSeq.n[name]++
+	if n := cgroupSeq.n[name]; n > 1 {
+		leaf += "-" + strconv.Itoa(n)
+	}
+	cgroupSeq.Unlock()
+
+	cg, err2 := newCgroupV2(self, mounts, leaf, limit)
+	if err2 == nil {
+		return cg, nil
+	}
+	cg, err1 := newCgroupV1(self, mounts, leaf, limit)
+	if err1 == nil {
+		return cg, nil
+	}
+	return nil, fmt.Errorf("no writable cgroup (cgroup v2: %v; cgroup v1: %v)", err2, err1)
+}
+
+func newCgroupV2(self selfCgroups, mounts []cgroupMount, leaf string, limit int64) (*targetCgroup, error) {
+	if !self.hasV2 {
+		return nil, errors.New("benchgate is in no v2 group")
+	}
+	parent, err := locateCgroup(mounts, "", self.v2)
+	if err != nil {
+		return nil, err
+	}
+	ctrl, _ := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
+	if !hasWord(ctrl, "memory") {
+		return nil, fmt.Errorf("memory controller not available in %s (bound to cgroup v1, or not delegated)", self.v2)
+	}
+	sub, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+	if !hasWord(sub, "memory") {
+		// Left enabled afterwards: the other target's group may use it,
+		// and disabling it would drop that group's limit. Typically this
+		// fails with EBUSY, because benchgate itself is in the group and
+		// v2 lets only groups without processes enable controllers for
+		// children (the root group excepted).
+		if err := writeCgroupFile(filepath.Join(parent, "cgroup.subtree_control"), "+memory"); err != nil {
+			return nil, fmt.Errorf("subtree of %s not delegated: enabling the memory controller: %v", self.v2, err)
+		}
+	}
+	dir := filepath.Join(parent, leaf)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cg := &targetCgroup{version: 2, memDir: dir, cpuDir: dir, dirs: []string{dir}}
+	if err := writeCgroupFile(filepath.Join(dir, "memory.max"), strconv.FormatInt(limit, 10)); err != nil {
+		cg.remove()
+		return nil, err
+	}
+	// Absent when the kernel does no swap accounting; then there is no
+	// swap limit to set either.
+	if err := writeCgroupFile(filepath.Join(dir, "memory.swap.max"), "0"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		cg.remove()
+		return nil, err
+	}
+	return cg, nil
+}
+
+func newCgroupV1(self selfCgroups, mounts []cgroupMount, leaf string, limit int64) (*targetCgroup, error) {
+	own, ok := self.v1["memory"]
+	if !ok {
+		return nil, errors.New("no memory hierarchy")
+	}
+	home, err := locateCgroup(mounts, "memory", own)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(home, leaf)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cg := &targetCgroup{version: 1, memDir: dir, dirs: []string{dir}, homes: []string{home}}
+	if err := writeCgroupFile(filepath.Join(dir, "memory.limit_in_bytes"), strconv.FormatInt(limit, 10)); err != nil {
+		cg.remove()
+		return nil, err
+	}
+	// memsw is memory plus swap: the same limit means no swap. It exists
+	// only with swap accounting, and must be set after limit_in_bytes,
+	// which it may not undercut.
+	if err := writeCgroupFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), strconv.FormatInt(limit, 10)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		cg.remove()
+		return nil, err
+	}
+	// CPU accounting is optional: without it Usage reads /proc instead.
+	if acct, ok := self.v1["cpuacct"]; ok {
+		if h, err := locateCgroup(mounts, "cpuacct", acct); err == nil {
+			if h == home {
+				cg.cpuDir = dir // co-mounted with memory
+			} else if d := filepath.Join(h, leaf); os.Mkdir(d, 0o755) == nil {
+				cg.cpuDir = d
+				cg.dirs = append(cg.dirs, d)
+				cg.homes = append(cg.homes, h)
+			}
+		}
+	}
+	return cg, nil
+}
+
+// remove kills whatever is still in the groups and removes them. Stop
+// calls it once the target's process group is gone, so what is left is a
+// process that left the group (setsid) but not the cgroup: a cgroup with
+// a process in it cannot be removed. It returns the first failure.
+func (cg *targetCgroup) remove() error {
+	var first error
+	for i := len(cg.dirs) - 1; i >= 0; i-- {
+		dir := cg.dirs[i]
+		var err error
+		for try := 0; try < 300; try++ {
+			if err = os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
+				err = nil
+				break
+			}
+			if !errors.Is(err, unix.EBUSY) {
+				break
+			}
+			killCgroup(dir)
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// killCgroup SIGKILLs every process in dir: at once through cgroup.kill
+// (v2, Linux 5.14+), else one by one.
+func killCgroup(dir string) {
+	if writeCgroupFile(filepath.Join(dir, "cgroup.kill"), "1") == nil {
+		return
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// joinAfterStart moves a started process into the groups: the fallback
+// when it could not be started inside them. Whatever it forked before the
+// move stays outside.
+func (cg *targetCgroup) joinAfterStart(pid int) error {
+	for _, d := range cg.dirs {
+		if err := writeCgroupFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enterV1 moves the calling thread into the v1 groups, for a fork that
+// should start there. It opens the "tasks" files of the groups the thread
+// goes back to first, and does not move when it could not come back. The
+// caller writes the thread's id to every returned file after the fork,
+// joined or not: a move that stopped half-way is undone too.
+func (cg *targetCgroup) enterV1() (homes []*os.File, joined bool) {
+	for _, h := range cg.homes {
+		f, err := os.OpenFile(filepath.Join(h, "tasks"), os.O_WRONLY, 0)
+		if err != nil {
+			for _, f := range homes {
+				f.Close()
+			}
+			return nil, false
+		}
+		homes = append(homes, f)
+	}
+	tid := strconv.Itoa(unix.Gettid())
+	for _, d := range cg.dirs {
+		if err := writeCgroupFile(filepath.Join(d, "tasks"), tid); err != nil {
+			return homes, false
+		}
+	}
+	return homes, true
+}
+
+// contains says whether pid is in the memory group, from /proc/<pid>/cgroup.
+func (cg *targetCgroup) contains(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return false
+	}
+	leaf := "/" + filepath.Base(cg.memDir)
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		isMem := parts[0] == "0" && parts[1] == ""
+		if cg.version == 1 {
+			isMem = hasWord([]byte(strings.ReplaceAll(parts[1], ",", " ")), "memory")
+		}
+		if isMem {
+			return strings.HasSuffix(parts[2], leaf)
+		}
+	}
+	return false
+}
+
+// writeCgroupFile writes a control file in one write(2), as the kernel
+// wants; O_TRUNC is refused by some cgroup files, so none is asked for.
+func writeCgroupFile(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func hasWord(b []byte, w string) bool {
+	for _, f := range bytes.Fields(b) {
+		if string(f) == w {
+			return true
+		}
+	}
+	return false
+}
+
+// selfCgroups is /proc/self/cgroup: the v2 path ("0::/path") and, per v1
+// controller, the path in its hierarchy.
+type selfCgroups struct {
+	hasV2 bool
+	v2    string
+	v1    map[string]string
+}
+
+func readSelfCgroups() (selfCgroups, error) {
+	s := selfCgroups{v1: map[string]string{}}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return s, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			s.hasV2, s.v2 = true, parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			s.v1[c] = parts[2]
+		}
+	}
+	return s, nil
+}
+
+// cgroupMount is a cgroup file system from /proc/self/mountinfo. root is
+// the group mounted there: "/" on a host, a deeper path when a container
+// runtime bind-mounts its own group without a cgroup namespace.
+type cgroupMount struct {
+	point, root string
+	v2          bool
+	controllers []string // v1
+}
+
+// readCgroupMounts finds the cgroup mounts rather than assuming
+// /sys/fs/cgroup: on a hybrid host v2 sits at /sys/fs/cgroup/unified.
+func readCgroupMounts() ([]cgroupMount, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ms []cgroupMount
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent major:minor root point options [optional...] - fstype source superoptions
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		a, b := strings.Fields(pre), strings.Fields(post)
+		if len(a) < 5 || len(b) < 3 {
+			continue
+		}
+		m := cgroupMount{root: unescapeMount(a[3]), point: unescapeMount(a[4])}
+		switch b[0] {
+		case "cgroup2":
+			m.v2 = true
+		case "cgroup":
+			m.controllers = strings.Split(b[2], ",")
+		default:
+			continue
+		}
+		ms = append(ms, m)
+	}
+	return ms, sc.Err()
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// locateCgroup is the directory of group path in the v2 hierarchy
+// (controller "") or the v1 hierarchy of controller.
+func locateCgroup(mounts []cgroupMount, controller, path string) (string, error) {
+	what := "cgroup2"
+	if controller != "" {
+		what = "cgroup v1 " + controller
+	}
+	found := false
+	for _, m := range mounts {
+		if controller == "" && !m.v2 || controller != "" && !slices.Contains(m.controllers, controller) {
+			continue
+		}
+		found = true
+		rel, ok := strings.CutPrefix(path, m.root)
+		if m.root == "/" {
+			rel, ok = path, true
+		} else if ok && rel != "" && rel[0] != '/' {
+			ok = false
+		}
+		if !ok {
+			continue
+		}
+		dir := filepath.Join(m.point, rel)
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir, nil
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("%s not mounted", what)
+	}
+	return "", fmt.Errorf("group %s not visible in the %s mounts", path, what)
+}
+
+// memoryText is how a pin's memory is shown: as written when known.
+func memoryText(bytes int64, text string) string {
+	if text != "" {
+		return text
+	}
+	for _, u := range []struct {
+		shift int
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if bytes >= 1<<u.shift && bytes%(1<<u.shift) == 0 {
+			return strconv.FormatInt(bytes>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(bytes, 10) + "B"
+}
