@@ -76,6 +76,9 @@ type LoadInfo struct {
 
 // Environment is where and what was measured.
 type Environment struct {
+	// RunID names this run: its docker containers and network carry it in
+	// the label io.benchgate.run.
+	RunID       string     `json:"run_id,omitempty"`
 	Baseline    TargetInfo `json:"baseline"`
 	Candidate   TargetInfo `json:"candidate"`
 	Host        string     `json:"host"`

@@ -1,10 +1,8 @@
 package runner
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,204 +11,37 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/jsonmessage"
 
+	"github.com/benchgate/benchgate/internal/dockertest"
 	"github.com/benchgate/benchgate/scenario"
 )
 
 // The demo images the docker tests run: FROM scratch around the static demo
-// binary, the slow one built with search=5 and a revision label. The tags
-// carry the test process's pid: test binaries of this package running at
-// once (go test ./... by two people) must not remove each other's images.
-const demoRepo = "benchgate-test/demo"
+// binary, the slow one built with search=5 and a revision label.
+var demoNormal, demoSlow string
 
-var (
-	demoNormal = fmt.Sprintf("%s:normal-%d", demoRepo, os.Getpid())
-	demoSlow   = fmt.Sprintf("%s:slow-%d", demoRepo, os.Getpid())
-)
-
-const demoRev = "0123456789abcdef0123456789abcdef01234567"
-
-var (
-	demoOnce sync.Once
-	demoErr  error
-)
+const demoRev = dockertest.SlowRevision
 
 // TestDocker runs the docker target against the real engine. The subtests
 // share the demo images, built once and removed when all of them are done.
 func TestDocker(t *testing.T) {
-	cli := dockerClient(t)
-	removeStaleDemoImages(t, cli)
-	buildDemoImages(t, cli)
-	t.Cleanup(func() {
-		for _, ref := range []string{demoNormal, demoSlow} {
-			if _, err := cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
-				t.Errorf("removing %s: %v", ref, err)
-			}
-		}
-	})
+	cli := dockertest.Client(t)
+	imgs := dockertest.BuildDemoImages(t, cli, "benchgate-test/demo", "..")
+	demoNormal, demoSlow = imgs.Normal, imgs.Slow
 	t.Run("PinsUsageStop", func(t *testing.T) { testDockerPinsUsageStop(t, cli) })
 	t.Run("MissingImage", func(t *testing.T) { testDockerMissingImage(t, cli) })
 	t.Run("HealthFailure", func(t *testing.T) { testDockerHealthFailure(t, cli) })
 	t.Run("ExitBeforeHealthy", func(t *testing.T) { testDockerExitBeforeHealthy(t, cli) })
 	t.Run("DiedLater", func(t *testing.T) { testDockerDiedLater(t, cli) })
 	t.Run("Sweep", func(t *testing.T) { testDockerSweep(t, cli) })
-}
-
-// dockerClient connects as newDockerEnv does, or skips the test when no
-// engine answers.
-func dockerClient(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Skipf("docker: no client: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx); err != nil {
-		cli.Close()
-		t.Skipf("docker: no engine answers at %s: %v", cli.DaemonHost(), err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
-
-// removeStaleDemoImages removes the demo images of test processes that
-// ended without their cleanup (killed, or a timeout's panic).
-func removeStaleDemoImages(t *testing.T, cli *client.Client) {
-	ctx := context.Background()
-	imgs, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("reference", demoRepo))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, img := range imgs {
-		for _, ref := range img.RepoTags {
-			i := strings.LastIndexByte(ref, '-')
-			pid, err := strconv.Atoi(ref[i+1:])
-			if i < 0 || err != nil || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-				continue
-			}
-			if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
-				t.Logf("removing %s: %v", ref, err)
-			}
-		}
-	}
-}
-
-// buildDemoImages builds both demo images once per test binary.
-func buildDemoImages(t *testing.T, cli *client.Client) {
-	t.Helper()
-	demoOnce.Do(func() {
-		start := time.Now()
-		demoErr = buildDemoImagesOnce(cli)
-		t.Logf("demo images built in %v", time.Since(start).Round(time.Millisecond))
-	})
-	if demoErr != nil {
-		t.Fatal(demoErr)
-	}
-}
-
-func buildDemoImagesOnce(cli *client.Client) error {
-	dir, err := os.MkdirTemp("", "benchgate-docker-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	for _, b := range []struct {
-		tag, ldflags string
-		labels       map[string]string
-	}{
-		{demoNormal, "", nil},
-		{demoSlow, "-X main.defaultSlow=search=5", map[string]string{revisionLabel: demoRev}},
-	} {
-		bin := filepath.Join(dir, "demo")
-		// Static, so the image needs nothing but the binary.
-		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", bin, "./examples/demo")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the demo for %s: %v\n%s", b.tag, err, out)
-		}
-		ctxTar, err := demoContext(bin)
-		if err != nil {
-			return err
-		}
-		if err := imageBuild(cli, ctxTar, b.tag, b.labels); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// demoContext is the build context: the Dockerfile and the binary.
-func demoContext(bin string) (io.Reader, error) {
-	demo, err := os.ReadFile(bin)
-	if err != nil {
-		return nil, err
-	}
-	dockerfile := []byte("FROM scratch\nCOPY demo /demo\nENTRYPOINT [\"/demo\",\"-addr\",\"0.0.0.0:8080\"]\n")
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, dockerfile}, {"demo", 0o755, demo}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return nil, err
-		}
-	}
-	return &buf, tw.Close()
-}
-
-// imageBuild builds with the classic builder (no BuildKit session needed)
-// and reads the stream to the end: the build's failure arrives in it, not
-// as the call's error.
-func imageBuild(cli *client.Client, buildCtx io.Reader, tag string, labels map[string]string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	resp, err := cli.ImageBuild(ctx, buildCtx, build.ImageBuildOptions{
-		Tags:        []string{tag},
-		Labels:      labels,
-		Remove:      true,
-		ForceRemove: true,
-		Version:     build.BuilderV1,
-	})
-	if err != nil {
-		return fmt.Errorf("docker build %s: %w", tag, err)
-	}
-	defer resp.Body.Close()
-	var out strings.Builder
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var m jsonmessage.JSONMessage
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("docker build %s: reading its output: %w", tag, err)
-		}
-		out.WriteString(m.Stream)
-		if m.Error != nil {
-			return fmt.Errorf("docker build %s: %s\n%s", tag, m.Error.Message, out.String())
-		}
-	}
 }
 
 // newTestEnv makes an env with a run ID of its own and checks, at the end

@@ -15,6 +15,8 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -58,14 +60,25 @@ func (e *BudgetError) Error() string {
 		e.Estimate, len(e.Plan.Cells), e.Plan.Rounds, e.Budget)
 }
 
-// PlanOf returns the grid of sc in schedule order: variants, then classes,
-// then concurrency levels.
+// PlanOf returns the grid of sc in schedule order: pin sets, then
+// variants, then classes, then concurrency levels. Pin sets are outermost
+// because the targets are restarted for each.
 func PlanOf(sc *scenario.Scenario) baselines.Plan {
 	var p baselines.Plan
-	for _, v := range sc.Variants {
-		for _, c := range sc.Classes {
-			for _, n := range sc.Load.Concurrency {
-				p.Cells = append(p.Cells, baselines.Cell{Variant: v.Name, Class: c.Name, Concurrency: n})
+	pinNames := []string{""}
+	if len(sc.PinSets) > 0 {
+		pinNames = pinNames[:0]
+		for _, ps := range sc.PinSets {
+			pinNames = append(pinNames, ps.Name)
+			p.PinSets = append(p.PinSets, ps.Name)
+		}
+	}
+	for _, pn := range pinNames {
+		for _, v := range sc.Variants {
+			for _, c := range sc.Classes {
+				for _, n := range sc.Load.Concurrency {
+					p.Cells = append(p.Cells, baselines.Cell{Pins: pn, Variant: v.Name, Class: c.Name, Concurrency: n})
+				}
 			}
 		}
 	}
@@ -108,28 +121,34 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		Version:  baselines.FormatVersion,
 		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
 		Scenario: scenarioInfo(sc),
-		Env:      environment(sc, opts.ToolVersion),
+		Env:      environment(sc, opts.ToolVersion, runID()),
 		Plan:     plan,
 		Rungs:    []baselines.Rung{},
 		Status:   "running",
 	}
-	s := &schedule{ctx: ctx, sc: sc, opts: opts, res: res, progress: progress}
-	s.base = NewTarget(sc.Baseline, opts.OutDir)
-	s.cand = NewTarget(sc.Candidate, opts.OutDir)
+	s := &schedule{ctx: ctx, sc: sc, opts: opts, res: res, progress: progress, getenv: getenv}
 	defer s.stopTargets()
 	if err := baselines.Write(opts.OutDir, res); err != nil {
 		return nil, err
 	}
 
-	err := s.startTargets()
+	var err error
+	if sc.Baseline.Image != "" || sc.Candidate.Image != "" {
+		s.docker, err = newDockerEnv(ctx, res.Env.RunID)
+		if s.docker != nil {
+			// Close removes every container and the network of this run,
+			// whatever ended it; it must run even after a cancellation.
+			defer s.docker.Close(context.WithoutCancel(ctx))
+		}
+	}
 	if err == nil {
-		res.Env.Baseline = s.base.Info(ctx, getenv)
-		res.Env.Candidate = s.cand.Info(ctx, getenv)
-		err = s.rounds()
-	} else {
+		err = s.pinSets()
+	}
+	if res.Env.Baseline.Name == "" {
 		// Identify what was meant to run even when it never did.
-		res.Env.Baseline = s.base.Info(context.WithoutCancel(ctx), getenv)
-		res.Env.Candidate = s.cand.Info(context.WithoutCancel(ctx), getenv)
+		base, cand := s.services(nil)
+		res.Env.Baseline = base.Info(context.WithoutCancel(ctx), getenv)
+		res.Env.Candidate = cand.Info(context.WithoutCancel(ctx), getenv)
 	}
 	if err == nil {
 		s.stopTargets()
@@ -177,18 +196,97 @@ type schedule struct {
 	opts       Options
 	res        *baselines.Results
 	progress   io.Writer
-	base, cand *Target
+	getenv     func(string) string
+	docker     *dockerEnv // nil unless a target is an image
+	base, cand service    // of the current pin set
 }
 
-// startTargets builds both, then starts both, so a slow build of one side
-// does not keep the other idling under measurement conditions.
-func (s *schedule) startTargets() error {
-	for _, t := range []*Target{s.base, s.cand} {
-		if err := t.check(); err != nil {
+// runID names a run's containers and network: unique per run, and sortable
+// by time when an engine holds leftovers of several.
+func runID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// services makes the two services for a pin set (nil for none).
+func (s *schedule) services(pins *scenario.Pins) (base, cand service) {
+	mk := func(spec scenario.Target) service {
+		if spec.Image != "" && s.docker != nil {
+			return newDockerTarget(s.docker, spec, pins, s.opts.OutDir)
+		}
+		return NewPinnedTarget(spec, s.opts.OutDir, pins)
+	}
+	return mk(s.sc.Baseline), mk(s.sc.Candidate)
+}
+
+// pinSets runs every round of every cell under each pin set in turn,
+// starting fresh targets for each, so a pin set's measurements never share
+// a process (its caches, its JIT, its heap) with another's. On error the
+// targets are left running for Run, which records the outcome first.
+func (s *schedule) pinSets() error {
+	sets := s.sc.PinSets
+	if len(sets) == 0 {
+		sets = []scenario.Pins{{}}
+	}
+	for pi := range sets {
+		var pins *scenario.Pins
+		if len(s.sc.PinSets) > 0 {
+			pins = &sets[pi]
+		}
+		if pi > 0 {
+			s.stopTargets()
+		}
+		s.base, s.cand = s.services(pins)
+		if err := s.startTargets(pi == 0); err != nil {
+			return err
+		}
+		if pi == 0 {
+			s.res.Env.Baseline = s.base.Info(s.ctx, s.getenv)
+			s.res.Env.Candidate = s.cand.Info(s.ctx, s.getenv)
+		}
+		restore := func() {}
+		if pins != nil {
+			info := &s.res.Env.Pins[pi]
+			for _, t := range []service{s.base, s.cand} {
+				applied, not := t.Pins()
+				for _, a := range applied {
+					info.Applied = append(info.Applied, t.Name()+": "+a)
+				}
+				for _, n := range not {
+					info.NotApplied = append(info.NotApplied, t.Name()+": "+n)
+				}
+			}
+			if pins.GeneratorCPUs != "" {
+				r, applied, err := pinGenerator(pins.GeneratorCPUs)
+				if err != nil {
+					info.NotApplied = append(info.NotApplied, "generator: "+err.Error())
+				} else {
+					restore = r
+					info.Applied = append(info.Applied, "generator: "+applied)
+				}
+			}
+			for _, n := range info.NotApplied {
+				fmt.Fprintf(s.progress, "pins %s: not applied: %s\n", pins.Name, n)
+			}
+		}
+		err := s.rounds(pins)
+		restore()
+		if err != nil {
 			return err
 		}
 	}
-	for _, t := range []*Target{s.base, s.cand} {
+	return nil
+}
+
+// startTargets builds both (the first time only: a pin set changes how a
+// build runs, not what it builds), then starts both, so a slow build of one
+// side does not keep the other idling under measurement conditions.
+func (s *schedule) startTargets(build bool) error {
+	for _, t := range []service{s.base, s.cand} {
+		if !build {
+			break
+		}
 		if err := s.ctxErr(); err != nil {
 			return err
 		}
@@ -196,7 +294,7 @@ func (s *schedule) startTargets() error {
 			return s.cancelledOr(err)
 		}
 	}
-	for _, t := range []*Target{s.base, s.cand} {
+	for _, t := range []service{s.base, s.cand} {
 		if err := s.ctxErr(); err != nil {
 			return err
 		}
@@ -209,6 +307,9 @@ func (s *schedule) startTargets() error {
 
 // stopTargets stops both at once: each may take the whole grace period.
 func (s *schedule) stopTargets() {
+	if s.base == nil {
+		return
+	}
 	done := make(chan struct{})
 	go func() { s.base.Stop(); close(done) }()
 	s.cand.Stop()
@@ -231,21 +332,29 @@ func (s *schedule) cancelledOr(err error) error {
 	return err
 }
 
-func (s *schedule) rounds() error {
+// rounds runs the rounds of one pin set's cells (all cells without pins).
+func (s *schedule) rounds(pins *scenario.Pins) error {
 	plan := s.res.Plan
 	total := plan.Rounds * len(plan.Cells) * 2
+	name := ""
+	if pins != nil {
+		name = pins.Name
+	}
 	for round := range plan.Rounds {
 		for ci, cell := range plan.Cells {
+			if cell.Pins != name {
+				continue
+			}
 			order := Order(s.sc.Seed, round, ci)
-			pair := [2]*Target{s.base, s.cand}
+			pair := [2]service{s.base, s.cand}
 			if order == "BA" {
-				pair = [2]*Target{s.cand, s.base}
+				pair = [2]service{s.cand, s.base}
 			}
 			for pos, t := range pair {
 				if err := s.ctxErr(); err != nil {
 					return err
 				}
-				for _, u := range []*Target{s.base, s.cand} {
+				for _, u := range []service{s.base, s.cand} {
 					if err := u.Died(); err != nil {
 						return err
 					}
@@ -269,7 +378,7 @@ func (s *schedule) rounds() error {
 
 // rung loads t for one cell. A target that dies under load ends the rung
 // at once rather than letting it count connection errors.
-func (s *schedule) rung(t *Target, cell baselines.Cell, round int) (baselines.Rung, error) {
+func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Rung, error) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	if done := t.Done(); done != nil {
@@ -290,6 +399,11 @@ func (s *schedule) rung(t *Target, cell baselines.Cell, round int) (baselines.Ru
 	// Generate asks for every worker's source before it starts them, from
 	// its own goroutine, so sources needs no lock.
 	var sources []Source
+	// The sampler times its window as Generate does, from the same
+	// moment: the microseconds between the two calls are noise against a
+	// window of seconds.
+	from := time.Now().Add(s.sc.Load.Warmup)
+	usage := sampleUsage(ctx, t, from, from.Add(s.sc.Load.Duration), sampleEvery)
 	r, err := Generate(ctx, Load{
 		URL:         t.URL(),
 		Concurrency: cell.Concurrency,
@@ -312,6 +426,11 @@ func (s *schedule) rung(t *Target, cell baselines.Cell, round int) (baselines.Ru
 	if err != nil {
 		return r, fmt.Errorf("%s %s: %w", cell, t.Name(), err)
 	}
+	u := <-usage
+	if u.ok {
+		r.ResourceSource, r.CPUSeconds, r.MemMean, r.MemPeak = u.source, u.cpu, u.memMean, u.memPeak
+	}
+	r.GenCPUSeconds = u.genCPU
 	// A template that failed at run time left part of its requests empty:
 	// the rung measured something other than the scenario, and so would
 	// every later one.
@@ -395,8 +514,9 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 	return info
 }
 
-func environment(sc *scenario.Scenario, toolVersion string) baselines.Environment {
+func environment(sc *scenario.Scenario, toolVersion, runID string) baselines.Environment {
 	env := baselines.Environment{
+		RunID:       runID,
 		CPUModel:    cpuModel(),
 		CPUs:        runtime.NumCPU(),
 		Kernel:      kernelRelease(),
@@ -410,7 +530,6 @@ func environment(sc *scenario.Scenario, toolVersion string) baselines.Environmen
 	for _, p := range sc.PinSets {
 		env.Pins = append(env.Pins, baselines.PinInfo{
 			Name: p.Name, CPUs: p.CPUs, Memory: p.MemoryText, GeneratorCPUs: p.GeneratorCPUs,
-			NotApplied: []string{"pins are not applied yet"},
 		})
 	}
 	return env

@@ -77,8 +77,8 @@ func (e *TargetError) Error() string {
 
 func (e *TargetError) Unwrap() error { return e.Err }
 
-// errDocker is returned for image targets until the docker issue lands.
-var errDocker = errors.New("docker targets arrive in a later version")
+// errImage: image targets are dockerTargets; a *Target never runs one.
+var errImage = errors.New("an image target runs through the docker engine, not as a process")
 
 // Target is one side of the comparison while a run uses it. A command
 // target owns a process group; everything else only has a URL.
@@ -162,11 +162,11 @@ func (t *Target) Kind() string {
 // Start.
 func (t *Target) URL() string { return t.url }
 
-// check refuses what this version cannot run, so a run fails before it
+// check refuses what a process target cannot run, so a run fails before it
 // builds or starts anything.
 func (t *Target) check() error {
 	if t.Kind() == "image" {
-		return &TargetError{Target: t.spec.Name, Phase: PhaseStart, Err: errDocker}
+		return &TargetError{Target: t.spec.Name, Phase: PhaseStart, Err: errImage}
 	}
 	return nil
 }

@@ -265,7 +265,7 @@ func TestTargetImageRefused(t *testing.T) {
 	for _, f := range []func(context.Context) error{tg.Build, tg.Start} {
 		err := f(t.Context())
 		asTargetError(t, err, PhaseStart)
-		if !strings.Contains(err.Error(), "docker targets arrive in a later version") {
+		if !strings.Contains(err.Error(), "runs through the docker engine") {
 			t.Errorf("error: %v", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/dockertest"
 )
 
 // The scripts in testdata/script drive the real CLI end to end: real child
@@ -60,9 +68,29 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The docker scripts need the engine and two images FROM scratch around
+	// the static demo; without an engine they skip, saying why.
+	cli, dockerErr := dockertest.Connect()
+	var imgs dockertest.DemoImages
+	if dockerErr == nil {
+		defer cli.Close()
+		imgs = dockertest.BuildDemoImages(t, cli, "benchgate-test/cli-demo", "../..")
+	}
+
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		Condition: func(cond string) (bool, error) {
+			if cond == "docker" {
+				return dockerErr == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("DEMO_IMAGE", imgs.Normal)
+			env.Setenv("DEMO_IMAGE_SLOW", imgs.Slow)
+			if dockerErr != nil {
+				env.Setenv("DOCKER_SKIP", dockerErr.Error())
+			}
 			env.Setenv("DEMO", demo)
 			env.Setenv("DEMO_SLOW", demoSlow)
 			env.Setenv("FAULTY", faulty)
@@ -72,7 +100,11 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"no-process": cmdNoProcess,
-			"wait-file":  cmdWaitFile,
+			"no-docker-leftovers": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdNoDockerLeftovers(ts, neg, args, cli)
+			},
+			"signal-cmdline": cmdSignalCmdline,
+			"wait-file":      cmdWaitFile,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -110,4 +142,70 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s never contained %q", args[0], args[1])
+}
+
+// cmdNoDockerLeftovers asserts that nothing carrying the label of the run
+// recorded in a results file is left on the engine: no container (running
+// or not) and no network.
+func cmdNoDockerLeftovers(ts *testscript.TestScript, neg bool, args []string, cli *client.Client) {
+	if neg || len(args) != 1 || cli == nil {
+		ts.Fatalf("usage: no-docker-leftovers RESULTS (needs [docker])")
+	}
+	res, err := baselines.Read(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	if res.Env.RunID == "" {
+		ts.Fatalf("%s records no run id", args[0])
+	}
+	f := filters.NewArgs(filters.Arg("label", "io.benchgate.run="+res.Env.RunID))
+	ctx := context.Background()
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	for _, c := range cs {
+		ts.Logf("left behind: container %s %v (%s)", c.ID[:12], c.Names, c.State)
+	}
+	for _, n := range ns {
+		ts.Logf("left behind: network %s", n.Name)
+	}
+	if len(cs)+len(ns) > 0 {
+		ts.Fatalf("run %s left %d containers and %d networks", res.Env.RunID, len(cs), len(ns))
+	}
+}
+
+// cmdSignalCmdline sends a signal (TERM or INT) to the processes whose
+// command line contains a text: scripts use it to signal a benchgate they
+// started in the background, which testscript's kill can only interrupt.
+func cmdSignalCmdline(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: signal-cmdline TERM|INT TEXT")
+	}
+	sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[args[0]]
+	if sig == 0 {
+		ts.Fatalf("unknown signal %q", args[0])
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	n := 0
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), args[1]) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if pid == os.Getpid() {
+			continue
+		}
+		if syscall.Kill(pid, sig) == nil {
+			n++
+		}
+	}
+	if n == 0 {
+		ts.Fatalf("no process has %q in its command line", args[1])
+	}
 }

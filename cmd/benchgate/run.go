@@ -315,5 +315,5 @@ func outcomeError(c gate.Comparison) error {
 }
 
 func cellName(k gate.CellKey) string {
-	return baselines.Cell{Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}.String()
+	return baselines.Cell{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}.String()
 }
