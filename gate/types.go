@@ -10,13 +10,13 @@ type Metric string
 
 // Metrics known to the gate.
 const (
-	RPS       Metric = "rps"        // throughput, requests per second
-	Mean      Metric = "mean"       // mean latency, seconds
-	P50       Metric = "p50"        // latency percentiles, seconds
-	P90       Metric = "p90"        //
-	P95       Metric = "p95"        //
-	P99       Metric = "p99"        //
-	ErrorRate Metric = "error_rate" // errors / requests of a rung
+	RPS       Metric = "rps"         // throughput, requests per second
+	Mean      Metric = "mean"        // mean latency, seconds
+	P50       Metric = "p50"         // latency percentiles, seconds
+	P90       Metric = "p90"         //
+	P95       Metric = "p95"         //
+	P99       Metric = "p99"         //
+	ErrorRate Metric = "error_rate"  // errors / requests of a rung
 	CPUPerReq Metric = "cpu_per_req" // target CPU seconds per answered request
 	MemMean   Metric = "mem_mean"    // target memory, bytes, mean over the rung
 	MemPeak   Metric = "mem_peak"    // target memory, bytes, peak of the rung
