@@ -742,6 +742,9 @@ func (t *dockerTarget) Died() error {
 func (t *dockerTarget) Stop() error {
 	t.stopOnce.Do(func() {
 		close(t.stopping)
+		if t.cg != nil {
+			t.cg.peak.close()
+		}
 		if t.id == "" {
 			return
 		}
@@ -835,6 +838,25 @@ func (t *dockerTarget) Usage() (Usage, bool) {
 	return t.streamed, t.streamed.Source != ""
 }
 
+// ResetMemPeak resets the watermark of the container's cgroup when it is
+// visible here (see peakFile). The stream has no window peak to offer: the
+// engine's stats carry v1's watermark, but the engine cannot reset it.
+// Resetting the container's own cgroup touches nothing else; the engine
+// does not use the watermark.
+func (t *dockerTarget) ResetMemPeak() func() (int64, bool) {
+	if t.cg == nil || t.exited == nil {
+		return nil
+	}
+	select {
+	case <-t.stopping:
+		return nil
+	case <-t.exited:
+		return nil
+	default:
+	}
+	return t.cg.peak.reset(t.cg.peakPath)
+}
+
 // stream keeps t.streamed at the engine's latest stats reading until ctx
 // ends. The engine sends one a second.
 func (t *dockerTarget) stream(ctx context.Context) {
@@ -888,6 +910,8 @@ type containerCgroup struct {
 	mem      string // v1 memory.usage_in_bytes; v2 memory.current
 	memStat  string // memory.stat
 	memLimit func() (int64, error)
+	peakPath string // v1 memory.max_usage_in_bytes; v2 memory.peak
+	peak     peakFile
 }
 
 // findContainerCgroup locates the cgroup of the container whose first
@@ -950,6 +974,7 @@ func findContainerCgroup(pid int, id string) *containerCgroup {
 			memLimit: func() (int64, error) {
 				return readInt(filepath.Join(memDir, "memory.limit_in_bytes"))
 			},
+			peakPath: cgroupPeakPath(1, memDir),
 		}
 	case v2Dir != "":
 		return &containerCgroup{
@@ -960,6 +985,7 @@ func findContainerCgroup(pid int, id string) *containerCgroup {
 			memLimit: func() (int64, error) {
 				return readInt(filepath.Join(v2Dir, "memory.max"))
 			},
+			peakPath: cgroupPeakPath(2, v2Dir),
 		}
 	}
 	return nil
@@ -999,10 +1025,11 @@ func (c *containerCgroup) read() (Usage, error) {
 	if c.v2 {
 		key = "inactive_file"
 	}
+	var cache int64
 	if v, ok := statValue(b, key); ok && v <= mem {
-		mem -= v
+		cache = v
 	}
-	return Usage{Source: "cgroup", CPUSeconds: cpu, Mem: mem}, nil
+	return Usage{Source: "cgroup", CPUSeconds: cpu, Mem: mem - cache, MemCache: cache}, nil
 }
 
 func readInt(path string) (int64, error) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 
@@ -42,6 +43,50 @@ func TestDocker(t *testing.T) {
 	t.Run("ExitBeforeHealthy", func(t *testing.T) { testDockerExitBeforeHealthy(t, cli) })
 	t.Run("DiedLater", func(t *testing.T) { testDockerDiedLater(t, cli) })
 	t.Run("Sweep", func(t *testing.T) { testDockerSweep(t, cli) })
+	t.Run("WindowPeak", func(t *testing.T) { testDockerWindowPeak(t, cli) })
+}
+
+// testDockerWindowPeak is TestTargetWindowPeak for a container: the test
+// server, built static into an image of its own (the demo has no way to
+// make a memory spike), with a memory pin.
+func testDockerWindowPeak(t *testing.T, cli *client.Client) {
+	ctx := context.Background()
+	bin := filepath.Join(t.TempDir(), "testserver")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/testserver")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building a static testserver: %v\n%s", err, out)
+	}
+	img := fmt.Sprintf("benchgate-test/testserver:peak-%d", os.Getpid())
+	if err := dockertest.BuildScratchImage(cli, img, bin, []string{"/testserver", "-addr", "0.0.0.0:8080"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := cli.ImageRemove(context.Background(), img, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			t.Errorf("removing %s: %v", img, err)
+		}
+	})
+	env := newTestEnv(t, cli)
+	pins := &scenario.Pins{Memory: 256 << 20, MemoryText: "256MiB"}
+	d := newDockerTarget(env, demoSpec("candidate", img), pins, t.TempDir())
+	defer d.Stop()
+	if err := d.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.cg == nil {
+		t.Skip("the container's cgroup is not visible here: Usage reads the engine's stats, which have no peak to reset")
+	}
+	if d.ResetMemPeak() == nil {
+		t.Skipf("the kernel's peak %s cannot be reset here (cgroup v2 needs Linux 6.12)", d.cg.peakPath)
+	}
+	t.Logf("peak from %s", d.cg.peakPath)
+	testWindowPeak(t, d)
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if d.ResetMemPeak() != nil {
+		t.Error("ResetMemPeak after Stop: not nil")
+	}
 }
 
 // newTestEnv makes an env with a run ID of its own and checks, at the end

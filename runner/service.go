@@ -30,6 +30,19 @@ type service interface {
 	// milliseconds in between, from one goroutine, so it must be cheap.
 	// A service that cannot be measured (a url target) returns ok false.
 	Usage() (u Usage, ok bool)
+	// ResetMemPeak starts a window for the kernel's own record of the
+	// service's peak memory and returns a function that reads it: the
+	// largest Mem+MemCache the kernel counted between the reset and the
+	// read, with no gaps between samples. Usage readings alone miss a
+	// spike that comes and goes between two of them. It returns nil when
+	// the kernel keeps no such record that can be reset for the service
+	// (no cgroup of its own, cgroup v2 before Linux 6.12, a file not
+	// writable here) or when Usage does not read the same counter (then
+	// the two would not be comparable); the caller then has the readings
+	// only. It is called from the goroutine that calls Usage, once per
+	// window, and windows of a service do not overlap: on cgroup v1 the
+	// reset is of the cgroup's one watermark.
+	ResetMemPeak() (peakSince func() (int64, bool))
 	// Pins says which of its pin set's pins took effect on this service and
 	// which could not, with the reason ("memory: cgroup v2 not writable").
 	Pins() (applied, notApplied []string)
@@ -45,4 +58,10 @@ type Usage struct {
 	// Mem is the memory in use now, in bytes (RSS of the process tree, or
 	// the cgroup's usage without page cache where that is known).
 	Mem int64
+	// MemCache is what Mem leaves out of the cgroup's usage counter: page
+	// cache the kernel can drop at once (inactive file pages; all of the
+	// page cache for a docker target on cgroup v1, as the engine's stats
+	// count it). Mem+MemCache is that counter, the one whose maximum the
+	// kernel's peak records. 0 when Mem is not from a cgroup.
+	MemCache int64
 }

@@ -66,6 +66,112 @@ func (t *Target) Usage() (Usage, bool) {
 	return r, true
 }
 
+// ResetMemPeak resets the memory watermark of the target's cgroup (see
+// peakFile). Only a target whose Usage reads that cgroup has one worth
+// reading: in /proc mode (no cgroup, or v1 without cpuacct) Mem is a sum
+// of resident sets, a figure of another kind than the cgroup's usage.
+func (t *Target) ResetMemPeak() func() (int64, bool) {
+	if t.Kind() != "command" || t.cmd == nil || t.cg == nil || t.cg.cpuDir == "" {
+		return nil
+	}
+	return t.usage.peak.reset(cgroupPeakPath(t.cg.version, t.cg.memDir))
+}
+
+// cgroupPeakPath is the file of a cgroup's memory watermark.
+func cgroupPeakPath(version int, memDir string) string {
+	if version == 1 {
+		return filepath.Join(memDir, "memory.max_usage_in_bytes")
+	}
+	return filepath.Join(memDir, "memory.peak")
+}
+
+// peakFile is a cgroup's memory watermark, which the kernel raises on every
+// charge, so unlike readings taken now and then it misses no spike. Both
+// versions record the maximum of the usage counter (memory.current,
+// memory.usage_in_bytes), page cache included.
+//
+// cgroup v2 (memory.peak): since Linux 6.12 a write to an open descriptor
+// of the file makes reads from that descriptor report the peak since the
+// write, leaving other readers alone; so write and reads go through one
+// descriptor, kept open. Earlier kernels have no write (the file opens
+// read-only) and keep only the peak of the cgroup's lifetime, which says
+// nothing about a window.
+//
+// cgroup v1 (memory.max_usage_in_bytes): writing "0" sets the cgroup's one
+// watermark to the current usage; it needs write access to the cgroup
+// (root, or its owner). It is the target's own cgroup, which nobody else
+// reads a peak of.
+//
+// A reset that fails once is not tried again: it fails for a reason that
+// lasts (kernel version, permissions).
+type peakFile struct {
+	mu     sync.Mutex
+	fd     int
+	open   bool // fd is valid
+	failed bool
+	closed bool
+	buf    [64]byte
+}
+
+// reset resets the watermark of path (the same path on every call) and
+// returns a function reading it, or nil when it cannot be reset.
+func (p *peakFile) reset(path string) func() (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.failed {
+		return nil
+	}
+	if !p.open {
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			p.failed = true
+			return nil
+		}
+		p.fd, p.open = fd, true
+	}
+	// "0" is what v1 requires; v2 takes any non-empty string.
+	if _, err := unix.Pwrite(p.fd, []byte("0"), 0); err != nil {
+		p.failed = true
+		p.closeLocked()
+		return nil
+	}
+	return p.read
+}
+
+func (p *peakFile) read() (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.open {
+		return 0, false
+	}
+	for {
+		n, err := unix.Pread(p.fd, p.buf[:], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, false
+		}
+		v, err := strconv.ParseInt(string(bytes.TrimSpace(p.buf[:n])), 10, 64)
+		return v, err == nil
+	}
+}
+
+// close releases the descriptor; reset returns nil from then on.
+func (p *peakFile) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.closeLocked()
+}
+
+func (p *peakFile) closeLocked() {
+	if p.open {
+		unix.Close(p.fd)
+		p.open = false
+	}
+}
+
 // How often (in Usage calls) /proc is scanned for the group's processes:
 // a scan reads the stat file of every process on the machine, the calls
 // in between only those of the group. At one call per 50ms that is once a
@@ -88,6 +194,7 @@ type usageState struct {
 	// makes a scan of /proc markedly cheaper. -1 (or 0 entries) when
 	// not open.
 	cgFiles []int // cgroup mode: CPU, memory, memory.stat
+	peak    peakFile
 
 	procs     map[int]*procEntry // proc mode: the group's processes by pid
 	calls     int
@@ -129,6 +236,7 @@ func (u *usageState) close() {
 		unix.Close(fd)
 	}
 	u.cgFiles = nil
+	u.peak.close()
 	for pid, e := range u.procs {
 		e.close()
 		delete(u.procs, pid)
@@ -188,7 +296,8 @@ func (u *usageState) readCgroup(cg *targetCgroup) (Usage, error) {
 		key = "total_inactive_file"
 	}
 	inactive, _ = statField(b, key)
-	return Usage{Source: "cgroup", CPUSeconds: float64(nanos) / 1e9, Mem: max(mem-inactive, 0)}, nil
+	m := max(mem-inactive, 0)
+	return Usage{Source: "cgroup", CPUSeconds: float64(nanos) / 1e9, Mem: m, MemCache: mem - m}, nil
 }
 
 // read reads a whole small kernel file again through its open descriptor:

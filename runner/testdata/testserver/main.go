@@ -109,6 +109,32 @@ func main() {
 		}
 		w.Write([]byte("child burnt"))
 	})
+	// /alloc?mb=N maps N MiB, writes to every page (so the kernel charges
+	// it), holds it for 100ms and unmaps it: a memory spike that is over
+	// by the time the response arrives. mmap rather than a Go slice, so
+	// the memory goes back to the kernel at once, not when the garbage
+	// collector and scavenger get to it.
+	mux.HandleFunc("/alloc", func(w http.ResponseWriter, r *http.Request) {
+		mb, err := strconv.Atoi(r.URL.Query().Get("mb"))
+		if err != nil || mb <= 0 {
+			http.Error(w, "mb: want a number of MiB", http.StatusBadRequest)
+			return
+		}
+		b, err := unix.Mmap(-1, 0, mb<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		for i := 0; i < len(b); i += os.Getpagesize() {
+			b[i] = 1
+		}
+		time.Sleep(100 * time.Millisecond)
+		if err := unix.Munmap(b); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "allocated %d MiB", mb)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		n := served.Add(1)
 		if *exitAfter > 0 && n > *exitAfter {
