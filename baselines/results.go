@@ -30,6 +30,19 @@ type Results struct {
 	// "cancelled" or "failed".
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// GitHub is where a run in GitHub Actions came from: benchgate comment
+	// posts a saved result only to the PR whose head it measured.
+	GitHub *GitHubInfo `json:"github,omitempty"`
+}
+
+// GitHubInfo is the pull request (or push) a run measured.
+type GitHubInfo struct {
+	Repository string `json:"repository"`
+	EventName  string `json:"event_name"`
+	PR         int    `json:"pr,omitempty"`
+	BaseSHA    string `json:"base_sha,omitempty"`
+	HeadSHA    string `json:"head_sha,omitempty"`
+	RunURL     string `json:"run_url,omitempty"`
 }
 
 // ScenarioInfo identifies the scenario a run measured.
