@@ -37,6 +37,11 @@ const (
 	DefaultMaxErrorRate   = 0.001
 )
 
+// resourceMetric says whether a metric comes from resource accounting.
+func resourceMetric(m string) bool {
+	return m == "cpu_per_req" || m == "mem_mean" || m == "mem_peak"
+}
+
 // Metrics are the metric names a fail_on rule may name.
 var Metrics = []string{"rps", "mean", "p50", "p90", "p95", "p99", "error_rate", "cpu_per_req", "mem_mean", "mem_peak"}
 
@@ -930,6 +935,17 @@ func (l *loader) gate(n *node) {
 				l.errNode(mv, f+".metric", "%s", msg)
 			}
 			r.Metric = s
+			// A url target is not started by benchgate, so nothing measures
+			// what it uses: a rule on its resources could never be decided
+			// and would fail every run as inconclusive.
+			if resourceMetric(s) {
+				for _, t := range []Target{l.s.Baseline, l.s.Candidate} {
+					if t.URL != "" {
+						l.errNode(mv, f+".metric", "%s cannot be measured: the %s is a url target, whose resources benchgate does not see (use a command or image target)", s, t.Name)
+						break
+					}
+				}
+			}
 		}
 		r.Classes = l.globs(rm["classes"], f+".classes", "class", slices.Sorted(mapKeys(l.s.AllClasses)))
 		var vnames []string

@@ -254,6 +254,8 @@ func TestLoadErrors(t *testing.T) {
 			`s.yml:8:14: classes[0].request: template fails: at {{pick (printf "t%d" 2)}}: pick: no data list "t2"`},
 		{"variant missing a variable", minimal + "variants:\n  a: {x: '1', y: '2'}\n  b: {x: '3'}\n", "",
 			`s.yml:11:3: variants.b: missing variable "y" (variant a defines it; every variant must define the same variables)`},
+		{"resource metric of a url target", minimal + "gate:\n  fail_on:\n    - {metric: cpu_per_req}\n", "",
+			`s.yml:11:16: gate.fail_on[0].metric: cpu_per_req cannot be measured: the baseline is a url target, whose resources benchgate does not see (use a command or image target)`},
 		{"class glob matches nothing", minimal + "gate:\n  fail_on: [{metric: rps, classes: [\"Q*\"]}]\n", "",
 			`s.yml:10:37: gate.fail_on[0].classes[0]: "Q*" matches no class`},
 		{"pins", minimal + "pins: {cpus: \"3-1\", memory: 2GB0, generator_cpus: \"0,0\"}\n", "",

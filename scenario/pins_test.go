@@ -214,7 +214,11 @@ func TestImageTargetErrors(t *testing.T) {
 }
 
 func TestResourceMetrics(t *testing.T) {
-	s := loadSrc(t, minimal+"gate:\n  fail_on: [{metric: cpu_per_req}, {metric: mem_mean}, {metric: mem_peak}]\n", "", nil)
+	// Resources are measured for started targets only: command and image.
+	started := strings.Replace(strings.Replace(minimal,
+		`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {image: "api:a", port: 8080}`, 1),
+		`candidate: {url: "http://127.0.0.1:2"}`, `candidate: {image: "api:b", port: 8080}`, 1)
+	s := loadSrc(t, started+"gate:\n  fail_on: [{metric: cpu_per_req}, {metric: mem_mean}, {metric: mem_peak}]\n", "", nil)
 	var got []string
 	for _, r := range s.Gate.FailOn {
 		got = append(got, r.Metric)

@@ -21,6 +21,7 @@ func decide(res *baselines.Results) (report.Input, error) {
 		}
 	}
 	idx := map[baselines.Cell]int{}
+	sources := map[baselines.Cell][2]string{} // how each side's resources were read
 	inputs := make([]gate.CellInput, len(res.Plan.Cells))
 	for i, c := range res.Plan.Cells {
 		idx[c] = i
@@ -54,6 +55,18 @@ func decide(res *baselines.Results) (report.Input, error) {
 		if r.Requests > 0 {
 			side.Samples[gate.ErrorRate] = append(side.Samples[gate.ErrorRate], r.ErrorRate())
 		}
+		t := 0
+		if r.Target == "candidate" {
+			t = 1
+		}
+		if src := sources[r.Cell]; r.ResourceSource != "" && src[t] != r.ResourceSource {
+			if src[t] == "" {
+				src[t] = r.ResourceSource
+			} else {
+				src[t] = "mixed"
+			}
+			sources[r.Cell] = src
+		}
 		if r.ResourceSource != "" {
 			if r.Answered() > 0 {
 				side.Samples[gate.CPUPerReq] = append(side.Samples[gate.CPUPerReq], r.CPUPerRequest())
@@ -63,6 +76,19 @@ func decide(res *baselines.Results) (report.Input, error) {
 		}
 		side.Requests += r.Requests
 		side.Errors += r.ErrorCount()
+	}
+
+	// Resources read two different ways (a cgroup's counters on one side,
+	// the sum over /proc on the other) differ by definition, not by the
+	// builds: such a cell's resource metrics are left undecided.
+	for i, c := range res.Plan.Cells {
+		if sources[c][0] != sources[c][1] {
+			for _, side := range []*gate.Side{&inputs[i].Baseline, &inputs[i].Candidate} {
+				for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
+					delete(side.Samples, m)
+				}
+			}
+		}
 	}
 
 	g := res.Scenario.Gate

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// results builds a complete two-round run of one cell in which each side's
+// rungs read resources through src[0] (baseline) and src[1] (candidate).
+func results(src [2]string) *baselines.Results {
+	cell := baselines.Cell{Class: "Q", Concurrency: 1}
+	r := &baselines.Results{
+		Version: baselines.FormatVersion, Status: "complete",
+		Plan:     baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: 2},
+		Scenario: baselines.ScenarioInfo{Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001}},
+	}
+	for round := range 2 {
+		for t, name := range []string{"baseline", "candidate"} {
+			r.Rungs = append(r.Rungs, baselines.Rung{
+				Cell: cell, Round: round, Target: name, Duration: 1, Requests: 100,
+				Statuses: map[string]int64{"200": 100}, RPS: 100 + float64(round), P95: 0.01,
+				ResourceSource: src[t], CPUSeconds: 0.5 + 0.01*float64(round), MemMean: 10 << 20, MemPeak: 12 << 20,
+			})
+		}
+	}
+	return r
+}
+
+func TestDecideResourceSources(t *testing.T) {
+	check := func(src [2]string, wantResources bool) {
+		t.Helper()
+		in, err := decide(results(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := in.Comparison.Cells[0]
+		for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
+			if _, ok := c.Decision(m); ok != wantResources {
+				t.Errorf("sources %v: decision of %s present %v, want %v", src, m, ok, wantResources)
+			}
+		}
+		if d, ok := c.Decision(gate.RPS); !ok || d.Baseline.N != 2 {
+			t.Errorf("sources %v: rps decision %+v", src, d)
+		}
+	}
+	check([2]string{"cgroup", "cgroup"}, true)
+	check([2]string{"proc", "proc"}, true)
+	// Read two ways, the figures differ by definition: not decided.
+	check([2]string{"cgroup", "proc"}, false)
+	check([2]string{"docker", ""}, false)
+	check([2]string{"", ""}, false)
+}
+
+// A rung in which nothing was answered contributes no latency and no
+// resource-per-request sample: its zeros would read as perfect.
+func TestDecideSilentRung(t *testing.T) {
+	res := results([2]string{"cgroup", "cgroup"})
+	r := &res.Rungs[3] // round 1, candidate
+	r.Statuses, r.RPS, r.P95, r.Requests = nil, 0, 0, 0
+	in, err := decide(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := in.Comparison.Cells[0]
+	if d, _ := c.Decision(gate.P95); d.Candidate.N != 1 || d.Verdict != gate.Inconclusive {
+		t.Errorf("p95: candidate n %d verdict %s, want 1 sample and inconclusive", d.Candidate.N, d.Verdict)
+	}
+	if d, _ := c.Decision(gate.RPS); d.Candidate.N != 2 {
+		t.Errorf("rps keeps the silent rung's 0: n %d", d.Candidate.N)
+	}
+	if d, _ := c.Decision(gate.CPUPerReq); d.Candidate.N != 1 {
+		t.Errorf("cpu_per_req: candidate n %d, want 1", d.Candidate.N)
+	}
+}
