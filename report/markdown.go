@@ -17,29 +17,87 @@ import (
 // distribution, claims, threats to validity, how to reproduce and the
 // environment, in the order of the hand-written model report.
 func Markdown(w io.Writer, in Input) error {
-	m := newModel(in)
 	var b strings.Builder
-	m.mdHeader(&b)
-	m.mdFailures(&b)
-	m.mdTables(&b)
-	m.mdResources(&b)
-	m.mdPerCore(&b)
-	m.mdErrors(&b)
-	m.mdClaims(&b)
-	m.mdThreats(&b)
-	m.mdReproduce(&b)
-	m.mdEnvironment(&b)
+	for _, s := range newModel(in).sections() {
+		b.WriteString(s.text)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 var md = EscapeMarkdown
 
-func (m *model) mdHeader(b *strings.Builder) {
+// sectionID names a part of the markdown report, in report order.
+type sectionID int
+
+const (
+	secTitle sectionID = iota
+	secIdentity
+	secStatus
+	secError
+	secFailures
+	secTables
+	secResources
+	secPerCore
+	secErrors
+	secClaims
+	secThreats
+	secReproduce
+	secEnvironment
+)
+
+// section is one part of the markdown report as it is written: each ends
+// with a blank line, but for the last.
+type section struct {
+	id   sectionID
+	text string
+}
+
+// sections renders the markdown report as its parts, leaving out those with
+// nothing to say, so the comment and the job summary can fold, reorder or
+// leave out whole parts of the same text.
+func (m *model) sections() []section {
+	parts := []struct {
+		id    sectionID
+		write func(*strings.Builder)
+	}{
+		{secTitle, func(b *strings.Builder) { b.WriteString(m.titleLine("benchgate", 0)) }},
+		{secIdentity, m.mdIdentity},
+		{secStatus, m.mdStatus},
+		{secError, m.mdError},
+		{secFailures, m.mdFailures},
+		{secTables, m.mdTables},
+		{secResources, m.mdResources},
+		{secPerCore, m.mdPerCore},
+		{secErrors, m.mdErrors},
+		{secClaims, m.mdClaims},
+		{secThreats, m.mdThreats},
+		{secReproduce, m.mdReproduce},
+		{secEnvironment, m.mdEnvironment},
+	}
+	var out []section
+	for _, p := range parts {
+		var b strings.Builder
+		p.write(&b)
+		if b.Len() > 0 {
+			out = append(out, section{p.id, b.String()})
+		}
+	}
+	return out
+}
+
+// titleLine is the report's heading: "## header: scenario — outcome",
+// followed by a blank line. header is trusted text and escaped anyway;
+// nameLimit, when positive, caps the scenario name in runes (a comment has
+// a size limit, a report does not).
+func (m *model) titleLine(header string, nameLimit int) string {
 	r := m.in.Results
 	name := r.Scenario.Name
 	if name == "" {
 		name = "(unnamed scenario)"
+	}
+	if nameLimit > 0 {
+		name = truncate(name, nameLimit)
 	}
 	title := m.outcomeText(true)
 	// An unfinished run leads with that; the outcome of what it did decide
@@ -51,8 +109,13 @@ func (m *model) mdHeader(b *strings.Builder) {
 	case "cancelled":
 		title = "⚠️ run cancelled · " + decided
 	}
-	fmt.Fprintf(b, "## benchgate: %s — %s\n\n", md(name), title)
+	return fmt.Sprintf("## %s: %s — %s\n\n", md(header), md(name), title)
+}
 
+// mdIdentity is the line under the title: the two builds, the profile, the
+// size of the grid and the rule's settings.
+func (m *model) mdIdentity(b *strings.Builder) {
+	r := m.in.Results
 	var parts []string
 	parts = append(parts, "baseline"+commitSuffix(r.Env.Baseline.Commit)+" vs candidate"+commitSuffix(r.Env.Candidate.Commit))
 	if r.Scenario.Profile != "" {
@@ -62,10 +125,18 @@ func (m *model) mdHeader(b *strings.Builder) {
 	parts = append(parts, fmt.Sprintf("%s intervals, tie within %s",
 		fraction(m.in.Comparison.Settings.Confidence), fraction(m.in.Comparison.Settings.TieWithin)))
 	b.WriteString(strings.Join(parts, " · ") + "\n\n")
+}
 
+// mdStatus warns of a run that did not finish.
+func (m *model) mdStatus(b *strings.Builder) {
 	if s := m.statusText(true); s != "" {
 		fmt.Fprintf(b, "> ⚠️ %s\n\n", s)
 	}
+}
+
+// mdError shows the error of a run that did not finish.
+func (m *model) mdError(b *strings.Builder) {
+	r := m.in.Results
 	if r.Error != "" && r.Status != "complete" {
 		// The error carries the target's own output, line by line: a code
 		// block keeps its lines and shows it as the text it is.
