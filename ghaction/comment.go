@@ -1,0 +1,249 @@
+package ghaction
+
+// A sticky comment is one comment per pull request and header that benchgate
+// edits on every run instead of adding a new one per push. It is found by a
+// hidden marker in its body *and* by its author: anyone can paste our marker
+// (quoting the report is enough), and editing someone else's comment would
+// either fail or, with a maintainer's token, overwrite their words.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// MaxCommentRunes is GitHub's limit on a comment body, in characters (runes),
+// marker included. Upsert refuses longer bodies; cutting a report to fit is
+// the report package's job, since only it knows what can go.
+const MaxCommentRunes = 65536
+
+// ErrReadOnly is matched (errors.Is) by the error Upsert returns when the
+// token may read the pull request but not comment on it: the Actions token of
+// a pull request from a fork is read-only. The caller should warn, skip the
+// comment and still gate.
+var ErrReadOnly = errors.New("token cannot comment on this pull request (read-only token, e.g. a pull request from a fork)")
+
+// actionsBot is the author of comments made with the Actions GITHUB_TOKEN,
+// which cannot ask GET /user who it is.
+const actionsBot = "github-actions[bot]"
+
+// Marker returns the hidden HTML comment that tags benchgate's comment for
+// header, e.g. <!-- benchgate:comment header="perf" -->. The header is
+// percent-encoded wherever it could end the HTML comment or the quoted value
+// ('-', '>', '<', '!', '"', '%', control characters), so a marker can neither
+// break out into the rendered comment nor match a different header's marker.
+// The encoding must never change: old comments would stop being found.
+func Marker(header string) string {
+	var b strings.Builder
+	b.WriteString(`<!-- benchgate:comment header="`)
+	for i := 0; i < len(header); i++ {
+		switch c := header[i]; {
+		case c == '-' || c == '>' || c == '<' || c == '!' || c == '"' || c == '%' || c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString(`" -->`)
+	return b.String()
+}
+
+// Commenter keeps one sticky comment per pull request in Owner/Repo, tagged
+// with Marker(Header). Its methods are not safe for concurrent use.
+type Commenter struct {
+	Client      *github.Client
+	Owner, Repo string
+	Header      string
+
+	// self is who the token authenticates as, learnt once.
+	self *identity
+}
+
+// identity is "us": a user's login (from GET /user), or, when the token
+// cannot call GET /user, the Actions bot.
+type identity struct {
+	login string
+	bot   bool
+}
+
+func (id *identity) authored(u *github.User) bool {
+	if id.bot {
+		return u.GetLogin() == actionsBot && u.GetType() == "Bot"
+	}
+	// Logins are case-insensitive on GitHub.
+	return strings.EqualFold(u.GetLogin(), id.login)
+}
+
+// Find returns our comment on pull request pr, or nil if there is none. Ours
+// means the body contains Marker(c.Header) and the author is the token's
+// user. If several match (a past race between two jobs), the oldest is
+// returned, so every run settles on the same one.
+func (c *Commenter) Find(ctx context.Context, pr int) (*github.IssueComment, error) {
+	if err := checkPR(pr); err != nil {
+		return nil, err
+	}
+	self, err := c.whoami(ctx)
+	if err != nil {
+		return nil, err
+	}
+	marker := Marker(c.Header)
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100, Page: 1}}
+	for {
+		comments, resp, err := c.Client.Issues.ListComments(ctx, c.Owner, c.Repo, pr, opts)
+		if err != nil {
+			return nil, fmt.Errorf("ghaction: listing comments on %s/%s#%d: %w", c.Owner, c.Repo, pr, err)
+		}
+		// GitHub lists issue comments oldest first.
+		for _, cm := range comments {
+			if strings.Contains(cm.GetBody(), marker) && self.authored(cm.GetUser()) {
+				return cm, nil
+			}
+		}
+		// A NextPage that does not advance would loop forever.
+		if resp.NextPage <= opts.Page {
+			return nil, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// Upsert makes body our comment on pull request pr: it edits our comment in
+// place, or creates it, and returns its html_url and whether it was created.
+// The marker is prepended to body unless body already contains it. A body of
+// more than MaxCommentRunes runes (marker included) is refused, as is a pr
+// below 1, before any request is made. If the token cannot write, the error
+// matches ErrReadOnly.
+//
+// If GitHub answers the creating POST with a 5xx or the connection fails after
+// sending it, the comment may exist anyway; the POST is not resent (that could
+// post it twice): Upsert looks for it once more and reports success if it is
+// there, the original error if not.
+func (c *Commenter) Upsert(ctx context.Context, pr int, body string) (url string, created bool, err error) {
+	if err := checkPR(pr); err != nil {
+		return "", false, err
+	}
+	if marker := Marker(c.Header); !strings.Contains(body, marker) {
+		body = marker + "\n" + body
+	}
+	if n := utf8.RuneCountInString(body); n > MaxCommentRunes {
+		return "", false, fmt.Errorf("ghaction: comment body is %d characters, over GitHub's limit of %d", n, MaxCommentRunes)
+	}
+	ours, err := c.Find(ctx, pr)
+	if err != nil {
+		return "", false, err
+	}
+	if ours != nil {
+		// Each edit is kept in the comment's visible history; a re-run that
+		// produced the same report adds nothing.
+		if ours.GetBody() == body {
+			return ours.GetHTMLURL(), false, nil
+		}
+		edited, _, err := c.Client.Issues.EditComment(ctx, c.Owner, c.Repo, ours.GetID(), &github.IssueComment{Body: &body})
+		if err != nil {
+			return "", false, writeError(fmt.Sprintf("editing comment %d on %s/%s#%d", ours.GetID(), c.Owner, c.Repo, pr), err)
+		}
+		return edited.GetHTMLURL(), false, nil
+	}
+	made, _, err := c.Client.Issues.CreateComment(ctx, c.Owner, c.Repo, pr, &github.IssueComment{Body: &body})
+	if err != nil {
+		werr := writeError(fmt.Sprintf("creating comment on %s/%s#%d", c.Owner, c.Repo, pr), err)
+		if !mayHaveLanded(ctx, err) {
+			return "", false, werr
+		}
+		if ours, ferr := c.Find(ctx, pr); ferr == nil && ours != nil && ours.GetBody() == body {
+			return ours.GetHTMLURL(), true, nil
+		}
+		return "", false, fmt.Errorf("%w; not resent, since GitHub may have created it", werr)
+	}
+	return made.GetHTMLURL(), true, nil
+}
+
+// PRHead returns the SHA of pull request pr's current head commit, so that
+// a result computed for an older push is not posted as current.
+func (c *Commenter) PRHead(ctx context.Context, pr int) (sha string, err error) {
+	if err := checkPR(pr); err != nil {
+		return "", err
+	}
+	p, _, err := c.Client.PullRequests.Get(ctx, c.Owner, c.Repo, pr)
+	if err != nil {
+		return "", fmt.Errorf("ghaction: reading %s/%s#%d: %w", c.Owner, c.Repo, pr, err)
+	}
+	if sha = p.GetHead().GetSHA(); sha == "" {
+		return "", fmt.Errorf("ghaction: %s/%s#%d has no head SHA", c.Owner, c.Repo, pr)
+	}
+	return sha, nil
+}
+
+// checkPR refuses PR numbers below 1: an unset number is 0, and go-github
+// turns a comment listing for issue 0 into the listing of the whole
+// repository's comments.
+func checkPR(pr int) error {
+	if pr <= 0 {
+		return fmt.Errorf("ghaction: invalid pull request number %d", pr)
+	}
+	return nil
+}
+
+// whoami learns who the token authenticates as. A personal access token can
+// call GET /user; the Actions GITHUB_TOKEN (an installation token) gets 403
+// "Resource not accessible by integration", and comments made with it are
+// authored by github-actions[bot].
+func (c *Commenter) whoami(ctx context.Context) (*identity, error) {
+	if c.self != nil {
+		return c.self, nil
+	}
+	u, _, err := c.Client.Users.Get(ctx, "")
+	var er *github.ErrorResponse
+	switch {
+	case err == nil && u.GetLogin() != "":
+		c.self = &identity{login: u.GetLogin()}
+	case errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusForbidden &&
+		!isRateLimited(er.Response.Header, er.Message+" "+er.DocumentationURL):
+		c.self = &identity{bot: true}
+	case err == nil:
+		return nil, errors.New("ghaction: GET /user returned no login")
+	default:
+		return nil, fmt.Errorf("ghaction: finding the token's user: %w", err)
+	}
+	return c.self, nil
+}
+
+// writeError wraps a failed write, marking it ErrReadOnly when GitHub refused
+// it for lack of permission: a 403 that is not a rate limit, or a 404 (GitHub
+// answers 404 instead of 403 where it hides what exists; the listing before
+// the write has already shown the pull request is there).
+func writeError(what string, err error) error {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		code := er.Response.StatusCode
+		if code == http.StatusNotFound ||
+			(code == http.StatusForbidden && !isRateLimited(er.Response.Header, er.Message+" "+er.DocumentationURL)) {
+			return fmt.Errorf("ghaction: %s: %w: %w", what, ErrReadOnly, err)
+		}
+	}
+	return fmt.Errorf("ghaction: %s: %w", what, err)
+}
+
+// mayHaveLanded reports whether a failed POST may nonetheless have been acted
+// on: GitHub answered 5xx, or the transport failed after connecting. Errors
+// with a 4xx answer, rate limits included, were decided before processing.
+func mayHaveLanded(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || isDialError(err) {
+		return false
+	}
+	var rl *github.RateLimitError
+	var arl *github.AbuseRateLimitError
+	if errors.As(err, &rl) || errors.As(err, &arl) {
+		return false
+	}
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode >= 500
+	}
+	return true
+}

@@ -1,0 +1,657 @@
+package ghaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-github/v60/github"
+)
+
+const testToken = "ghp_TESTTOKEN0123456789abcdefSECRET"
+
+var (
+	pat   = &fakeUser{Login: "perf-bot", Type: "User"}
+	alice = fakeUser{Login: "alice", Type: "User"}
+	// t0 is the injected clock; it is years before the real one, so
+	// go-github's own client-side rate-limit check (which uses the real
+	// clock) never blocks a request in these tests.
+	t0 = time.Unix(1700000000, 0)
+)
+
+// sleeps records the waits the transport asks for instead of waiting.
+type sleeps struct {
+	mu    sync.Mutex
+	waits []time.Duration
+	fail  error // returned by sleep, as a cancelled wait would
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waits = append(s.waits, d)
+	if s.fail != nil {
+		return s.fail
+	}
+	return ctx.Err()
+}
+
+func (s *sleeps) got() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.waits...)
+}
+
+type setup struct {
+	gh     *fakeGitHub
+	c      *Commenter
+	sleeps *sleeps
+}
+
+// newSetup starts a fake GitHub with PR 7 and a Commenter pointed at it
+// through NewClient, with the sleep and clock injected. opts may set bounds.
+func newSetup(t *testing.T, user *fakeUser, opts RetryOptions) setup {
+	t.Helper()
+	gh := newFakeGitHub(t, testToken, user)
+	gh.addPR(7, "abc123abc123abc123abc123abc123abc123abc1")
+	s := &sleeps{}
+	opts.Sleep, opts.Now = s.sleep, func() time.Time { return t0 }
+	// No trailing slash, as GITHUB_API_URL is given.
+	client, err := NewClient(testToken, gh.srv.URL, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return setup{gh: gh, c: &Commenter{Client: client, Owner: "octo", Repo: "bench", Header: "perf"}, sleeps: s}
+}
+
+func checkCalls(t *testing.T, gh *fakeGitHub, want ...string) {
+	t.Helper()
+	if got := gh.calls(); !reflect.DeepEqual(got, want) {
+		t.Errorf("requests:\n got %q\nwant %q", got, want)
+	}
+}
+
+func checkWaits(t *testing.T, s *sleeps, want ...time.Duration) {
+	t.Helper()
+	if got := s.got(); !reflect.DeepEqual(got, want) {
+		t.Errorf("waits = %v, want %v", got, want)
+	}
+}
+
+const (
+	listPR7   = "GET /repos/octo/bench/issues/7/comments?page=1&per_page=100"
+	createPR7 = "POST /repos/octo/bench/issues/7/comments"
+)
+
+func editOf(id int64) string { return fmt.Sprintf("PATCH /repos/octo/bench/issues/comments/%d", id) }
+
+func TestUpsertCreatesThenEdits(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	ctx := context.Background()
+
+	url1, created, err := s.c.Upsert(ctx, 7, "report one")
+	if err != nil || !created {
+		t.Fatalf("first Upsert = %q, %v, %v; want created", url1, created, err)
+	}
+	url2, created, err := s.c.Upsert(ctx, 7, "report two")
+	if err != nil || created {
+		t.Fatalf("second Upsert = %q, %v, %v; want edited", url2, created, err)
+	}
+	if url1 != url2 || !strings.HasPrefix(url1, "https://github.com/octo/bench/pull/7#issuecomment-") {
+		t.Errorf("urls %q, %q: want the same comment's html_url", url1, url2)
+	}
+	cs := s.gh.commentsOn(7)
+	if len(cs) != 1 {
+		t.Fatalf("%d comments stored, want 1", len(cs))
+	}
+	if want := Marker("perf") + "\nreport two"; cs[0].Body != want {
+		t.Errorf("body = %q, want %q", cs[0].Body, want)
+	}
+	// GET /user once: who we are is learnt once per Commenter.
+	checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7, editOf(cs[0].ID))
+	for _, r := range s.gh.requests() {
+		if r.Auth != "Bearer "+testToken {
+			t.Errorf("%s %s: Authorization %q", r.Method, r.Path, r.Auth)
+		}
+	}
+	checkWaits(t, s.sleeps)
+}
+
+func TestUpsertSameBodyDoesNotEdit(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	ctx := context.Background()
+	if _, _, err := s.c.Upsert(ctx, 7, "same"); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := s.c.Upsert(ctx, 7, "same"); err != nil || created {
+		t.Fatalf("second Upsert: created=%v err=%v", created, err)
+	}
+	checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7)
+}
+
+func TestUpsertKeepsMarkerAlreadyInBody(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	body := "# Report\n" + Marker("perf") + "\n"
+	if _, _, err := s.c.Upsert(context.Background(), 7, body); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.gh.commentsOn(7)[0].Body; got != body {
+		t.Errorf("body = %q, want %q unchanged", got, body)
+	}
+}
+
+func TestUpsertLeavesOtherCommentsAlone(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	mine := fakeUser{Login: pat.Login, Type: "User"}
+	quote := "> " + Marker("perf") + "\n> quoted from the bot"
+	s.gh.addComment(7, alice, quote)                                       // marked, someone else's
+	s.gh.addComment(7, mine, "LGTM")                                       // ours, unmarked
+	s.gh.addComment(7, mine, Marker("other job")+"\nanother gate's table") // ours, other header
+	s.gh.addComment(7, mine, Marker("perf2")+"\n")                         // header with ours as a prefix
+
+	if _, created, err := s.c.Upsert(context.Background(), 7, "fresh"); err != nil || !created {
+		t.Fatalf("Upsert: created=%v err=%v; want a new comment", created, err)
+	}
+	cs := s.gh.commentsOn(7)
+	if len(cs) != 5 {
+		t.Fatalf("%d comments, want 5", len(cs))
+	}
+	wantBodies := []string{quote, "LGTM", Marker("other job") + "\nanother gate's table", Marker("perf2") + "\n", Marker("perf") + "\nfresh"}
+	for i, c := range cs {
+		if c.Body != wantBodies[i] || !c.UpdatedAt.Equal(c.CreatedAt) {
+			t.Errorf("comment %d = %q (edited %v), want %q untouched", i, c.Body, !c.UpdatedAt.Equal(c.CreatedAt), wantBodies[i])
+		}
+	}
+	checkCalls(t, s.gh, "GET /user", listPR7, createPR7)
+}
+
+func TestUpsertWithActionsTokenEditsBotComment(t *testing.T) {
+	s := newSetup(t, nil, RetryOptions{}) // GET /user answers 403
+	// A human account named like the bot is not the bot.
+	s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "User"}, Marker("perf")+"\nimpostor")
+	id := s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold")
+	s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nnewer duplicate")
+
+	url, created, err := s.c.Upsert(context.Background(), 7, "new")
+	if err != nil || created {
+		t.Fatalf("Upsert = %q, %v, %v; want an edit", url, created, err)
+	}
+	if want := fmt.Sprintf("https://github.com/octo/bench/pull/7#issuecomment-%d", id); url != want {
+		t.Errorf("url = %q, want the oldest bot comment %q", url, want)
+	}
+	checkCalls(t, s.gh, "GET /user", listPR7, editOf(id))
+	if got := s.gh.commentsOn(7)[0].Body; got != Marker("perf")+"\nimpostor" {
+		t.Errorf("impostor's comment changed to %q", got)
+	}
+}
+
+func TestFindPagesThroughLongThread(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	var ours int64
+	for i := range 250 {
+		if i == 230 {
+			ours = s.gh.addComment(7, fakeUser{Login: "Perf-Bot", Type: "User"}, Marker("perf")+"\nold report")
+			continue
+		}
+		s.gh.addComment(7, alice, fmt.Sprintf("comment %d", i))
+	}
+
+	url, created, err := s.c.Upsert(context.Background(), 7, "new report")
+	if err != nil || created {
+		t.Fatalf("Upsert = %q, %v, %v; want an edit", url, created, err)
+	}
+	if n := len(s.gh.commentsOn(7)); n != 250 {
+		t.Errorf("%d comments, want 250", n)
+	}
+	checkCalls(t, s.gh, "GET /user", listPR7,
+		"GET /repos/octo/bench/issues/7/comments?page=2&per_page=100",
+		"GET /repos/octo/bench/issues/7/comments?page=3&per_page=100",
+		editOf(ours))
+}
+
+func TestFindNone(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	for i := range 150 {
+		s.gh.addComment(7, alice, fmt.Sprintf("comment %d", i))
+	}
+	got, err := s.c.Find(context.Background(), 7)
+	if err != nil || got != nil {
+		t.Fatalf("Find = %v, %v; want nil, nil", got, err)
+	}
+	checkCalls(t, s.gh, "GET /user", listPR7, "GET /repos/octo/bench/issues/7/comments?page=2&per_page=100")
+}
+
+func TestRetriesServerErrorOnList(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	s.gh.inject(fault{Method: "GET", Path: "/repos/octo/bench/issues/7/comments", Status: http.StatusBadGateway, Body: "<html>502 Bad Gateway</html>"})
+
+	if _, created, err := s.c.Upsert(context.Background(), 7, "r"); err != nil || !created {
+		t.Fatalf("Upsert: created=%v err=%v", created, err)
+	}
+	checkCalls(t, s.gh, "GET /user", listPR7, listPR7, createPR7)
+	// Backoff starts at 1s with up to 50% jitter.
+	w := s.sleeps.got()
+	if len(w) != 1 || w[0] < time.Second || w[0] >= 1500*time.Millisecond {
+		t.Errorf("waits = %v, want one in [1s, 1.5s)", w)
+	}
+}
+
+func TestBackoffDoublesWithinBounds(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	for range 4 {
+		s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusServiceUnavailable})
+	}
+	if _, err := s.c.PRHead(context.Background(), 7); err != nil {
+		t.Fatal(err)
+	}
+	w := s.sleeps.got()
+	if len(w) != 4 {
+		t.Fatalf("waits = %v, want 4", w)
+	}
+	for i, d := range w {
+		lo := time.Second << i
+		if d < lo || d >= lo+lo/2 {
+			t.Errorf("wait %d = %v, want in [%v, %v)", i, d, lo, lo+lo/2)
+		}
+	}
+}
+
+func TestRetriesDroppedConnectionOnGet(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Drop: true})
+	sha, err := s.c.PRHead(context.Background(), 7)
+	if err != nil || sha != "abc123abc123abc123abc123abc123abc123abc1" {
+		t.Fatalf("PRHead = %q, %v", sha, err)
+	}
+	checkCalls(t, s.gh, "GET /repos/octo/bench/pulls/7", "GET /repos/octo/bench/pulls/7")
+	if len(s.sleeps.got()) != 1 {
+		t.Errorf("waits = %v, want 1", s.sleeps.got())
+	}
+}
+
+func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	// A 429 is refused before processing, so even the POST is resent.
+	s.gh.inject(fault{Method: "POST", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "7"},
+		Body: `{"message":"Too many requests","documentation_url":"https://docs.github.com/rest"}`})
+
+	if _, created, err := s.c.Upsert(context.Background(), 7, "r"); err != nil || !created {
+		t.Fatalf("Upsert: created=%v err=%v", created, err)
+	}
+	checkWaits(t, s.sleeps, 7*time.Second)
+	checkCalls(t, s.gh, "GET /user", listPR7, createPR7, createPR7)
+	if n := len(s.gh.commentsOn(7)); n != 1 {
+		t.Errorf("%d comments, want 1", n)
+	}
+	// The replayed POST carried the whole body again.
+	reqs := s.gh.requests()
+	if a, b := reqs[2].Body, reqs[3].Body; a != b || !strings.Contains(b, `"body":`) {
+		t.Errorf("POST bodies differ or are empty: %q vs %q", a, b)
+	}
+}
+
+func TestPrimaryRateLimitWaitsForReset(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	reset := strconv.FormatInt(t0.Add(30*time.Second).Unix(), 10)
+	s.gh.inject(fault{Method: "GET", Path: "/repos/octo/bench/issues/7/comments", Status: http.StatusForbidden,
+		Header: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000", "X-RateLimit-Reset": reset},
+		Body:   `{"message":"API rate limit exceeded for user ID 1.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`})
+
+	if _, _, err := s.c.Upsert(context.Background(), 7, "r"); err != nil {
+		t.Fatal(err)
+	}
+	// The reset time, plus a second because it is to be passed, not met.
+	checkWaits(t, s.sleeps, 31*time.Second)
+	checkCalls(t, s.gh, "GET /user", listPR7, listPR7, createPR7)
+}
+
+func TestSecondaryRateLimit(t *testing.T) {
+	body := `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   time.Duration
+	}{
+		{"retry-after", map[string]string{"Retry-After": "5"}, 5 * time.Second},
+		// GitHub's docs: with no header, wait at least a minute.
+		{"message only", nil, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSetup(t, pat, RetryOptions{})
+			s.gh.inject(fault{Method: "POST", Status: http.StatusForbidden, Header: tc.header, Body: body})
+			if _, created, err := s.c.Upsert(context.Background(), 7, "r"); err != nil || !created {
+				t.Fatalf("Upsert: created=%v err=%v", created, err)
+			}
+			checkWaits(t, s.sleeps, tc.want)
+			checkCalls(t, s.gh, "GET /user", listPR7, createPR7, createPR7)
+			if n := len(s.gh.commentsOn(7)); n != 1 {
+				t.Errorf("%d comments, want 1", n)
+			}
+		})
+	}
+}
+
+func TestRetryBounds(t *testing.T) {
+	ctx := context.Background()
+	t.Run("attempts", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{MaxAttempts: 3})
+		for range 10 {
+			s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": "2"}})
+		}
+		_, err := s.c.PRHead(ctx, 7)
+		var er *github.ErrorResponse
+		if !errors.As(err, &er) || er.Response.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("err = %v, want the last 503 as it is", err)
+		}
+		checkWaits(t, s.sleeps, 2*time.Second, 2*time.Second)
+		if n := len(s.gh.requests()); n != 3 {
+			t.Errorf("%d requests, want 3", n)
+		}
+	})
+	t.Run("default attempts", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		for range 10 {
+			s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "1"}})
+		}
+		if _, err := s.c.PRHead(ctx, 7); err == nil {
+			t.Fatal("no error after exhausting attempts")
+		}
+		checkWaits(t, s.sleeps, time.Second, time.Second, time.Second, time.Second)
+		if n := len(s.gh.requests()); n != DefaultRetryOptions.MaxAttempts {
+			t.Errorf("%d requests, want %d", n, DefaultRetryOptions.MaxAttempts)
+		}
+	})
+	t.Run("total wait", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		for range 3 {
+			s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "40"}})
+		}
+		_, err := s.c.PRHead(ctx, 7)
+		var er *github.ErrorResponse
+		if !errors.As(err, &er) || er.Response.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("err = %v, want the 429 as it is", err)
+		}
+		// 40s fits in the default 60s; another 40s would not, and is not begun.
+		checkWaits(t, s.sleeps, 40*time.Second)
+		if n := len(s.gh.requests()); n != 2 {
+			t.Errorf("%d requests, want 2", n)
+		}
+	})
+	t.Run("reset beyond budget", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{MaxWait: 10 * time.Second})
+		reset := strconv.FormatInt(t0.Add(time.Hour).Unix(), 10)
+		s.gh.inject(fault{Method: "POST", Status: http.StatusForbidden,
+			Header: map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset},
+			Body:   `{"message":"API rate limit exceeded","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`})
+		_, _, err := s.c.Upsert(ctx, 7, "r")
+		var rl *github.RateLimitError
+		if !errors.As(err, &rl) || errors.Is(err, ErrReadOnly) {
+			t.Fatalf("err = %v, want a rate-limit error that is not ErrReadOnly", err)
+		}
+		checkWaits(t, s.sleeps)
+		checkCalls(t, s.gh, "GET /user", listPR7, createPR7)
+	})
+	t.Run("cancelled while waiting", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		s.sleeps.fail = context.Canceled
+		s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusBadGateway})
+		if _, err := s.c.PRHead(ctx, 7); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if n := len(s.gh.requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+}
+
+func TestCreateAnsweredServerErrorIsNotResent(t *testing.T) {
+	ctx := context.Background()
+	t.Run("created despite 502", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		s.gh.inject(fault{Method: "POST", Status: http.StatusBadGateway, AfterHandling: true})
+		url, created, err := s.c.Upsert(ctx, 7, "r")
+		if err != nil || !created || url == "" {
+			t.Fatalf("Upsert = %q, %v, %v; want the comment found after the 502", url, created, err)
+		}
+		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7)
+		if n := len(s.gh.commentsOn(7)); n != 1 {
+			t.Errorf("%d comments, want 1", n)
+		}
+	})
+	t.Run("not created", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		s.gh.inject(fault{Method: "POST", Status: http.StatusBadGateway})
+		_, _, err := s.c.Upsert(ctx, 7, "r")
+		if err == nil || errors.Is(err, ErrReadOnly) {
+			t.Fatalf("err = %v, want a plain error", err)
+		}
+		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7)
+		checkWaits(t, s.sleeps)
+	})
+	t.Run("connection dropped after sending", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		s.gh.inject(fault{Method: "POST", Drop: true, AfterHandling: true})
+		if _, created, err := s.c.Upsert(ctx, 7, "r"); err != nil || !created {
+			t.Fatalf("Upsert: created=%v err=%v", created, err)
+		}
+		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7)
+		if n := len(s.gh.commentsOn(7)); n != 1 {
+			t.Errorf("%d comments, want 1", n)
+		}
+	})
+}
+
+func TestReadOnlyToken(t *testing.T) {
+	ctx := context.Background()
+	t.Run("create", func(t *testing.T) {
+		s := newSetup(t, nil, RetryOptions{})
+		s.gh.readOnly = true
+		_, _, err := s.c.Upsert(ctx, 7, "r")
+		if !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("err = %v, want ErrReadOnly", err)
+		}
+		if !strings.Contains(err.Error(), "Resource not accessible by integration") {
+			t.Errorf("err = %v, want GitHub's message kept", err)
+		}
+		// A permission error is not retried.
+		checkCalls(t, s.gh, "GET /user", listPR7, createPR7)
+		checkWaits(t, s.sleeps)
+	})
+	t.Run("edit", func(t *testing.T) {
+		s := newSetup(t, nil, RetryOptions{})
+		id := s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold")
+		s.gh.readOnly = true
+		if _, _, err := s.c.Upsert(ctx, 7, "r"); !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("err = %v, want ErrReadOnly", err)
+		}
+		checkCalls(t, s.gh, "GET /user", listPR7, editOf(id))
+	})
+	t.Run("404 on write", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		s.gh.inject(fault{Method: "POST", Status: http.StatusNotFound, Body: `{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`})
+		if _, _, err := s.c.Upsert(ctx, 7, "r"); !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("err = %v, want ErrReadOnly", err)
+		}
+	})
+	t.Run("404 on list is not read-only", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		_, _, err := s.c.Upsert(ctx, 8, "r") // no PR 8
+		if err == nil || errors.Is(err, ErrReadOnly) {
+			t.Fatalf("err = %v, want a plain error", err)
+		}
+	})
+}
+
+func TestNonPositivePRMakesNoRequest(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	ctx := context.Background()
+	for _, pr := range []int{0, -1} {
+		if _, _, err := s.c.Upsert(ctx, pr, "r"); err == nil {
+			t.Errorf("Upsert(%d): no error", pr)
+		}
+		if _, err := s.c.Find(ctx, pr); err == nil {
+			t.Errorf("Find(%d): no error", pr)
+		}
+		if _, err := s.c.PRHead(ctx, pr); err == nil {
+			t.Errorf("PRHead(%d): no error", pr)
+		}
+	}
+	checkCalls(t, s.gh)
+}
+
+func TestBodyLimitInRunes(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	ctx := context.Background()
+	room := MaxCommentRunes - utf8.RuneCountInString(Marker("perf")+"\n")
+	// 'é' is two bytes: a byte count would refuse this body.
+	fits := strings.Repeat("é", room)
+	if _, created, err := s.c.Upsert(ctx, 7, fits); err != nil || !created {
+		t.Fatalf("Upsert of exactly %d runes: created=%v err=%v", MaxCommentRunes, created, err)
+	}
+	n := len(s.gh.requests())
+	if _, _, err := s.c.Upsert(ctx, 7, fits+"é"); err == nil || !strings.Contains(err.Error(), "65536") {
+		t.Fatalf("Upsert of %d runes: err = %v, want the limit named", MaxCommentRunes+1, err)
+	}
+	if got := len(s.gh.requests()); got != n {
+		t.Errorf("an over-long body made %d requests", got-n)
+	}
+}
+
+func TestPRHead(t *testing.T) {
+	s := newSetup(t, pat, RetryOptions{})
+	sha, err := s.c.PRHead(context.Background(), 7)
+	if err != nil || sha != "abc123abc123abc123abc123abc123abc123abc1" {
+		t.Fatalf("PRHead = %q, %v", sha, err)
+	}
+	checkCalls(t, s.gh, "GET /repos/octo/bench/pulls/7")
+	if _, err := s.c.PRHead(context.Background(), 99); err == nil {
+		t.Error("PRHead of a missing PR: no error")
+	}
+}
+
+func TestTokenNeverInErrors(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatal("want an error")
+		}
+		if strings.Contains(err.Error(), testToken) || strings.Contains(fmt.Sprintf("%+v", err), testToken) {
+			t.Errorf("error contains the token: %v", err)
+		}
+	}
+	t.Run("read-only", func(t *testing.T) {
+		s := newSetup(t, nil, RetryOptions{})
+		s.gh.readOnly = true
+		_, _, err := s.c.Upsert(ctx, 7, "r")
+		check(t, err)
+	})
+	t.Run("exhausted 5xx", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{MaxAttempts: 2})
+		s.gh.inject(fault{Status: 500}, fault{Status: 500})
+		_, _, err := s.c.Upsert(ctx, 7, "r")
+		check(t, err)
+	})
+	t.Run("bad credentials", func(t *testing.T) {
+		gh := newFakeGitHub(t, "another-token", pat)
+		gh.addPR(7, "abc")
+		client, err := NewClient(testToken, gh.srv.URL, RetryOptions{Sleep: (&sleeps{}).sleep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = (&Commenter{Client: client, Owner: "octo", Repo: "bench"}).Upsert(ctx, 7, "r")
+		check(t, err)
+		for _, r := range gh.requests() {
+			if strings.Contains(r.Path+r.Query, testToken) {
+				t.Errorf("token in URL %s?%s", r.Path, r.Query)
+			}
+		}
+	})
+	t.Run("network", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{MaxAttempts: 2})
+		s.gh.srv.Close()
+		_, err := s.c.PRHead(ctx, 7)
+		check(t, err)
+		// Connection refused never reached a server: retried like any GET.
+		if len(s.sleeps.got()) != 1 {
+			t.Errorf("waits = %v, want 1", s.sleeps.got())
+		}
+	})
+}
+
+func TestMarker(t *testing.T) {
+	for _, tc := range []struct{ header, want string }{
+		{"", `<!-- benchgate:comment header="" -->`},
+		{"perf", `<!-- benchgate:comment header="perf" -->`},
+		{"linux / amd64", `<!-- benchgate:comment header="linux / amd64" -->`},
+		{"a-->b", `<!-- benchgate:comment header="a%2D%2D%3Eb" -->`},
+		{`x" --><script>`, `<!-- benchgate:comment header="x%22 %2D%2D%3E%3Cscript%3E" -->`},
+		{"100%-ok\n!", `<!-- benchgate:comment header="100%25%2Dok%0A%21" -->`},
+		{"perf-é", `<!-- benchgate:comment header="perf%2Dé" -->`},
+	} {
+		got := Marker(tc.header)
+		if got != tc.want {
+			t.Errorf("Marker(%q) = %q, want %q", tc.header, got, tc.want)
+		}
+		// The comment must end only at its own end.
+		inner := strings.TrimSuffix(strings.TrimPrefix(got, "<!--"), "-->")
+		if strings.Contains(inner, "--") || strings.Contains(inner, ">") {
+			t.Errorf("Marker(%q) = %q can close early", tc.header, got)
+		}
+	}
+	// Distinct headers, distinct markers, none inside another.
+	hs := []string{"a", "ab", `a"`, "a-", "a%2D", "a\n"}
+	for _, x := range hs {
+		for _, y := range hs {
+			if x != y && strings.Contains(Marker(y), Marker(x)) {
+				t.Errorf("Marker(%q) found inside Marker(%q)", x, y)
+			}
+		}
+	}
+}
+
+func TestNewClient(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "https://api.github.com/"},
+		{"https://api.github.com", "https://api.github.com/"},
+		{"https://ghe.example.com/api/v3", "https://ghe.example.com/api/v3/"},
+		{"https://ghe.example.com/api/v3/", "https://ghe.example.com/api/v3/"},
+	} {
+		c, err := NewClient("t", tc.in, RetryOptions{})
+		if err != nil {
+			t.Errorf("NewClient(%q): %v", tc.in, err)
+			continue
+		}
+		if got := c.BaseURL.String(); got != tc.want {
+			t.Errorf("NewClient(%q).BaseURL = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"api.github.com", "ftp://x/", "://"} {
+		if _, err := NewClient("t", bad, RetryOptions{}); err == nil {
+			t.Errorf("NewClient(%q): no error", bad)
+		}
+	}
+	if _, err := NewClient("", "", RetryOptions{}); err == nil {
+		t.Error("NewClient with no token: no error")
+	}
+}
+
+func TestSleepContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// A cancelled context ends even a long wait at once.
+	if err := sleepContext(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("sleepContext = %v, want context.Canceled", err)
+	}
+	if err := sleepContext(context.Background(), 0); err != nil {
+		t.Errorf("sleepContext(0) = %v", err)
+	}
+}

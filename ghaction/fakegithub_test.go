@@ -1,0 +1,411 @@
+package ghaction
+
+// fakeGitHub is an httptest server that answers the few REST endpoints the
+// Commenter uses with the shapes GitHub's REST API documents (field names,
+// status codes, Link pagination, error bodies), holding comments in memory.
+// Tests drive the real go-github client against it, so a change in how
+// go-github builds requests or reads pages is caught here, not in production.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// fakeUser is who a token authenticates as. A nil user on the fake means the
+// token is an Actions installation token: GET /user is refused and comments
+// are authored by github-actions[bot].
+type fakeUser struct {
+	Login string
+	Type  string // "User" or "Bot"
+}
+
+type fakeComment struct {
+	ID        int64
+	PR        int
+	Body      string
+	User      fakeUser
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// fault is an answer given instead of the real one, for the first request
+// that matches Method and Path (empty matches any).
+type fault struct {
+	Method, Path string
+	Status       int
+	Header       map[string]string
+	Body         string
+	// AfterHandling applies the request first and then answers with the
+	// fault: the server did the work, but the client never heard.
+	AfterHandling bool
+	// Drop closes the connection without answering, after reading the
+	// request (or after handling it, with AfterHandling).
+	Drop bool
+}
+
+type loggedRequest struct {
+	Method, Path, Query, Auth, Body string
+}
+
+type fakeGitHub struct {
+	t     *testing.T
+	srv   *httptest.Server
+	owner string
+	repo  string
+	token string
+	user  *fakeUser
+	// readOnly makes every write answer 403 as GitHub does for the
+	// Actions token of a pull request from a fork.
+	readOnly bool
+
+	mu       sync.Mutex
+	comments []*fakeComment // in creation order, as GitHub lists them
+	nextID   int64
+	heads    map[int]string // PR number -> head SHA
+	faults   []fault
+	log      []loggedRequest
+	clock    time.Time
+}
+
+func newFakeGitHub(t *testing.T, token string, user *fakeUser) *fakeGitHub {
+	t.Helper()
+	f := &fakeGitHub{
+		t: t, owner: "octo", repo: "bench", token: token, user: user,
+		nextID: 1000, heads: map[int]string{}, clock: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /user", f.getUser)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{number}/comments", f.listComments)
+	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", f.createComment)
+	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", f.editComment)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{number}", f.getPull)
+	f.srv = httptest.NewUnstartedServer(f.middleware(mux))
+	// One request per connection: otherwise net/http's own transport
+	// silently resends a GET whose reused connection was dropped, and
+	// request counts would depend on connection reuse.
+	f.srv.Config.SetKeepAlivesEnabled(false)
+	f.srv.Start()
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// addPR makes pull request n exist with the given head.
+func (f *fakeGitHub) addPR(n int, sha string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heads[n] = sha
+}
+
+// addComment stores a comment as if made earlier, and returns its ID.
+func (f *fakeGitHub) addComment(pr int, user fakeUser, body string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.store(pr, user, body).ID
+}
+
+func (f *fakeGitHub) store(pr int, user fakeUser, body string) *fakeComment {
+	f.nextID++
+	f.clock = f.clock.Add(time.Minute)
+	c := &fakeComment{ID: f.nextID, PR: pr, Body: body, User: user, CreatedAt: f.clock, UpdatedAt: f.clock}
+	f.comments = append(f.comments, c)
+	return c
+}
+
+func (f *fakeGitHub) inject(fs ...fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults = append(f.faults, fs...)
+}
+
+func (f *fakeGitHub) requests() []loggedRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]loggedRequest(nil), f.log...)
+}
+
+// calls lists the requests as "METHOD path?query", for comparing sequences.
+func (f *fakeGitHub) calls() []string {
+	var out []string
+	for _, r := range f.requests() {
+		s := r.Method + " " + r.Path
+		if r.Query != "" {
+			s += "?" + r.Query
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (f *fakeGitHub) commentsOn(pr int) []fakeComment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fakeComment
+	for _, c := range f.comments {
+		if c.PR == pr {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// author is who writes with this fake's token.
+func (f *fakeGitHub) author() fakeUser {
+	if f.user != nil {
+		return *f.user
+	}
+	return fakeUser{Login: "github-actions[bot]", Type: "Bot"}
+}
+
+func (f *fakeGitHub) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		f.mu.Lock()
+		f.log = append(f.log, loggedRequest{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), string(body)})
+		var flt *fault
+		for i, x := range f.faults {
+			if (x.Method == "" || x.Method == r.Method) && (x.Path == "" || x.Path == r.URL.Path) {
+				flt = &x
+				f.faults = append(f.faults[:i:i], f.faults[i+1:]...)
+				break
+			}
+		}
+		f.mu.Unlock()
+
+		if r.Header.Get("Authorization") != "Bearer "+f.token {
+			writeJSON(w, http.StatusUnauthorized, ghError("Bad credentials", "https://docs.github.com/rest"))
+			return
+		}
+		if flt == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if flt.AfterHandling {
+			// Do the work, throw the answer away.
+			next.ServeHTTP(httptest.NewRecorder(), r)
+		}
+		if flt.Drop {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				f.t.Errorf("fake GitHub: hijack: %v", err)
+				return
+			}
+			conn.Close()
+			return
+		}
+		for k, v := range flt.Header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(flt.Status)
+		io.WriteString(w, flt.Body)
+	})
+}
+
+// ghError is GitHub's error body.
+func ghError(message, docURL string) map[string]any {
+	return map[string]any{"message": message, "documentation_url": docURL}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func (f *fakeGitHub) userJSON(u fakeUser) map[string]any {
+	id := 1
+	if u.Type == "Bot" {
+		id = 41898282 // github-actions[bot]'s real ID
+	}
+	return map[string]any{
+		"login": u.Login, "id": id, "type": u.Type, "site_admin": false,
+		"url":      f.srv.URL + "/users/" + u.Login,
+		"html_url": "https://github.com/" + u.Login,
+	}
+}
+
+func (f *fakeGitHub) commentJSON(c *fakeComment) map[string]any {
+	return map[string]any{
+		"id":                 c.ID,
+		"node_id":            fmt.Sprintf("IC_kw%d", c.ID),
+		"url":                fmt.Sprintf("%s/repos/%s/%s/issues/comments/%d", f.srv.URL, f.owner, f.repo, c.ID),
+		"html_url":           fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", f.owner, f.repo, c.PR, c.ID),
+		"issue_url":          fmt.Sprintf("%s/repos/%s/%s/issues/%d", f.srv.URL, f.owner, f.repo, c.PR),
+		"body":               c.Body,
+		"user":               f.userJSON(c.User),
+		"created_at":         c.CreatedAt.Format(time.RFC3339),
+		"updated_at":         c.UpdatedAt.Format(time.RFC3339),
+		"author_association": "NONE",
+	}
+}
+
+func (f *fakeGitHub) getUser(w http.ResponseWriter, r *http.Request) {
+	if f.user == nil {
+		writeJSON(w, http.StatusForbidden, map[string]any{
+			"message":           "Resource not accessible by integration",
+			"documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+			"status":            "403",
+		})
+		return
+	}
+	writeJSON(w, http.StatusOK, f.userJSON(*f.user))
+}
+
+// issue resolves {owner}/{repo}/{number} to an existing pull request.
+func (f *fakeGitHub) issue(w http.ResponseWriter, r *http.Request) (int, bool) {
+	n, err := strconv.Atoi(r.PathValue("number"))
+	f.mu.Lock()
+	_, ok := f.heads[n]
+	f.mu.Unlock()
+	if err != nil || !ok || r.PathValue("owner") != f.owner || r.PathValue("repo") != f.repo {
+		writeJSON(w, http.StatusNotFound, ghError("Not Found", "https://docs.github.com/rest"))
+		return 0, false
+	}
+	return n, true
+}
+
+func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
+	n, ok := f.issue(w, r)
+	if !ok {
+		return
+	}
+	perPage, page := 30, 1
+	if v, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && v > 0 {
+		perPage = min(v, 100)
+	}
+	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 0 {
+		page = v
+	}
+	all := f.commentsOn(n)
+	last := max((len(all)+perPage-1)/perPage, 1)
+	link := func(p int, rel string) string {
+		return fmt.Sprintf(`<%s%s?per_page=%d&page=%d>; rel="%s"`, f.srv.URL, r.URL.Path, perPage, p, rel)
+	}
+	var links []string
+	if page > 1 {
+		links = append(links, link(page-1, "prev"))
+	}
+	if page < last {
+		links = append(links, link(page+1, "next"), link(last, "last"))
+	}
+	if page > 1 {
+		links = append(links, link(1, "first"))
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	out := []map[string]any{}
+	for i := (page - 1) * perPage; i < len(all) && i < page*perPage; i++ {
+		out = append(out, f.commentJSON(&all[i]))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (f *fakeGitHub) readBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, ghError("Problems parsing JSON", "https://docs.github.com/rest"))
+		return "", false
+	}
+	if in.Body == nil || utf8.RuneCountInString(*in.Body) > 65536 {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+			"message":           "Validation Failed",
+			"errors":            []map[string]any{{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}},
+			"documentation_url": "https://docs.github.com/rest/issues/comments",
+		})
+		return "", false
+	}
+	return *in.Body, true
+}
+
+func (f *fakeGitHub) refuseReadOnly(w http.ResponseWriter, doc string) bool {
+	if !f.readOnly {
+		return false
+	}
+	writeJSON(w, http.StatusForbidden, map[string]any{
+		"message":           "Resource not accessible by integration",
+		"documentation_url": "https://docs.github.com/rest/issues/comments#" + doc,
+		"status":            "403",
+	})
+	return true
+}
+
+func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
+	n, ok := f.issue(w, r)
+	if !ok || f.refuseReadOnly(w, "create-an-issue-comment") {
+		return
+	}
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	c := f.store(n, f.author(), body)
+	out := f.commentJSON(c)
+	f.mu.Unlock()
+	w.Header().Set("Location", out["url"].(string))
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (f *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	f.mu.Lock()
+	var c *fakeComment
+	for _, x := range f.comments {
+		if x.ID == id {
+			c = x
+		}
+	}
+	f.mu.Unlock()
+	if err != nil || c == nil || r.PathValue("owner") != f.owner || r.PathValue("repo") != f.repo {
+		writeJSON(w, http.StatusNotFound, ghError("Not Found", "https://docs.github.com/rest/issues/comments#update-an-issue-comment"))
+		return
+	}
+	if f.refuseReadOnly(w, "update-an-issue-comment") {
+		return
+	}
+	if a := f.author(); !strings.EqualFold(c.User.Login, a.Login) || c.User.Type != a.Type {
+		// GitHub lets only the author (or a maintainer) edit a comment.
+		writeJSON(w, http.StatusForbidden, ghError("Must have admin rights to Repository.", "https://docs.github.com/rest/issues/comments#update-an-issue-comment"))
+		return
+	}
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	f.clock = f.clock.Add(time.Minute)
+	c.Body, c.UpdatedAt = body, f.clock
+	out := f.commentJSON(c)
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
+	n, ok := f.issue(w, r)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	sha := f.heads[n]
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": 5000 + n, "number": n, "state": "open", "title": "a change",
+		"url":      fmt.Sprintf("%s/repos/%s/%s/pulls/%d", f.srv.URL, f.owner, f.repo, n),
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", f.owner, f.repo, n),
+		"head":     map[string]any{"ref": "feature", "sha": sha, "label": f.owner + ":feature"},
+		"base":     map[string]any{"ref": "main", "sha": "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", "label": f.owner + ":main"},
+	})
+}
