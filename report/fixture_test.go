@@ -368,3 +368,37 @@ func decideRungs(res *baselines.Results) gate.Comparison {
 	}
 	return gate.Compare(in, gate.DefaultSettings, policy)
 }
+
+// pinsCancelledInput: pinsInput's run cancelled in its second pin set. Pin
+// sets run one after the other, so cpus=1 has two complete rounds and
+// cpus=2 none (its first cell ran once on the baseline only). The
+// comparison is decided as the CLI does, each pin set on its own complete
+// rounds; Rounds still says 3, which a results file with pin sets ignores.
+func pinsCancelledInput() Input {
+	in := pinsInput()
+	res := in.Results
+	var kept []baselines.Rung
+	for _, g := range res.Rungs {
+		if g.Pins == "cpus=1" && g.Round < 2 {
+			kept = append(kept, g)
+		}
+	}
+	for _, g := range res.Rungs {
+		if g.Pins == "cpus=2" && g.Round == 0 && g.Cell == res.Plan.Cells[2] && g.Target == "baseline" {
+			g.Errors = map[string]int64{"connect": 3}
+			kept = append(kept, g)
+		}
+	}
+	kept[0].Errors = map[string]int64{"timeout": 2}
+	res.Rungs = kept
+	res.Status = "cancelled"
+	res.Env.End = t0.Add(3 * time.Minute)
+	decided := *res
+	decided.Rungs = nil
+	for _, g := range kept {
+		if g.Round < res.CompleteRoundsOf(g.Pins) {
+			decided.Rungs = append(decided.Rungs, g)
+		}
+	}
+	return Input{Results: res, Comparison: decideRungs(&decided), Rounds: 3}
+}

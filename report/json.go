@@ -44,8 +44,17 @@ type (
 		Profile string `json:"profile"`
 	}
 	jsonRounds struct {
+		// Decided is the least over the pin sets of the complete rounds:
+		// every cell rests on at least this many.
 		Decided int `json:"decided"`
 		Planned int `json:"planned"`
+		// PinSets holds each pin set's complete rounds, which its cells
+		// are decided on, in schedule order; empty without pin sets.
+		PinSets []jsonPinRounds `json:"pin_sets"`
+	}
+	jsonPinRounds struct {
+		Pins    string `json:"pins"`
+		Decided int    `json:"decided"`
 	}
 	jsonSettings struct {
 		Confidence float64 `json:"confidence"`
@@ -183,7 +192,7 @@ func buildJSON(m *model) jsonDoc {
 		},
 		Status:   r.Status,
 		Error:    r.Error,
-		Rounds:   jsonRounds{Decided: m.in.Rounds, Planned: r.Plan.Rounds},
+		Rounds:   jsonRounds{Decided: m.in.Rounds, Planned: r.Plan.Rounds, PinSets: []jsonPinRounds{}},
 		Outcome:  c.Outcome,
 		Counts:   c.Counts,
 		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin},
@@ -204,6 +213,11 @@ func buildJSON(m *model) jsonDoc {
 			Start:       timeOrNil(r.Env.Start),
 			End:         timeOrNil(r.Env.End),
 		},
+	}
+	if len(r.Plan.PinSets) > 0 {
+		for _, p := range m.rounds {
+			doc.Rounds.PinSets = append(doc.Rounds.PinSets, jsonPinRounds{Pins: p.pins, Decided: p.rounds})
+		}
 	}
 	if !r.Env.Start.IsZero() && !r.Env.End.IsZero() {
 		doc.Environment.DurationS = r.Env.End.Sub(r.Env.Start).Seconds()

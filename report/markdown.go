@@ -121,7 +121,7 @@ func (m *model) mdIdentity(b *strings.Builder) {
 	if r.Scenario.Profile != "" {
 		parts = append(parts, "profile "+md(r.Scenario.Profile))
 	}
-	parts = append(parts, plural(len(m.in.Comparison.Cells), "cell", "cells")+" × "+plural(m.in.Rounds, "round", "rounds"))
+	parts = append(parts, plural(len(m.in.Comparison.Cells), "cell", "cells")+" × "+m.roundsText("round", "rounds", md))
 	parts = append(parts, fmt.Sprintf("%s intervals, tie within %s",
 		fraction(m.in.Comparison.Settings.Confidence), fraction(m.in.Comparison.Settings.TieWithin)))
 	b.WriteString(strings.Join(parts, " · ") + "\n\n")
@@ -224,12 +224,20 @@ func (m *model) statusText(markdown bool) string {
 		esc, strong = md, func(s string) string { return "**" + s + "**" }
 	}
 	r := m.in.Results
-	decided := "decided on " + plural(m.in.Rounds, "complete round", "complete rounds")
-	if r.Plan.Rounds > 0 {
-		decided += " of " + strconv.Itoa(r.Plan.Rounds) + " planned"
-	}
-	if m.in.Rounds == 0 {
+	decided := "decided on " + m.roundsText("complete round", "complete rounds", esc)
+	switch {
+	case !m.uniformRounds():
+		// Pin sets differ: each is named with its own count.
+		if r.Plan.Rounds > 0 {
+			decided += " (" + strconv.Itoa(r.Plan.Rounds) + " planned)"
+		}
+		if none := m.undecidedPins(esc); none != "" {
+			decided += ", so the cells of " + none + " could not be decided"
+		}
+	case m.in.Rounds == 0:
 		decided = "no round completed, so nothing could be decided"
+	case r.Plan.Rounds > 0:
+		decided += " of " + strconv.Itoa(r.Plan.Rounds) + " planned"
 	}
 	switch r.Status {
 	case "cancelled":
@@ -449,8 +457,12 @@ func (m *model) mdErrors(b *strings.Builder) {
 	}
 	b.WriteString("\n")
 	if m.uncounted > 0 {
-		fmt.Fprintf(b, "%s of the incomplete round not counted: the verdicts do not rest on them either.\n\n",
-			plural(m.uncounted, "rung", "rungs"))
+		rounds := "round"
+		if m.incomplete > 1 {
+			rounds = "rounds" // one per pin set
+		}
+		fmt.Fprintf(b, "%s of the incomplete %s not counted: the verdicts do not rest on them either.\n\n",
+			plural(m.uncounted, "rung", "rungs"), rounds)
 	}
 }
 
@@ -481,12 +493,16 @@ func (m *model) mdClaims(b *strings.Builder) {
 		"nor behaviour on other hardware or under another workload.\n\n",
 		commitSuffix(r.Env.Baseline.Commit), commitSuffix(r.Env.Candidate.Commit),
 		md(r.Scenario.Name), scenarioIdentity(r.Scenario))
+	every := "every cell"
+	if !m.uniformRounds() {
+		every = "every cell of its pin set"
+	}
 	fmt.Fprintf(b, "The rule was fixed before the run: per cell and metric, a **tie** when the two "+
 		"%s Student-t intervals overlap or the means are under %s apart relative to the baseline; "+
 		"otherwise the better side wins (higher throughput, lower latency). "+
-		"The intervals rest on %s, each running every cell once on each target in seeded AB/BA order.\n\n",
+		"The intervals rest on %s, each running %s once on each target in seeded AB/BA order.\n\n",
 		fraction(c.Settings.Confidence), fraction(c.Settings.TieWithin),
-		plural(m.in.Rounds, "complete round", "complete rounds"))
+		m.roundsText("complete round", "complete rounds", md), every)
 	b.WriteString("The gate fails on:\n\n")
 	for _, rule := range c.Policy.FailOn {
 		b.WriteString("- " + ruleText(rule) + "\n")
@@ -587,9 +603,13 @@ func (m *model) threats() []string {
 	}
 	switch r.Status {
 	case "cancelled", "failed", "running":
-		out = append(out, fmt.Sprintf("The run stopped early (%s) after %d of %d planned rounds: "+
+		after := fmt.Sprintf("after %d of %d planned rounds", m.in.Rounds, r.Plan.Rounds)
+		if !m.uniformRounds() {
+			after = fmt.Sprintf("with %s (%d planned)", m.roundsText("complete round", "complete rounds", md), r.Plan.Rounds)
+		}
+		out = append(out, fmt.Sprintf("The run stopped early (%s) %s: "+
 			"fewer repetitions give wider intervals, so more cells read as ties or inconclusive.",
-			md(r.Status), m.in.Rounds, r.Plan.Rounds))
+			md(r.Status), after))
 	default:
 		if m.in.Rounds > 0 && m.in.Rounds < 3 {
 			out = append(out, fmt.Sprintf("Only %s: the t-intervals are wide, so only large changes can be told from a tie.",
@@ -662,10 +682,14 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 		for i, c := range l.Concurrency {
 			cs[i] = strconv.Itoa(c)
 		}
+		decided := plural(m.in.Rounds, "complete round", "complete rounds") + " decided"
+		if !m.uniformRounds() {
+			decided = "decided on " + m.roundsText("complete round", "complete rounds", md)
+		}
 		fmt.Fprintf(b, "- **load**: concurrency %s; %s measured after %s warmup per rung; timeout %s; "+
-			"%s planned, %s decided\n",
+			"%s planned, %s\n",
 			strings.Join(cs, ", "), seconds(l.Duration), seconds(l.Warmup), seconds(l.Timeout),
-			plural(l.Repetitions, "repetition", "repetitions"), plural(m.in.Rounds, "complete round", "complete rounds"))
+			plural(l.Repetitions, "repetition", "repetitions"), decided)
 	}
 	cpu := md(orDash(env.CPUModel))
 	if env.CPUs > 0 {

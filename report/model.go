@@ -32,6 +32,12 @@ type model struct {
 	// generator is the load generator's CPU; nil when not measured.
 	generator *generatorUsage
 	plan      map[baselines.Cell]int // position in the plan, built by position
+	// rounds is the number of complete rounds each pin set was decided on,
+	// in schedule order (rounds.go); in.Rounds is the least of them.
+	rounds []pinRounds
+	// incomplete is the number of rounds, over the pin sets, whose
+	// uncounted rungs are.
+	incomplete int
 }
 
 // table is the grid of one pin set and variant.
@@ -90,6 +96,7 @@ type count struct {
 func newModel(in Input) *model {
 	in = in.normalise()
 	m := &model{in: in}
+	m.buildRounds()
 	m.buildUsage()
 	m.buildFailures()
 	m.buildTables()
@@ -254,9 +261,15 @@ func (m *model) buildErrors() {
 	sums := map[key]*errorRow{}
 	kinds := map[key]map[string]int64{}
 	statuses := map[key]map[string]int64{}
+	type round struct {
+		pins  string
+		round int
+	}
+	incomplete := map[round]bool{}
 	for _, g := range m.in.Results.Rungs {
-		if g.Round >= m.in.Rounds {
+		if !m.decided(g.Pins, g.Round) {
 			m.uncounted++
+			incomplete[round{g.Pins, g.Round}] = true
 			continue
 		}
 		k := key{g.Cell, g.Target}
@@ -276,6 +289,7 @@ func (m *model) buildErrors() {
 			statuses[k][n] += v
 		}
 	}
+	m.incomplete = len(incomplete)
 	for k, e := range sums {
 		if e.errors == 0 {
 			continue

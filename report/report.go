@@ -31,8 +31,11 @@ type Input struct {
 	Results *baselines.Results
 	// Comparison is the decided grid.
 	Comparison gate.Comparison
-	// Rounds is the number of complete rounds the comparison was decided on;
-	// 0 means Results.CompleteRounds().
+	// Rounds is the number of complete rounds the comparison was decided on
+	// when the results file has no pin sets; 0 means
+	// Results.CompleteRounds(). With pin sets it is ignored: each pin set's
+	// cells are decided on its own complete rounds,
+	// Results.CompleteRoundsOf(pins), as the gate decides them.
 	Rounds int
 }
 
@@ -63,7 +66,9 @@ func (in Input) normalise() Input {
 	if in.Results == nil {
 		in.Results = &baselines.Results{}
 	}
-	if in.Rounds == 0 {
+	// Rounds becomes the least over the pin sets; the model keeps each pin
+	// set's own (rounds.go).
+	if in.Rounds == 0 || len(in.Results.Plan.PinSets) > 0 {
 		in.Rounds = in.Results.CompleteRounds()
 	}
 	return in

@@ -31,7 +31,9 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestGolden(t *testing.T) {
-	inputs := map[string]func() Input{"full": fullInput, "cancelled": cancelledInput, "pins": pinsInput}
+	inputs := map[string]func() Input{
+		"full": fullInput, "cancelled": cancelledInput, "pins": pinsInput, "pins_cancelled": pinsCancelledInput,
+	}
 	for name, input := range inputs {
 		for _, f := range []struct {
 			ext    string

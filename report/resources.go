@@ -52,7 +52,7 @@ func (m *model) side(k gate.CellKey, target string) *sideUsage {
 func (m *model) buildUsage() {
 	m.usage = map[sideKey]*sideUsage{}
 	for _, g := range m.in.Results.Rungs {
-		if g.ResourceSource == "" || g.Round >= m.in.Rounds {
+		if g.ResourceSource == "" || !m.decided(g.Pins, g.Round) {
 			continue
 		}
 		k := sideKey{g.Cell, g.Target}

@@ -280,3 +280,98 @@ func TestJSONPins(t *testing.T) {
 		}
 	}
 }
+
+// TestPinSetRounds: a run cancelled in its second pin set is decided on the
+// first's complete rounds. The report says so per pin set, and its
+// resources, per-core and error tables keep the first pin set's rungs.
+func TestPinSetRounds(t *testing.T) {
+	in := pinsCancelledInput()
+	if got := in.Results.CompleteRounds(); got != 0 {
+		t.Fatalf("fixture: CompleteRounds = %d, want 0", got)
+	}
+	var b strings.Builder
+	if err := Markdown(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"> ⚠️ **Run cancelled**: decided on 2 complete rounds of pin set cpus=1, none of cpus=2 (3 planned), " +
+			"so the cells of cpus=2 could not be decided.",
+		"4 cells × 2 rounds of pin set cpus=1, none of cpus=2 ·",
+		"| timeout ×2 |",
+		"1 rung of the incomplete round not counted",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+	for _, absent := range []string{"nothing could be decided", "connect ×3"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("markdown has %q", absent)
+		}
+	}
+
+	m := newModel(in)
+	if len(m.tables) != 2 || m.tables[0].pins != "cpus=1" || m.tables[0].res == nil {
+		t.Fatalf("tables = %+v", m.tables)
+	}
+	for _, r := range m.tables[0].res.rows {
+		if r.base.cores == dash || r.cand.cores == dash || r.base.cpu == dash {
+			t.Errorf("cpus=1 resources row %v = %+v", r.key, r)
+		}
+	}
+	for _, c := range in.Results.Plan.Cells {
+		for _, target := range []string{"baseline", "candidate"} {
+			u := m.usage[sideKey{c, target}]
+			switch {
+			case c.Pins == "cpus=1" && (u == nil || u.rungs != 2):
+				t.Errorf("%v %s: usage %+v, want 2 rungs", c, target, u)
+			case c.Pins == "cpus=2" && u != nil:
+				t.Errorf("%v %s: undecided rungs counted: %+v", c, target, u)
+			}
+		}
+	}
+	if m.perCore == nil {
+		t.Fatal("no per-core table")
+	}
+	for _, r := range m.perCore.rows {
+		if r.key.Pins != "cpus=1" {
+			t.Errorf("per-core row of %v", r.key)
+		}
+	}
+	if len(m.perCore.rows) != 4 { // two cells of cpus=1, two targets each
+		t.Errorf("per-core has %d rows, want 4", len(m.perCore.rows))
+	}
+
+	var j bytes.Buffer
+	if err := JSON(&j, in); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rounds struct {
+			Decided, Planned int
+			PinSets          []struct {
+				Pins    string
+				Decided int
+			} `json:"pin_sets"`
+		}
+	}
+	if err := json.Unmarshal(j.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Rounds
+	if r.Decided != 0 || r.Planned != 3 || len(r.PinSets) != 2 ||
+		r.PinSets[0].Pins != "cpus=1" || r.PinSets[0].Decided != 2 ||
+		r.PinSets[1].Pins != "cpus=2" || r.PinSets[1].Decided != 0 {
+		t.Errorf("rounds = %+v", r)
+	}
+
+	// Pin sets that agree read as before: one number.
+	b.Reset()
+	if err := Markdown(&b, pinsInput()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "4 cells × 3 rounds ·") {
+		t.Errorf("agreeing pin sets: header lacks %q", "4 cells × 3 rounds ·")
+	}
+}

@@ -57,7 +57,7 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	fmt.Fprintf(&b, "benchgate: %s — %s\n", cleanTerminal(name), paint.outcome(m.in.Comparison.Outcome, outcome))
 	fmt.Fprintf(&b, "baseline%s vs candidate%s · %s × %s · %s intervals, tie within %s\n",
 		termCommit(r.Env.Baseline.Commit), termCommit(r.Env.Candidate.Commit),
-		plural(len(m.in.Comparison.Cells), "cell", "cells"), plural(m.in.Rounds, "round", "rounds"),
+		plural(len(m.in.Comparison.Cells), "cell", "cells"), m.roundsText("round", "rounds", cleanTerminal),
 		fraction(m.in.Comparison.Settings.Confidence), fraction(m.in.Comparison.Settings.TieWithin))
 	if s := m.statusText(false); s != "" {
 		fmt.Fprintf(&b, "%s\n", paint.warn.Sprint(s))
