@@ -47,6 +47,7 @@ Usage:
   benchgate run     [flags]   measure baseline and candidate, write results.json
   benchgate compare [flags]   decide and report from a results file
   benchgate gate    [flags]   run, then compare: the CI entry point
+  benchgate comment [flags]   post saved results as the sticky PR comment
   benchgate version           print the version
 
 Run "benchgate <command> -h" for a command's flags.
@@ -69,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cmdCompare(rest, stdout, stderr)
 	case "gate":
 		return cmdGate(ctx, rest, stdout, stderr, getenv)
+	case "comment":
+		return cmdComment(ctx, rest, stdout, stderr, getenv)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "benchgate", toolVersion())
 		return nil
@@ -144,18 +147,24 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	if err := parseFlags("run", runSummary, args, stderr, rf.register); err != nil {
 		return err
 	}
-	res, err := measure(ctx, rf, stderr, getenv)
+	res, err := measure(ctx, rf, stderr, getenv, nil)
 	if res != nil {
 		fmt.Fprintf(stderr, "results: %s (%s, %d rungs)\n", filepath.Join(rf.out, "results.json"), res.Status, len(res.Rungs))
 	}
 	return err
 }
 
-// measure loads the scenario and runs it. Errors carry their exit code.
-func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(string) string) (*baselines.Results, error) {
+// measure loads the scenario, lets override change it (the action's image
+// inputs; nil for none), and runs it. Errors carry their exit code.
+func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (*baselines.Results, error) {
 	sc, err := scenario.Load(rf.scenario, rf.profile, getenv)
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", err))
+	}
+	if override != nil {
+		if err := override(sc); err != nil {
+			return nil, withCode(exitUsage, err)
+		}
 	}
 	res, err := runner.Run(ctx, sc, runner.Options{
 		OutDir:      rf.out,
@@ -203,7 +212,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Dir(results)
 	}
-	err = decideAndReport(res, out, cf, stdout, stderr)
+	_, err = decideAndReport(res, out, cf, stdout, stderr)
 	if res.Status != "complete" && exitCode(err) != exitUsage {
 		// A run that did not finish never passes: what it measured is
 		// reported, and the exit code says the run failed.
@@ -222,6 +231,26 @@ scenario, 3 run failed; a failed or cancelled run still reports the complete
 rounds it measured.`
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if getenv("GITHUB_ACTIONS") == "true" {
+		return actionGate(ctx, args, stdout, stderr, getenv)
+	}
+	_, _, err := runGate(ctx, args, stdout, stderr, getenv, nil)
+	return err
+}
+
+// gateHooks are what the action adds to a gate run.
+type gateHooks struct {
+	override func(*scenario.Scenario) error // change the scenario after loading
+	annotate func(*baselines.Results)       // add to the results before they are decided
+}
+
+// runGate runs and decides, as "benchgate gate" does, and returns the results
+// and the decided report (each nil when it never came to be) with the exit
+// error.
+func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, hooks *gateHooks) (*baselines.Results, *report.Input, error) {
+	if hooks == nil {
+		hooks = &gateHooks{}
+	}
 	var rf runFlags
 	var cf compareFlags
 	err := parseFlags("gate", gateSummary, args, stderr, func(fs *flag.FlagSet) {
@@ -229,20 +258,26 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		cf.register(fs)
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := cf.check(); err != nil {
-		return withCode(exitUsage, err)
+		return nil, nil, withCode(exitUsage, err)
 	}
 	// A report left by an earlier run must never be taken for this one's.
 	for _, name := range []string{"report.md", "decisions.json"} {
 		if err := os.Remove(filepath.Join(rf.out, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return withCode(exitRunFailed, err)
+			return nil, nil, withCode(exitRunFailed, err)
 		}
 	}
-	res, runErr := measure(ctx, rf, stderr, getenv)
+	res, runErr := measure(ctx, rf, stderr, getenv, hooks.override)
 	if res == nil {
-		return runErr
+		return nil, nil, runErr
+	}
+	if hooks.annotate != nil {
+		hooks.annotate(res)
+		if err := baselines.Write(rf.out, res); err != nil {
+			return res, nil, withCode(exitRunFailed, err)
+		}
 	}
 	if len(res.Rungs) == 0 {
 		// Nothing was measured (a target never came up): the files still
@@ -250,32 +285,32 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		// terminal would only bury the error.
 		cf.format = "none"
 	}
-	decideErr := decideAndReport(res, rf.out, cf, stdout, stderr)
+	in, decideErr := decideAndReport(res, rf.out, cf, stdout, stderr)
 	if runErr != nil {
 		// The run's failure decides the exit code; the report of what was
 		// measured has been written all the same.
-		return runErr
+		return res, in, runErr
 	}
-	return decideErr
+	return res, in, decideErr
 }
 
 // decideAndReport decides res, writes report.md and decisions.json into
 // out, prints the chosen report on stdout, and returns the gate's outcome
 // as an exit error.
-func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout, stderr io.Writer) error {
+func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout, stderr io.Writer) (*report.Input, error) {
 	in, err := decide(res)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return nil, withCode(exitUsage, err)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return withCode(exitRunFailed, err)
+		return nil, withCode(exitRunFailed, err)
 	}
 	for name, rep := range map[string]func(io.Writer, report.Input) error{
 		"report.md":      report.Markdown,
 		"decisions.json": report.JSON,
 	} {
 		if err := baselines.WriteFile(filepath.Join(out, name), func(w io.Writer) error { return rep(w, in) }); err != nil {
-			return withCode(exitRunFailed, err)
+			return nil, withCode(exitRunFailed, err)
 		}
 	}
 	if cf.format != "none" {
@@ -284,11 +319,11 @@ func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout
 			err = show(stdout)
 		}
 		if err != nil {
-			return withCode(exitRunFailed, err)
+			return nil, withCode(exitRunFailed, err)
 		}
 	}
 	fmt.Fprintf(stderr, "report: %s\n", filepath.Join(out, "report.md"))
-	return outcomeError(in.Comparison)
+	return &in, outcomeError(in.Comparison)
 }
 
 func colorFor(w io.Writer) bool {

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/report"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// actionGate is "benchgate gate" inside GitHub Actions (GITHUB_ACTIONS=true):
+// the same run and decision, with the action's inputs as defaults for the
+// flags, and then what only a workflow has: the job summary, annotations,
+// the sticky comment and the step outputs. Flags given explicitly still win
+// over inputs, so the action and a hand-run gate behave the same.
+func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	env, err := ghaction.Load(getenv)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("action: %w", err))
+	}
+	in := env.Inputs
+	defaults := []string{"-scenario", in.Scenario, "-profile", in.Profile, "-out", in.ResultsDir}
+	if in.Budget != "" {
+		defaults = append(defaults, "-budget", in.Budget)
+	}
+	args = append(defaults, args...)
+	out := in.ResultsDir
+	if v := flagValue(args, "out"); v != "" {
+		out = v
+	}
+
+	res, rep, gateErr := runGate(ctx, args, stdout, stderr, getenv, &gateHooks{
+		override: imageOverrides(in.Baseline, in.Candidate),
+		annotate: func(r *baselines.Results) {
+			r.GitHub = &baselines.GitHubInfo{
+				Repository: env.Repository, EventName: env.EventName, PR: env.PR,
+				BaseSHA: env.BaseSHA, HeadSHA: env.HeadSHA, RunURL: env.RunURL,
+			}
+		},
+	})
+	// The run's error carries the targets' output, which the pull request
+	// controls: it goes to the log with workflow commands stopped.
+	if gateErr != nil && !errors.Is(gateErr, errSilent) && exitCode(gateErr) != exitRegression {
+		ghaction.WriteUntrusted(stderr, "benchgate: "+gateErr.Error()+"\n")
+		gateErr = silenced(gateErr)
+	}
+
+	outputs := [][2]string{
+		{"report", filepath.Join(out, "report.md")},
+		{"results", filepath.Join(out, "results.json")},
+	}
+	verdict := "error"
+	if rep != nil && res != nil && res.Status == "complete" {
+		verdict = string(rep.Comparison.Outcome)
+	}
+	outputs = append(outputs, [2]string{"verdict", verdict})
+	if rep != nil {
+		c := rep.Comparison.Counts
+		for _, kv := range [][2]any{{"regressions", c.Regressions}, {"improvements", c.Improvements}, {"ties", c.Ties}, {"inconclusive", c.Inconclusive}} {
+			outputs = append(outputs, [2]string{kv[0].(string), strconv.Itoa(kv[1].(int))})
+		}
+		var summary strings.Builder
+		if err := report.Summary(&summary, *rep, report.SummaryOptions{}); err == nil {
+			if err := env.WriteSummary(summary.String()); err != nil {
+				ghaction.Warning(stderr, "job summary: "+err.Error())
+			}
+		}
+		annotateFailures(stdout, rep.Comparison, filepath.Base(flagValue(args, "scenario")))
+		url, err := postComment(ctx, env, *rep, stderr)
+		if err != nil {
+			ghaction.Warning(stderr, "comment: "+err.Error())
+		}
+		outputs = append(outputs, [2]string{"comment-url", url})
+	}
+	if err := env.SetOutputs(outputs); err != nil {
+		return withCode(exitRunFailed, fmt.Errorf("action outputs: %w", err))
+	}
+
+	if exitCode(gateErr) == exitRegression && !in.FailOnRegression {
+		ghaction.Notice(stderr, "regressions found, but fail-on-regression is false: the step passes")
+		return nil
+	}
+	return gateErr
+}
+
+// silenced keeps err's exit code but tells main it has been printed.
+func silenced(err error) error {
+	return withCode(exitCode(err), fmt.Errorf("%w", errSilent))
+}
+
+// flagValue returns the last value given to -name in args ("" if none),
+// in any of the flag package's spellings; as there, a later one wins.
+func flagValue(args []string, name string) string {
+	v := ""
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-")
+		if a == args[i] {
+			continue // not a flag
+		}
+		if a == name && i+1 < len(args) {
+			v = args[i+1]
+			i++
+		} else if rest, ok := strings.CutPrefix(a, name+"="); ok {
+			v = rest
+		}
+	}
+	return v
+}
+
+// imageOverrides replaces the images of the scenario's image targets with
+// the action's baseline and candidate inputs (empty: keep the scenario's).
+// A target that is not an image cannot take one: that is an error, not a
+// silent mix of what the scenario and the workflow meant.
+func imageOverrides(baseline, candidate string) func(*scenario.Scenario) error {
+	return func(sc *scenario.Scenario) error {
+		for _, o := range []struct {
+			ref string
+			t   *scenario.Target
+		}{{baseline, &sc.Baseline}, {candidate, &sc.Candidate}} {
+			if o.ref == "" {
+				continue
+			}
+			if o.t.Image == "" {
+				return fmt.Errorf("input %s: the scenario's %s is not an image target, so an image cannot replace it", o.t.Name, o.t.Name)
+			}
+			o.t.Image, o.t.Shown = o.ref, o.ref
+		}
+		return nil
+	}
+}
+
+// annotateFailures puts one ::error annotation per failure on the scenario
+// file, so the checks tab lists them.
+func annotateFailures(w io.Writer, c gate.Comparison, file string) {
+	for _, f := range c.Failures {
+		title := "benchgate: " + string(f.Metric) + " " + f.Kind
+		msg := fmt.Sprintf("%s: %s", cellName(f.Key), f.Reason)
+		ghaction.Annotate(w, "error", title, msg, file, 0)
+	}
+}
+
+// outcomeMarker is a hidden line after the comment's marker recording the
+// outcome, so "on-change" can tell whether it changed.
+func outcomeMarker(c gate.Comparison) string {
+	return fmt.Sprintf("<!-- benchgate:outcome %s regressions=%d -->", c.Outcome, c.Counts.Regressions)
+}
+
+// postComment posts or updates the sticky comment as the comment input
+// says, and returns its URL ("" when none was posted). A read-only token (a
+// PR from a fork) or an event without a PR skips it with a warning: the
+// gate's decision stands either way.
+func postComment(ctx context.Context, env *ghaction.Env, rep report.Input, log io.Writer) (string, error) {
+	mode := env.Inputs.Comment
+	if mode == "never" {
+		return "", nil
+	}
+	if env.PR <= 0 {
+		ghaction.Notice(log, "no pull request in this "+env.EventName+" event: no comment")
+		return "", nil
+	}
+	if env.Token == "" {
+		return "", errors.New("no github-token: no comment")
+	}
+	cli, err := ghaction.NewClient(env.Token, env.APIURL, ghaction.DefaultRetryOptions)
+	if err != nil {
+		return "", err
+	}
+	cm := &ghaction.Commenter{Client: cli, Owner: env.Owner, Repo: env.Repo, Header: env.Inputs.CommentHeader}
+	existing, err := cm.Find(ctx, env.PR)
+	if err != nil {
+		return "", err
+	}
+	outcome := outcomeMarker(rep.Comparison)
+	switch {
+	case mode == "on-regression" && rep.Comparison.Outcome == gate.Pass && existing == nil:
+		return "", nil // nothing to report and nothing to correct
+	case mode == "on-change" && existing != nil && strings.Contains(existing.GetBody(), outcome):
+		return existing.GetHTMLURL(), nil
+	}
+	var body strings.Builder
+	err = report.Comment(&body, rep, report.CommentOptions{
+		Header:     env.Inputs.CommentHeader,
+		SummaryURL: env.RunURL,
+		Marker:     ghaction.Marker(env.Inputs.CommentHeader) + "\n" + outcome,
+	})
+	if err != nil {
+		return "", err
+	}
+	url, _, err := cm.Upsert(ctx, env.PR, body.String())
+	if errors.Is(err, ghaction.ErrReadOnly) {
+		ghaction.Warning(log, "the token cannot comment (a pull request from a fork gets a read-only token): the report is in the job summary and the results; see docs/action.md for the fork-safe workflow pair")
+		return "", nil
+	}
+	return url, err
+}
+
+const commentSummary = `Posts the saved results of an earlier gate as the sticky PR comment: the
+second workflow of the fork-safe pattern (workflow_run), which checks out
+nothing of the PR. The comment is posted only when the results' head commit
+is the PR's current head and, under workflow_run, the run's head commit.`
+
+// cmdComment is "benchgate comment".
+func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	var results string
+	var pr int
+	err := parseFlags("comment", commentSummary, args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
+		fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
+	})
+	if err != nil {
+		return err
+	}
+	env, err := ghaction.Load(getenv)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("comment: %w", err))
+	}
+	if results == "" {
+		results = filepath.Join(env.Inputs.ResultsDir, "results.json")
+	}
+	res, err := baselines.Read(results)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	gh := res.GitHub
+	if gh == nil || gh.HeadSHA == "" {
+		return withCode(exitUsage, fmt.Errorf("%s records no pull request head: it was not made by benchgate gate in GitHub Actions", results))
+	}
+	if pr == 0 {
+		pr = gh.PR
+	}
+	if pr <= 0 {
+		return withCode(exitUsage, fmt.Errorf("%s records no pull request number: give -pr", results))
+	}
+	if env.Repository != "" && !strings.EqualFold(gh.Repository, env.Repository) {
+		return withCode(exitUsage, fmt.Errorf("the results are of %s, this workflow runs in %s", gh.Repository, env.Repository))
+	}
+	// The results come from a workflow the PR's code ran in: they are only
+	// trusted to describe the commit this event says was measured, and only
+	// posted to the PR whose head that commit still is.
+	if env.EventName == "workflow_run" && env.HeadSHA != gh.HeadSHA {
+		return withCode(exitUsage, fmt.Errorf("the results measured %s, but this workflow_run is of %s", short(gh.HeadSHA), short(env.HeadSHA)))
+	}
+	if env.Token == "" {
+		return withCode(exitUsage, errors.New("comment: no github-token"))
+	}
+	cli, err := ghaction.NewClient(env.Token, env.APIURL, ghaction.DefaultRetryOptions)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	cm := &ghaction.Commenter{Client: cli, Owner: env.Owner, Repo: env.Repo, Header: env.Inputs.CommentHeader}
+	head, err := cm.PRHead(ctx, pr)
+	if err != nil {
+		return withCode(exitRunFailed, fmt.Errorf("reading PR #%d: %w", pr, err))
+	}
+	if head != gh.HeadSHA {
+		return withCode(exitUsage, fmt.Errorf("PR #%d's head is %s, the results measured %s: not posting stale or foreign results", pr, short(head), short(gh.HeadSHA)))
+	}
+	rep, err := decide(res)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	env.PR = pr
+	env.Inputs.Comment = "always"
+	url, err := postComment(ctx, env, rep, stderr)
+	if err != nil {
+		return withCode(exitRunFailed, fmt.Errorf("comment: %w", err))
+	}
+	if url != "" {
+		fmt.Fprintln(stdout, url)
+	}
+	return env.SetOutputs([][2]string{{"comment-url", url}, {"verdict", string(rep.Comparison.Outcome)}})
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
