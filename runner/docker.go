@@ -32,8 +32,12 @@ import (
 )
 
 // Labels on everything benchgate creates in the engine. The run label finds
-// a run's objects for Close; the owner label (hostname:pid) lets a later run
-// tell the leftovers of a crashed run from those of a live concurrent one.
+// a run's objects for Close; the owner label (hostname:pid, with
+// "@<container ID>" when benchgate runs in a container of the engine) lets
+// a later run tell the leftovers of a crashed run from those of a live
+// concurrent one. Labels alone do not make an object benchgate's (an image
+// can carry any label, and its containers inherit them), so the sweep also
+// requires the name prefix.
 const (
 	labelRun    = "io.benchgate.run"
 	labelOwner  = "io.benchgate.owner"
@@ -51,6 +55,13 @@ const (
 	// engineCall bounds the engine calls made without a caller's context
 	// (Stop, log tails): a hung engine must not hang the run.
 	engineCall = 30 * time.Second
+	// closeTimeout bounds Close, which runs uncancelled (after a
+	// cancellation too) and so would otherwise wait on a hung engine for
+	// ever, holding the process after the CI system asked it to end.
+	closeTimeout = 60 * time.Second
+	// namePrefix begins the name of every container and network benchgate
+	// creates.
+	namePrefix = "benchgate-"
 )
 
 // dockerEnv is one run's hold on the Docker Engine: the client, the run's
@@ -61,7 +72,7 @@ type dockerEnv struct {
 	netName  string
 	netID    string
 	hostname string
-	owner    string // hostname:pid, the owner label's value
+	owner    string // hostname:pid[@container ID], the owner label's value
 	// self is the ID of the container benchgate runs in when the engine
 	// knows it: benchgate then joins the run's network and reaches targets
 	// by their address on it, on the container port. Empty otherwise: container ports are
@@ -69,13 +80,30 @@ type dockerEnv struct {
 	self string
 	seq  atomic.Int64 // numbers container names, unique within the run
 
+	// images are the image references the run resolved, to their ID and
+	// what Build reads of them: the first pin set's Build resolves a tag,
+	// and every later pin set runs that image even if the tag was moved
+	// meanwhile (a parallel build re-tagging :latest).
+	imagesMu sync.Mutex
+	images   map[string]resolvedImage
+
 	closeMu sync.Mutex
+	closed  bool
+}
+
+// resolvedImage is what a target needs of its image.
+type resolvedImage struct {
+	id       string
+	revision string // the revision label
+	tcpPorts []int  // the exposed TCP ports
 }
 
 // newDockerEnv connects to the engine named by the environment (DOCKER_HOST
 // and friends, else the default socket), removes what crashed earlier runs
-// left behind, and creates the run's network.
-func newDockerEnv(ctx context.Context, runID string) (*dockerEnv, error) {
+// left behind, and creates the run's network. What the sweep could not
+// remove is reported to progress (which may be nil) and does not stop the
+// run: leftovers cost the engine resources, not this run its validity.
+func newDockerEnv(ctx context.Context, runID string, progress io.Writer) (*dockerEnv, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("docker: %w", err)
@@ -92,15 +120,19 @@ func newDockerEnv(ctx context.Context, runID string) (*dockerEnv, error) {
 	e := &dockerEnv{
 		cli:      cli,
 		runID:    runID,
-		netName:  "benchgate-" + dockerName(runID),
+		netName:  namePrefix + dockerName(runID),
 		hostname: host,
 		owner:    host + ":" + strconv.Itoa(os.Getpid()),
+		self:     findSelf(ctx, cli, host),
 	}
-	if err := e.Sweep(ctx); err != nil {
-		cli.Close()
-		return nil, err
+	if e.self != "" {
+		// A later run on another container cannot see this pid, but it
+		// can ask the engine whether this container still runs.
+		e.owner += "@" + e.self
 	}
-	e.self = findSelf(ctx, cli, host)
+	if err := e.Sweep(ctx); err != nil && progress != nil {
+		fmt.Fprintf(progress, "warning: %v\n", err)
+	}
 	resp, err := cli.NetworkCreate(ctx, e.netName, network.CreateOptions{
 		Driver: "bridge",
 		Labels: e.labels(nil),
@@ -113,6 +145,8 @@ func newDockerEnv(ctx context.Context, runID string) (*dockerEnv, error) {
 	if e.self != "" {
 		if err := cli.NetworkConnect(ctx, e.netID, e.self, nil); err != nil {
 			err = fmt.Errorf("docker: connecting this container (%.12s) to network %s: %w", e.self, e.netName, err)
+			// Close removes the network uncancelled and bounded: ctx
+			// may be what failed the connect.
 			return nil, errors.Join(err, e.Close(ctx))
 		}
 	}
@@ -134,11 +168,20 @@ func (e *dockerEnv) labels(extra map[string]string) map[string]string {
 }
 
 // Close removes every container and the network of this run, whether or
-// not a target's Stop ran. It is safe to call more than once: what is
-// already gone is not an error.
+// not a target's Stop ran, and closes the client. It runs even when ctx
+// was cancelled (the run's cleanup is what a cancellation needs most), but
+// for at most closeTimeout. It is safe to call more than once: later calls
+// do nothing.
 func (e *dockerEnv) Close(ctx context.Context) error {
 	e.closeMu.Lock()
 	defer e.closeMu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	defer e.cli.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
 	runFilter := filters.NewArgs(filters.Arg("label", labelRun+"="+e.runID))
 	var errs []error
 	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: runFilter})
@@ -160,25 +203,31 @@ func (e *dockerEnv) Close(ctx context.Context) error {
 }
 
 // Sweep removes the containers and networks that earlier runs left behind:
-// those whose owner was a benchgate process on this host that is no longer
-// alive, and those older than sweepAge. A live concurrent run's objects,
-// and this run's own, are left alone.
+// those named and labelled as benchgate's whose owner is dead (a benchgate
+// process on this host that is no longer alive, or one whose container is
+// gone or stopped), and those older than sweepAge. A live concurrent run's
+// objects, and this run's own, are left alone.
+//
+// The returned error is a warning: the sweep goes on past every failure,
+// and an object another run is removing at the same moment (409, "removal
+// already in progress") or has removed (404) is no failure at all.
 func (e *dockerEnv) Sweep(ctx context.Context) error {
 	ours := filters.NewArgs(filters.Arg("label", labelRun))
 	var errs []error
 	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: ours})
 	errs = append(errs, err)
 	for _, c := range cs {
-		if e.stale(c.Labels, time.Unix(c.Created, 0)) {
-			errs = append(errs, e.removeContainer(ctx, c.ID))
+		named := slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(strings.TrimPrefix(n, "/"), namePrefix) })
+		if named && e.stale(ctx, c.Labels, time.Unix(c.Created, 0)) {
+			errs = append(errs, ignoreGone(e.removeContainer(ctx, c.ID)))
 		}
 	}
 	// Containers first: a network with endpoints cannot be removed.
 	ns, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: ours})
 	errs = append(errs, err)
 	for _, n := range ns {
-		if e.stale(n.Labels, n.Created) {
-			errs = append(errs, e.removeNetwork(ctx, n.ID))
+		if strings.HasPrefix(n.Name, namePrefix) && e.stale(ctx, n.Labels, n.Created) {
+			errs = append(errs, ignoreGone(e.removeNetwork(ctx, n.ID)))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -187,17 +236,38 @@ func (e *dockerEnv) Sweep(ctx context.Context) error {
 	return nil
 }
 
-func (e *dockerEnv) stale(labels map[string]string, created time.Time) bool {
+// ignoreGone drops the errors of removing what is gone or going anyway.
+func ignoreGone(err error) error {
+	if cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// stale says whether an object with these labels may be swept. The owner
+// is hostname:pid, with "@<container ID>" when that benchgate ran in a
+// container of this engine.
+func (e *dockerEnv) stale(ctx context.Context, labels map[string]string, created time.Time) bool {
 	if labels[labelRun] == e.runID {
 		return false
 	}
 	if time.Since(created) > sweepAge {
 		return true
 	}
-	owner := labels[labelOwner]
+	owner, cid, inContainer := strings.Cut(labels[labelOwner], "@")
+	if inContainer && cid != e.self {
+		// Another container's run: its pids are not ours to see, but
+		// the engine knows whether its container still runs. An error
+		// other than "no such container" says nothing: keep it.
+		insp, err := e.cli.ContainerInspect(ctx, cid)
+		if cerrdefs.IsNotFound(err) {
+			return true
+		}
+		return err == nil && (insp.State == nil || !insp.State.Running)
+	}
 	i := strings.LastIndexByte(owner, ':')
 	if i < 0 || owner[:i] != e.hostname {
-		return false // another host's (or container's) run: only age tells
+		return false // another host's run: only age tells
 	}
 	pid, err := strconv.Atoi(owner[i+1:])
 	if err != nil || pid <= 0 {
@@ -331,7 +401,8 @@ type dockerTarget struct {
 
 	applied, notApplied []string
 
-	cg       *containerCgroup // nil when its cgroup is not visible here
+	cg       *cgroupDirs // nil when its cgroup is not visible here
+	usage    usageState  // reads cg
 	streamMu sync.Mutex
 	streamed Usage // the latest stats of the stream, when cg is nil
 
@@ -359,11 +430,42 @@ func (t *dockerTarget) URL() string  { return t.url }
 // Done is nil (never fires) until Start created the container.
 func (t *dockerTarget) Done() <-chan struct{} { return t.exited }
 
+// resolveImage inspects ref the first time the run asks for it and
+// returns the same answer ever after (see images). Failures are not kept:
+// a missing image is a build error, and the run ends.
+func (e *dockerEnv) resolveImage(ctx context.Context, ref string) (resolvedImage, error) {
+	e.imagesMu.Lock()
+	defer e.imagesMu.Unlock()
+	if img, ok := e.images[ref]; ok {
+		return img, nil
+	}
+	insp, err := e.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return resolvedImage{}, err
+	}
+	img := resolvedImage{id: insp.ID}
+	if insp.Config != nil {
+		img.revision = insp.Config.Labels[revisionLabel]
+		for p := range insp.Config.ExposedPorts {
+			if pp, err := nat.ParsePort(strings.TrimSuffix(p, "/tcp")); err == nil && strings.HasSuffix(p, "/tcp") {
+				img.tcpPorts = append(img.tcpPorts, pp)
+			}
+		}
+	}
+	if e.images == nil {
+		e.images = map[string]resolvedImage{}
+	}
+	e.images[ref] = img
+	return img, nil
+}
+
 // Build only checks that the image is present: the engine here has no
 // registry to pull from, and pulling implicitly would measure whatever the
-// tag means remotely today rather than what the workflow built.
+// tag means remotely today rather than what the workflow built. The image
+// is resolved to its ID once per run (see resolveImage), so every pin set
+// runs the same image.
 func (t *dockerTarget) Build(ctx context.Context) error {
-	img, err := t.env.cli.ImageInspect(ctx, t.spec.Image)
+	img, err := t.env.resolveImage(ctx, t.spec.Image)
 	if cerrdefs.IsNotFound(err) {
 		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild,
 			Err: fmt.Errorf("image %s not found locally: build it first (docker build -t %s .); benchgate never pulls", t.spec.Image, t.spec.Image)}
@@ -371,23 +473,13 @@ func (t *dockerTarget) Build(ctx context.Context) error {
 	if err != nil {
 		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("docker: inspecting image %s: %w", t.spec.Image, err)}
 	}
-	t.imageID = img.ID
-	if img.Config != nil {
-		t.revision = img.Config.Labels[revisionLabel]
-	}
+	t.imageID = img.id
+	t.revision = img.revision
 	port := t.spec.Port
-	if port <= 0 && img.Config != nil {
+	if port <= 0 && len(img.tcpPorts) == 1 {
 		// Without a port in the scenario, an image that exposes exactly
 		// one TCP port leaves no doubt.
-		var tcp []int
-		for p := range img.Config.ExposedPorts {
-			if pp, err := nat.ParsePort(strings.TrimSuffix(p, "/tcp")); err == nil && strings.HasSuffix(p, "/tcp") {
-				tcp = append(tcp, pp)
-			}
-		}
-		if len(tcp) == 1 {
-			port = tcp[0]
-		}
+		port = img.tcpPorts[0]
 	}
 	if port <= 0 {
 		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("image %s: no port given and the image does not expose exactly one TCP port", t.spec.Image)}
@@ -563,7 +655,7 @@ func (t *dockerTarget) exitReason(ctx context.Context, code int64, werr *contain
 	if insp, err := t.env.cli.ContainerInspect(ctx, t.id); err == nil && insp.State != nil && insp.State.OOMKilled {
 		msg += " (killed for exceeding its memory limit"
 		if t.pins != nil && t.pins.Memory > 0 {
-			msg += " of " + dockerMemText(t.pins)
+			msg += " of " + t.pins.MemoryText
 		}
 		msg += ")"
 	}
@@ -672,10 +764,10 @@ func (t *dockerTarget) checkPins(ctx context.Context, insp container.InspectResp
 		}
 	}
 	if p.Memory > 0 {
-		mt := dockerMemText(p)
+		mt := p.MemoryText
 		limit := int64(-1)
 		if t.cg != nil {
-			if l, err := t.cg.memLimit(); err == nil {
+			if l, err := cgroupMemLimit(*t.cg); err == nil {
 				limit = l
 			}
 		} else if s, err := t.stats(ctx); err == nil {
@@ -683,7 +775,7 @@ func (t *dockerTarget) checkPins(ctx context.Context, insp container.InspectResp
 			limit = int64(s.MemoryStats.Limit)
 		}
 		switch {
-		case hc.Memory != p.Memory || limit != p.Memory:
+		case hc.Memory != p.Memory || !memLimitHolds(limit, p.Memory):
 			t.notApplied = append(t.notApplied, fmt.Sprintf("memory %s: the engine holds %d, the cgroup limit is %d %s", mt, hc.Memory, limit, warned))
 		case hc.MemorySwap != p.Memory:
 			t.applied = append(t.applied, "memory "+mt+" (docker)")
@@ -694,19 +786,11 @@ func (t *dockerTarget) checkPins(ctx context.Context, insp container.InspectResp
 	}
 }
 
-func dockerMemText(p *scenario.Pins) string {
-	if p.MemoryText != "" {
-		return p.MemoryText
-	}
-	for _, u := range []struct {
-		n    int64
-		unit string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if p.Memory%u.n == 0 {
-			return strconv.FormatInt(p.Memory/u.n, 10) + u.unit
-		}
-	}
-	return strconv.FormatInt(p.Memory, 10) + " bytes"
+// memLimitHolds says whether the cgroup's limit is the pin's: the kernel
+// rounds a limit down to a whole page, so a pin like 1G (10^9 bytes, not a
+// multiple of 4096) reads back up to a page smaller and still holds.
+func memLimitHolds(limit, want int64) bool {
+	return limit <= want && want-limit < int64(os.Getpagesize())
 }
 
 // Pins is what checkPins found at Start; nothing before.
@@ -742,9 +826,7 @@ func (t *dockerTarget) Died() error {
 func (t *dockerTarget) Stop() error {
 	t.stopOnce.Do(func() {
 		close(t.stopping)
-		if t.cg != nil {
-			t.cg.peak.close()
-		}
+		t.usage.close()
 		if t.id == "" {
 			return
 		}
@@ -800,9 +882,9 @@ func (t *dockerTarget) Info(ctx context.Context, getenv func(string) string) bas
 	ti.Commit = getenv("BENCHGATE_" + strings.ToUpper(t.spec.Name) + "_COMMIT")
 	if ti.Commit == "" {
 		if t.imageID == "" {
-			// Info before Build: one inspection, nothing more.
-			if img, err := t.env.cli.ImageInspect(ctx, t.spec.Image); err == nil && img.Config != nil {
-				t.revision = img.Config.Labels[revisionLabel]
+			// Info before Build: the image the run would have used.
+			if img, err := t.env.resolveImage(ctx, t.spec.Image); err == nil {
+				t.revision = img.revision
 			}
 		}
 		ti.Commit = t.revision
@@ -815,9 +897,12 @@ func (t *dockerTarget) Info(ctx context.Context, getenv func(string) string) bas
 // request only at its collector's next one-second tick, far too slow for a
 // reading every few tens of milliseconds and too coarse for a window's
 // edges. So when the container's cgroup is visible here (benchgate on the
-// engine's host) its files are read directly: the same counters the
-// engine's stats report, read in microseconds. Otherwise the latest
-// reading of a stats stream is returned, at most about a second old.
+// engine's host) its files are read directly, by the same reader and with
+// the same memory definition as a command target's cgroup (Source
+// "cgroup"). Otherwise the latest reading of a stats stream is returned
+// with the time the engine took it (At): the engine reads once a second,
+// so the figures are up to a second old, and sampleUsage turns them into a
+// window's CPU by rate (see staleWindowCPU).
 func (t *dockerTarget) Usage() (Usage, bool) {
 	if t.id == "" || t.exited == nil {
 		return Usage{}, false
@@ -830,8 +915,7 @@ func (t *dockerTarget) Usage() (Usage, bool) {
 	default:
 	}
 	if t.cg != nil {
-		u, err := t.cg.read()
-		return u, err == nil
+		return t.usage.cgroup(*t.cg)
 	}
 	t.streamMu.Lock()
 	defer t.streamMu.Unlock()
@@ -854,7 +938,7 @@ func (t *dockerTarget) ResetMemPeak() func() (int64, bool) {
 		return nil
 	default:
 	}
-	return t.cg.peak.reset(t.cg.peakPath)
+	return t.usage.peak.reset(cgroupPeakPath(t.cg.version, t.cg.memDir))
 }
 
 // stream keeps t.streamed at the engine's latest stats reading until ctx
@@ -871,24 +955,29 @@ func (t *dockerTarget) stream(ctx context.Context) {
 		if err := dec.Decode(&s); err != nil {
 			return
 		}
-		if s.CPUStats.CPUUsage.TotalUsage == 0 {
+		if s.CPUStats.CPUUsage.TotalUsage == 0 || s.Read.IsZero() {
 			continue // not running (yet, or any more)
 		}
-		u := Usage{Source: "docker", CPUSeconds: float64(s.CPUStats.CPUUsage.TotalUsage) / 1e9, Mem: memNoCache(s.MemoryStats)}
+		mem, cache := memNoCache(s.MemoryStats)
+		u := Usage{Source: "docker", CPUSeconds: float64(s.CPUStats.CPUUsage.TotalUsage) / 1e9, Mem: mem, MemCache: cache, At: s.Read}
 		t.streamMu.Lock()
 		t.streamed = u
 		t.streamMu.Unlock()
 	}
 }
 
-func memNoCache(m container.MemoryStats) int64 {
-	u := m.Usage
-	if c, ok := m.Stats["cache"]; ok && c <= u {
-		u -= c
-	} else if c, ok := m.Stats["inactive_file"]; ok && c <= u {
-		u -= c
+// memNoCache applies the cgroup reader's memory definition (see
+// readCgroup) to the engine's stats, which carry the cgroup's memory.stat:
+// usage without inactive file pages, v1's hierarchical total_inactive_file
+// or v2's inactive_file. It returns the memory and what it left out.
+func memNoCache(m container.MemoryStats) (mem, cache int64) {
+	u := int64(m.Usage)
+	inactive, ok := m.Stats["total_inactive_file"]
+	if !ok {
+		inactive = m.Stats["inactive_file"]
 	}
-	return int64(u)
+	mem = max(u-int64(inactive), 0)
+	return mem, u - mem
 }
 
 func (t *dockerTarget) stats(ctx context.Context) (container.StatsResponse, error) {
@@ -902,24 +991,12 @@ func (t *dockerTarget) stats(ctx context.Context) (container.StatsResponse, erro
 	return s, err
 }
 
-// containerCgroup holds the paths of a container's cgroup files, as the
-// engine's host sees them.
-type containerCgroup struct {
-	v2       bool
-	cpu      string // v1 cpuacct.usage (ns); v2 cpu.stat (usage_usec)
-	mem      string // v1 memory.usage_in_bytes; v2 memory.current
-	memStat  string // memory.stat
-	memLimit func() (int64, error)
-	peakPath string // v1 memory.max_usage_in_bytes; v2 memory.peak
-	peak     peakFile
-}
-
 // findContainerCgroup locates the cgroup of the container whose first
 // process is pid, or returns nil when benchgate cannot see it (in another
 // pid namespace, or with only its own cgroup mounted, as in a container).
 // The path must name the container: a pid from another namespace that
 // happens to exist here would otherwise be measured instead.
-func findContainerCgroup(pid int, id string) *containerCgroup {
+func findContainerCgroup(pid int, id string) *cgroupDirs {
 	if pid <= 0 {
 		return nil
 	}
@@ -927,25 +1004,19 @@ func findContainerCgroup(pid int, id string) *containerCgroup {
 	if err != nil {
 		return nil
 	}
-	mounts := readCgroupMountinfo()
-	dirOf := func(v2 bool, controller, path string) string {
+	mounts, err := readCgroupMounts()
+	if err != nil {
+		return nil
+	}
+	dirOf := func(controller, path string) string {
 		if !strings.Contains(path, id) {
 			return ""
 		}
-		for _, m := range mounts {
-			if m.v2 != v2 || !v2 && !slices.Contains(m.controllers, controller) {
-				continue
-			}
-			rel, ok := strings.CutPrefix(path, m.root)
-			if !ok {
-				continue
-			}
-			dir := filepath.Join(m.point, rel)
-			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-				return dir
-			}
+		dir, err := locateCgroup(mounts, controller, path)
+		if err != nil {
+			return ""
 		}
-		return ""
+		return dir
 	}
 	var cpuDir, memDir, v2Dir string
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -954,159 +1025,22 @@ func findContainerCgroup(pid int, id string) *containerCgroup {
 			continue
 		}
 		if parts[0] == "0" && parts[1] == "" {
-			v2Dir = dirOf(true, "", parts[2])
+			v2Dir = dirOf("", parts[2])
 			continue
 		}
 		ctrls := strings.Split(parts[1], ",")
 		if slices.Contains(ctrls, "cpuacct") {
-			cpuDir = dirOf(false, "cpuacct", parts[2])
+			cpuDir = dirOf("cpuacct", parts[2])
 		}
 		if slices.Contains(ctrls, "memory") {
-			memDir = dirOf(false, "memory", parts[2])
+			memDir = dirOf("memory", parts[2])
 		}
 	}
 	switch {
 	case cpuDir != "" && memDir != "":
-		return &containerCgroup{
-			cpu:     filepath.Join(cpuDir, "cpuacct.usage"),
-			mem:     filepath.Join(memDir, "memory.usage_in_bytes"),
-			memStat: filepath.Join(memDir, "memory.stat"),
-			memLimit: func() (int64, error) {
-				return readInt(filepath.Join(memDir, "memory.limit_in_bytes"))
-			},
-			peakPath: cgroupPeakPath(1, memDir),
-		}
+		return &cgroupDirs{version: 1, memDir: memDir, cpuDir: cpuDir}
 	case v2Dir != "":
-		return &containerCgroup{
-			v2:      true,
-			cpu:     filepath.Join(v2Dir, "cpu.stat"),
-			mem:     filepath.Join(v2Dir, "memory.current"),
-			memStat: filepath.Join(v2Dir, "memory.stat"),
-			memLimit: func() (int64, error) {
-				return readInt(filepath.Join(v2Dir, "memory.max"))
-			},
-			peakPath: cgroupPeakPath(2, v2Dir),
-		}
+		return &cgroupDirs{version: 2, memDir: v2Dir, cpuDir: v2Dir}
 	}
 	return nil
-}
-
-// read takes what the engine's stats would report: CPU time of the whole
-// cgroup, and its memory without page cache ("cache" on v1,
-// "inactive_file" on v2, as memNoCache).
-func (c *containerCgroup) read() (Usage, error) {
-	var cpu float64
-	if c.v2 {
-		b, err := os.ReadFile(c.cpu)
-		if err != nil {
-			return Usage{}, err
-		}
-		us, ok := statValue(b, "usage_usec")
-		if !ok {
-			return Usage{}, fmt.Errorf("%s: no usage_usec", c.cpu)
-		}
-		cpu = float64(us) / 1e6
-	} else {
-		ns, err := readInt(c.cpu)
-		if err != nil {
-			return Usage{}, err
-		}
-		cpu = float64(ns) / 1e9
-	}
-	mem, err := readInt(c.mem)
-	if err != nil {
-		return Usage{}, err
-	}
-	b, err := os.ReadFile(c.memStat)
-	if err != nil {
-		return Usage{}, err
-	}
-	key := "cache"
-	if c.v2 {
-		key = "inactive_file"
-	}
-	var cache int64
-	if v, ok := statValue(b, key); ok && v <= mem {
-		cache = v
-	}
-	return Usage{Source: "cgroup", CPUSeconds: cpu, Mem: mem - cache, MemCache: cache}, nil
-}
-
-func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-}
-
-// statValue finds "key value" in a flat-keyed cgroup file.
-func statValue(b []byte, key string) (int64, bool) {
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, " ")
-		if ok && k == key {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
-}
-
-type cgroupMountinfo struct {
-	v2          bool
-	controllers []string // v1: the hierarchy's controllers
-	root        string   // the cgroup path mounted at point
-	point       string
-}
-
-// readCgroupMountinfo lists the cgroup mounts from /proc/self/mountinfo:
-// "id parent maj:min root point opts [optional...] - fstype source super".
-func readCgroupMountinfo() []cgroupMountinfo {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var out []cgroupMountinfo
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		sep := slices.Index(f, "-")
-		if sep < 5 || sep+2 >= len(f) {
-			continue
-		}
-		m := cgroupMountinfo{root: unescapeOctal(f[3]), point: unescapeOctal(f[4])}
-		switch f[sep+1] {
-		case "cgroup2":
-			m.v2 = true
-		case "cgroup":
-			if sep+3 < len(f) {
-				m.controllers = strings.Split(f[sep+3], ",")
-			}
-		default:
-			continue
-		}
-		if m.root == "/" {
-			m.root = ""
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// unescapeOctal undoes mountinfo's \040-style escapes of spaces and such.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -44,6 +44,8 @@ func TestDocker(t *testing.T) {
 	t.Run("DiedLater", func(t *testing.T) { testDockerDiedLater(t, cli) })
 	t.Run("Sweep", func(t *testing.T) { testDockerSweep(t, cli) })
 	t.Run("WindowPeak", func(t *testing.T) { testDockerWindowPeak(t, cli) })
+	t.Run("MemoryNotPageMultiple", func(t *testing.T) { testDockerMemoryNotPageMultiple(t, cli) })
+	t.Run("ImageResolvedOnce", func(t *testing.T) { testDockerImageResolvedOnce(t, cli) })
 }
 
 // testDockerWindowPeak is TestTargetWindowPeak for a container: the test
@@ -77,9 +79,9 @@ func testDockerWindowPeak(t *testing.T, cli *client.Client) {
 		t.Skip("the container's cgroup is not visible here: Usage reads the engine's stats, which have no peak to reset")
 	}
 	if d.ResetMemPeak() == nil {
-		t.Skipf("the kernel's peak %s cannot be reset here (cgroup v2 needs Linux 6.12)", d.cg.peakPath)
+		t.Skipf("the kernel's peak %s cannot be reset here (cgroup v2 needs Linux 6.12)", cgroupPeakPath(d.cg.version, d.cg.memDir))
 	}
-	t.Logf("peak from %s", d.cg.peakPath)
+	t.Logf("peak from %s", cgroupPeakPath(d.cg.version, d.cg.memDir))
 	testWindowPeak(t, d)
 	if err := d.Stop(); err != nil {
 		t.Fatal(err)
@@ -94,7 +96,7 @@ func testDockerWindowPeak(t *testing.T, cli *client.Client) {
 func newTestEnv(t *testing.T, cli *client.Client) *dockerEnv {
 	t.Helper()
 	runID := fmt.Sprintf("test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
-	env, err := newDockerEnv(context.Background(), runID)
+	env, err := newDockerEnv(context.Background(), runID, testLog{t})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +110,14 @@ func newTestEnv(t *testing.T, cli *client.Client) *dockerEnv {
 		assertRunGone(t, cli, runID)
 	})
 	return env
+}
+
+// testLog is a progress writer into the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 // assertRunGone fails when a container or network of the run is left.
@@ -232,7 +242,8 @@ func testDockerPinsUsageStop(t *testing.T, cli *client.Client) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("one-shot stats: CPU %v s, mem %d, in %v", float64(s.CPUStats.CPUUsage.TotalUsage)/1e9, memNoCache(s.MemoryStats), time.Since(start).Round(time.Millisecond))
+		mem, cache := memNoCache(s.MemoryStats)
+		t.Logf("one-shot stats: CPU %v s, mem %d (cache %d), in %v", float64(s.CPUStats.CPUUsage.TotalUsage)/1e9, mem, cache, time.Since(start).Round(time.Millisecond))
 	}
 	streamCtx, stopStream := context.WithCancel(ctx)
 	defer stopStream()
@@ -243,8 +254,8 @@ func testDockerPinsUsageStop(t *testing.T, cli *client.Client) {
 	for end := time.Now().Add(30 * time.Second); !ok && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		u, ok = cand.Usage()
 	}
-	if !ok || u.Source != "docker" || u.CPUSeconds < readings[len(readings)-1].CPUSeconds || u.Mem <= 0 {
-		t.Errorf("streamed Usage = %+v, %v; want source docker, CPU >= %v, memory > 0", u, ok, readings[len(readings)-1].CPUSeconds)
+	if !ok || u.Source != "docker" || u.CPUSeconds < readings[len(readings)-1].CPUSeconds || u.Mem <= 0 || u.At.IsZero() {
+		t.Errorf("streamed Usage = %+v, %v; want source docker, CPU >= %v, memory > 0, the reading's time", u, ok, readings[len(readings)-1].CPUSeconds)
 	}
 	stopStream()
 
@@ -385,27 +396,49 @@ func testDockerSweep(t *testing.T, cli *client.Client) {
 	}
 	deadPid := gone.Process.Pid
 	tag := fmt.Sprintf("sweep-%d", os.Getpid())
+	// Owners in containers: one that was created but never ran (as a
+	// stopped one), and one that no longer exists.
+	stopped, err := cli.ContainerCreate(ctx, &container.Config{Image: demoNormal}, nil, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cli.ContainerRemove(context.Background(), stopped.ID, container.RemoveOptions{Force: true}); err != nil {
+			t.Error(err)
+		}
+	})
+	goneID := strings.Repeat("0123456789abcdef", 4)
 	runs := []struct {
-		run, owner string
-		swept      bool
+		run, owner, prefix string
+		swept              bool
 	}{
-		{tag + "-crashed", fmt.Sprintf("%s:%d", host, deadPid), true},
-		{tag + "-live", fmt.Sprintf("%s:%d", host, os.Getpid()), false},
-		{tag + "-elsewhere", "some-other-host:1", false},
+		{tag + "-crashed", fmt.Sprintf("%s:%d", host, deadPid), "benchgate-", true},
+		{tag + "-live", fmt.Sprintf("%s:%d", host, os.Getpid()), "benchgate-", false},
+		{tag + "-elsewhere", "some-other-host:1", "benchgate-", false},
+		{tag + "-stopped-owner", "a-container:1@" + stopped.ID, "benchgate-", true},
+		{tag + "-gone-owner", "a-container:1@" + goneID, "benchgate-", true},
+		// Labelled as a crashed run's, as an image's labels would make
+		// its containers, but not named as benchgate names its objects.
+		{tag + "-not-ours", fmt.Sprintf("%s:%d", host, deadPid), "other-", false},
 	}
 	for _, r := range runs {
 		labels := map[string]string{labelRun: r.run, labelOwner: r.owner}
-		if _, err := cli.NetworkCreate(ctx, "benchgate-"+r.run, network.CreateOptions{Driver: "bridge", Labels: labels}); err != nil {
+		if _, err := cli.NetworkCreate(ctx, r.prefix+r.run, network.CreateOptions{Driver: "bridge", Labels: labels}); err != nil {
 			t.Fatal(err)
 		}
 		_, err := cli.ContainerCreate(ctx, &container.Config{Image: demoNormal, Labels: labels},
-			&container.HostConfig{NetworkMode: container.NetworkMode("benchgate-" + r.run)}, nil, nil, "benchgate-"+r.run+"-x-1")
+			&container.HostConfig{NetworkMode: container.NetworkMode(r.prefix + r.run)}, nil, nil, r.prefix+r.run+"-x-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			// What the sweep rightly kept goes here.
-			e := &dockerEnv{cli: cli, runID: r.run}
+			// What the sweep rightly kept goes here, through a client
+			// of its own: Close closes the env's.
+			own, err := dockertest.Connect()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &dockerEnv{cli: own, runID: r.run}
 			if err := e.Close(ctx); err != nil {
 				t.Error(err)
 			}
@@ -426,5 +459,62 @@ func testDockerSweep(t *testing.T, cli *client.Client) {
 		if left := len(cs) + len(ns); r.swept && left != 0 || !r.swept && left != 2 {
 			t.Errorf("run %s (owner %s): %d containers and %d networks left, want swept=%v", r.run, r.owner, len(cs), len(ns), r.swept)
 		}
+	}
+}
+
+// testDockerMemoryNotPageMultiple pins memory to 1G, 10^9 bytes, which the
+// kernel rounds down to a page: the pin still holds.
+func testDockerMemoryNotPageMultiple(t *testing.T, cli *client.Client) {
+	env := newTestEnv(t, cli)
+	pins := &scenario.Pins{Memory: 1_000_000_000, MemoryText: "1G"}
+	d := newDockerTarget(env, demoSpec("baseline", demoNormal), pins, t.TempDir())
+	defer d.Stop()
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	applied, notApplied := d.Pins()
+	if want := []string{"memory 1G, no swap (docker)"}; !slices.Equal(applied, want) || len(notApplied) != 0 {
+		t.Errorf("Pins() = %q, %q; want %q, none", applied, notApplied, want)
+	}
+	if d.cg != nil {
+		limit, err := cgroupMemLimit(*d.cg)
+		t.Logf("the cgroup's limit: %d (%v)", limit, err)
+	}
+}
+
+// testDockerImageResolvedOnce moves a tag between two pin sets' Builds:
+// the later target still runs the image the first Build found.
+func testDockerImageResolvedOnce(t *testing.T, cli *client.Client) {
+	ctx := context.Background()
+	tag := fmt.Sprintf("benchgate-test/demo:moving-%d", os.Getpid())
+	if err := cli.ImageTag(ctx, demoNormal, tag); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := cli.ImageRemove(context.Background(), tag, image.RemoveOptions{}); err != nil {
+			t.Errorf("removing %s: %v", tag, err)
+		}
+	})
+	normal, err := cli.ImageInspect(ctx, demoNormal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newTestEnv(t, cli)
+	first := newDockerTarget(env, demoSpec("candidate", tag), nil, t.TempDir())
+	if err := first.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.ImageTag(ctx, demoSlow, tag); err != nil {
+		t.Fatal(err)
+	}
+	later := newDockerTarget(env, demoSpec("candidate", tag), nil, t.TempDir())
+	if err := later.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if first.imageID != normal.ID || later.imageID != normal.ID {
+		t.Errorf("image IDs %s then %s, want %s (the tag's image at the first Build)", first.imageID, later.imageID, normal.ID)
+	}
+	if ci := later.Info(ctx, func(string) string { return "" }); ci.Commit != "" {
+		t.Errorf("Info commit %q: the slow image's revision, not the resolved image's", ci.Commit)
 	}
 }

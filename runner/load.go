@@ -42,6 +42,13 @@ type Load struct {
 	// StatusOK says whether a status code counts as success for a request
 	// of the class; nil means any 2xx.
 	StatusOK func(class string, code int) bool
+	// Started, when set, is called once with the times Generate measures
+	// by, right after it fixed them and before any worker starts: the
+	// transport and the workers' histograms are built by then, so a
+	// sampler started from these times covers exactly the window the
+	// latencies are counted in. It runs on Generate's goroutine and must
+	// return at once. It is not called when Generate refuses the load.
+	Started func(start, warmupEnd, windowEnd time.Time)
 }
 
 // DefaultTimeout bounds a request when Load.Timeout is zero.
@@ -125,6 +132,9 @@ func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
 	start := time.Now()
 	warmupEnd := start.Add(l.Warmup)
 	windowEnd := warmupEnd.Add(l.Duration)
+	if l.Started != nil {
+		l.Started(start, warmupEnd, windowEnd)
+	}
 	// The deadline cancels whatever is in flight when the window closes.
 	rctx, cancel := context.WithDeadline(ctx, windowEnd)
 	defer cancel()

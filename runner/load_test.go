@@ -413,3 +413,55 @@ func TestGenerateBaseWithSlash(t *testing.T) {
 		t.Errorf("server saw %q, want %q", uris, want)
 	}
 }
+
+// TestGenerateStarted checks that Started reports the times the rung is
+// measured by, once, after every worker has its source and before the
+// first request reaches the target.
+func TestGenerateStarted(t *testing.T) {
+	var started atomic.Bool
+	var early atomic.Int64 // requests that arrived before Started
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !started.Load() {
+			early.Add(1)
+		}
+	}))
+	defer srv.Close()
+	sources := 0
+	calls := 0
+	var start, warmupEnd, windowEnd time.Time
+	r, err := Generate(context.Background(), Load{
+		URL:         srv.URL,
+		Concurrency: 3,
+		Warmup:      2 * time.Second,
+		Duration:    long,
+		Source: func(w int) Source {
+			sources++
+			return finite(5, get1("c", "/"))(w)
+		},
+		Started: func(s, we, e time.Time) {
+			calls++
+			if sources != 3 {
+				t.Errorf("Started after %d sources, want all 3", sources)
+			}
+			start, warmupEnd, windowEnd = s, we, e
+			started.Store(true)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Fatalf("Started called %d times", calls)
+	}
+	if n := early.Load(); n != 0 {
+		t.Errorf("%d requests before Started", n)
+	}
+	if !start.Equal(r.Start) || warmupEnd.Sub(start) != 2*time.Second || windowEnd.Sub(warmupEnd) != long {
+		t.Errorf("Started(%v, %v, %v); rung start %v: want the rung's start, warmup and window", start, warmupEnd, windowEnd, r.Start)
+	}
+	// A refused load never starts.
+	if _, err := Generate(context.Background(), Load{URL: "::bad", Concurrency: 1, Duration: time.Second,
+		Source: finite(1), Started: func(_, _, _ time.Time) { t.Error("Started for a refused load") }}); err == nil {
+		t.Error("a bad URL was accepted")
+	}
+}

@@ -286,12 +286,10 @@ func processCPUSeconds() float64 {
 // targetCgroup is the cgroup (v2) or cgroups (v1, one per hierarchy) made
 // for one target.
 type targetCgroup struct {
-	version int
-	memDir  string // memory.* files; on v2 everything is here
-	// cpuDir holds the CPU accounting: memDir on v2, the cpuacct group on
-	// v1, "" when v1 cpuacct could not be used.
-	cpuDir string
-	dirs   []string // every directory made, memory's first
+	// The accounting: cpuDir is memDir on v2, the cpuacct group on v1,
+	// "" when v1 cpuacct could not be used (or the target is not in it).
+	cgroupDirs
+	dirs []string // every directory made, memory's first
 	// homes are benchgate's own groups in the hierarchies of dirs (v1),
 	// where the forking thread goes back to (see forkPinned).
 	homes []string
@@ -366,7 +364,7 @@ func newCgroupV2(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cg := &targetCgroup{version: 2, memDir: dir, cpuDir: dir, dirs: []string{dir}}
+	cg := &targetCgroup{cgroupDirs: cgroupDirs{version: 2, memDir: dir, cpuDir: dir}, dirs: []string{dir}}
 	if err := writeCgroupFile(filepath.Join(dir, "memory.max"), strconv.FormatInt(limit, 10)); err != nil {
 		cg.remove()
 		return nil, err
@@ -393,7 +391,7 @@ func newCgroupV1(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cg := &targetCgroup{version: 1, memDir: dir, dirs: []string{dir}, homes: []string{home}}
+	cg := &targetCgroup{cgroupDirs: cgroupDirs{version: 1, memDir: dir}, dirs: []string{dir}, homes: []string{home}}
 	if err := writeCgroupFile(filepath.Join(dir, "memory.limit_in_bytes"), strconv.FormatInt(limit, 10)); err != nil {
 		cg.remove()
 		return nil, err
@@ -428,7 +426,14 @@ func (cg *targetCgroup) remove() error {
 	var first error
 	for i := len(cg.dirs) - 1; i >= 0; i-- {
 		dir := cg.dirs[i]
+		home := ""
+		if i < len(cg.homes) {
+			home = cg.homes[i]
+		}
 		var err error
+		// Retried: SIGKILL takes effect asynchronously, and a thread of
+		// benchgate's own that forkPinned could not bring home leaves
+		// only once its goroutine exits, just after the target did.
 		for try := 0; try < 300; try++ {
 			if err = os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
 				err = nil
@@ -437,7 +442,7 @@ func (cg *targetCgroup) remove() error {
 			if !errors.Is(err, unix.EBUSY) {
 				break
 			}
-			killCgroup(dir)
+			killCgroup(dir, home)
 			time.Sleep(10 * time.Millisecond)
 		}
 		if err != nil && first == nil {
@@ -447,16 +452,43 @@ func (cg *targetCgroup) remove() error {
 	return first
 }
 
-// killCgroup SIGKILLs every process in dir: at once through cgroup.kill
-// (v2, Linux 5.14+), else one by one.
-func killCgroup(dir string) {
-	if writeCgroupFile(filepath.Join(dir, "cgroup.kill"), "1") == nil {
-		return
-	}
+// killCgroup SIGKILLs every process in dir but benchgate itself: at once
+// through cgroup.kill (v2, Linux 5.14+), else one by one. On v1 a thread
+// of benchgate's that forkPinned borrowed for a fork and could not bring
+// back puts benchgate's own pid in cgroup.procs: that pid is never
+// signalled (nor cgroup.kill used, which would kill it too); the thread is
+// sent home instead (v1 home, its group in that hierarchy), and remove
+// retries until it is out.
+func killCgroup(dir, home string) {
+	self := os.Getpid()
 	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	var pids []int
 	for _, f := range strings.Fields(string(b)) {
 		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	mine := slices.Contains(pids, self)
+	if !mine && writeCgroupFile(filepath.Join(dir, "cgroup.kill"), "1") == nil {
+		return
+	}
+	for _, pid := range pids {
+		if pid != self {
 			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if mine && home != "" {
+		threadsHome(dir, home)
+	}
+}
+
+// threadsHome moves the threads of benchgate listed in dir's v1 "tasks"
+// file to the group home: one write per thread, as "tasks" takes them.
+func threadsHome(dir, home string) {
+	b, _ := os.ReadFile(filepath.Join(dir, "tasks"))
+	for _, f := range strings.Fields(string(b)) {
+		if _, err := os.Stat("/proc/self/task/" + f); err == nil {
+			writeCgroupFile(filepath.Join(home, "tasks"), f)
 		}
 	}
 }
@@ -668,20 +700,4 @@ func locateCgroup(mounts []cgroupMount, controller, path string) (string, error)
 		return "", fmt.Errorf("%s not mounted", what)
 	}
 	return "", fmt.Errorf("group %s not visible in the %s mounts", path, what)
-}
-
-// memoryText is how a pin's memory is shown: as written when known.
-func memoryText(bytes int64, text string) string {
-	if text != "" {
-		return text
-	}
-	for _, u := range []struct {
-		shift int
-		name  string
-	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
-		if bytes >= 1<<u.shift && bytes%(1<<u.shift) == 0 {
-			return strconv.FormatInt(bytes>>u.shift, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(bytes, 10) + "B"
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -299,7 +300,7 @@ func TestPinnedTargetUnavailable(t *testing.T) {
 }
 
 func TestTargetPinsWithoutProcess(t *testing.T) {
-	pins := &scenario.Pins{CPUs: "0-1", Memory: 1 << 30}
+	pins := &scenario.Pins{CPUs: "0-1", Memory: 1 << 30, MemoryText: "1GiB"}
 	url := NewPinnedTarget(scenario.Target{Name: "baseline", URL: "http://127.0.0.1:1"}, t.TempDir(), pins)
 	applied, notApplied := url.Pins()
 	want := []string{"cpuset 0-1: url target: not started by benchgate", "memory 1GiB: url target: not started by benchgate"}
@@ -315,17 +316,6 @@ func TestTargetPinsWithoutProcess(t *testing.T) {
 	}
 	if _, ok := plain.Usage(); ok {
 		t.Error("Usage ok before Start")
-	}
-}
-
-func TestMemoryText(t *testing.T) {
-	for in, want := range map[int64]string{256 << 20: "256MiB", 2 << 30: "2GiB", 1536 << 20: "1536MiB", 4096: "4KiB", 1000: "1000B"} {
-		if got := memoryText(in, ""); got != want {
-			t.Errorf("memoryText(%d) = %q, want %q", in, got, want)
-		}
-	}
-	if got := memoryText(1<<30, "1G"); got != "1G" {
-		t.Errorf("memoryText with text = %q", got)
 	}
 }
 
@@ -379,7 +369,7 @@ func TestCgroupJoin(t *testing.T) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Skipf("cgroup v2: %v", err)
 		}
-		return &targetCgroup{version: 2, memDir: dir, cpuDir: dir, dirs: []string{dir}}
+		return &targetCgroup{cgroupDirs: cgroupDirs{version: 2, memDir: dir, cpuDir: dir}, dirs: []string{dir}}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -452,5 +442,41 @@ func TestCgroupJoin(t *testing.T) {
 			}
 			threadsOutside(t, cg)
 		})
+	}
+}
+
+// TestKillCgroupSparesBenchgate gives killCgroup a group listing
+// benchgate's own pid besides a child's, as a v1 group does while a
+// borrowed thread is still in it: the child dies, benchgate does not, and
+// its thread is sent home. The directories are plain ones: there is no
+// cgroup.kill, so the pids are signalled one by one, as on v1.
+func TestKillCgroupSparesBenchgate(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	procs := fmt.Sprintf("%d\n%d\n", os.Getpid(), child.Process.Pid)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := strconv.Itoa(unix.Gettid())
+	for name, text := range map[string]string{"cgroup.procs": procs, "tasks": tid + "\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "tasks"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	killCgroup(dir, home)
+	err := child.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("child: %v, want killed by SIGKILL", err)
+	}
+	// Still here, so benchgate was not signalled.
+	if b, _ := os.ReadFile(filepath.Join(home, "tasks")); string(b) != tid {
+		t.Errorf("home tasks %q, want the thread %s sent home", b, tid)
 	}
 }

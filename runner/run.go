@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,11 +135,17 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 
 	var err error
 	if sc.Baseline.Image != "" || sc.Candidate.Image != "" {
-		s.docker, err = newDockerEnv(ctx, res.Env.RunID)
+		s.docker, err = newDockerEnv(ctx, res.Env.RunID, progress)
 		if s.docker != nil {
 			// Close removes every container and the network of this run,
-			// whatever ended it; it must run even after a cancellation.
-			defer s.docker.Close(context.WithoutCancel(ctx))
+			// whatever ended it: it runs uncancelled, with its own
+			// deadline. Whatever it could not remove is said, not fatal:
+			// the results are on disk, and the next run's sweep retries.
+			defer func() {
+				if cerr := s.docker.Close(ctx); cerr != nil {
+					fmt.Fprintf(progress, "warning: %v\n", cerr)
+				}
+			}()
 		}
 	}
 	if err == nil {
@@ -248,8 +255,10 @@ func (s *schedule) pinSets() error {
 		restore := func() {}
 		if pins != nil {
 			info := &s.res.Env.Pins[pi]
-			for _, t := range []service{s.base, s.cand} {
+			var sides [2][]string
+			for i, t := range []service{s.base, s.cand} {
 				applied, not := t.Pins()
+				sides[i] = applied
 				for _, a := range applied {
 					info.Applied = append(info.Applied, t.Name()+": "+a)
 				}
@@ -257,6 +266,7 @@ func (s *schedule) pinSets() error {
 					info.NotApplied = append(info.NotApplied, t.Name()+": "+n)
 				}
 			}
+			info.NotApplied = append(info.NotApplied, differentLimits(pins, s.base.Name(), sides[0], s.cand.Name(), sides[1])...)
 			if pins.GeneratorCPUs != "" {
 				r, applied, err := pinGenerator(pins.GeneratorCPUs)
 				if err != nil {
@@ -277,6 +287,37 @@ func (s *schedule) pinSets() error {
 		}
 	}
 	return nil
+}
+
+// differentLimits says which of the pin set's limits held on one side
+// only (memory applied by docker to an image target, not applicable to a
+// url target on the other side), given each side's applied pins, which
+// begin with the pin's kind ("cpuset ...", "memory ..."). Listed with the
+// pins that did not apply, it makes the report's threats say plainly that
+// the two sides were not measured under the same conditions: each side's
+// own lines only say what it got.
+func differentLimits(p *scenario.Pins, baseName string, baseApplied []string, candName string, candApplied []string) []string {
+	has := func(applied []string, kind string) bool {
+		return slices.ContainsFunc(applied, func(a string) bool { return strings.HasPrefix(a, kind+" ") })
+	}
+	var kinds []string
+	if strings.TrimSpace(p.CPUs) != "" {
+		kinds = append(kinds, "cpuset")
+	}
+	if p.Memory > 0 {
+		kinds = append(kinds, "memory")
+	}
+	var out []string
+	for _, k := range kinds {
+		b, c := has(baseApplied, k), has(candApplied, k)
+		switch {
+		case b && !c:
+			out = append(out, fmt.Sprintf("%s and %s ran under different limits: %s applied to %s only", baseName, candName, k, baseName))
+		case c && !b:
+			out = append(out, fmt.Sprintf("%s and %s ran under different limits: %s applied to %s only", baseName, candName, k, candName))
+		}
+	}
+	return out
 }
 
 // startTargets builds both (the first time only: a pin set changes how a
@@ -399,11 +440,10 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 	// Generate asks for every worker's source before it starts them, from
 	// its own goroutine, so sources needs no lock.
 	var sources []Source
-	// The sampler times its window as Generate does, from the same
-	// moment: the microseconds between the two calls are noise against a
-	// window of seconds.
-	from := time.Now().Add(s.sc.Load.Warmup)
-	usage := sampleUsage(ctx, t, from, from.Add(s.sc.Load.Duration), sampleEvery)
+	// The sampler measures exactly Generate's window: Generate hands over
+	// the times it fixed once its transport and workers were built, before
+	// any request, so the sampler's edges are the latencies' edges.
+	var usage <-chan windowUsage
 	r, err := Generate(ctx, Load{
 		URL:         t.URL(),
 		Concurrency: cell.Concurrency,
@@ -416,6 +456,9 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 			return src
 		},
 		StatusOK: s.sc.StatusOK,
+		Started: func(_, warmupEnd, windowEnd time.Time) {
+			usage = sampleUsage(ctx, t, warmupEnd, windowEnd, sampleEvery)
+		},
 	})
 	if cerr := s.ctxErr(); cerr != nil {
 		return r, cerr
@@ -426,7 +469,10 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 	if err != nil {
 		return r, fmt.Errorf("%s %s: %w", cell, t.Name(), err)
 	}
-	u := <-usage
+	var u windowUsage
+	if usage != nil {
+		u = <-usage
+	}
 	if u.ok {
 		r.ResourceSource, r.CPUSeconds, r.MemMean, r.MemPeak = u.source, u.cpu, u.memMean, u.memPeak
 	}

@@ -606,3 +606,44 @@ func TestRunWritesOutcomeBeforeStopping(t *testing.T) {
 		t.Errorf("after stopping: status %q end %v (before stopping %v, returned %v)", disk.Status, disk.Env.End, before.Env.End, res.Env.End)
 	}
 }
+
+// TestRunAsymmetricPins pins a command target against a url target, which
+// no pin reaches: the pin set says the two sides ran under different
+// limits, not only what each side got.
+func TestRunAsymmetricPins(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	sc := testScenario(serverSpec("baseline"), scenario.Target{Name: "candidate", URL: srv.URL, Health: "/"})
+	sc.PinSets = []scenario.Pins{{Name: "one", CPUs: "0"}}
+	sc.Load.Concurrency = []int{1}
+	sc.Load.Repetitions = 1
+	res, err := Run(t.Context(), sc, Options{OutDir: t.TempDir(), source: fixedSource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := res.Env.Pins[0]
+	if !slices.Contains(ps.Applied, "baseline: cpuset 0 (affinity)") {
+		t.Skipf("cpuset 0 not applied to the command target here: %q", ps.NotApplied)
+	}
+	const want = "baseline and candidate ran under different limits: cpuset applied to baseline only"
+	if !slices.Contains(ps.NotApplied, want) {
+		t.Errorf("not applied %q; want %q among them", ps.NotApplied, want)
+	}
+}
+
+func TestDifferentLimits(t *testing.T) {
+	p := &scenario.Pins{CPUs: "0", Memory: 1 << 30, MemoryText: "1GiB"}
+	got := differentLimits(p, "baseline", []string{"cpuset 0 (docker)", "memory 1GiB, no swap (docker)"},
+		"candidate", []string{"cpuset 0 (affinity)"})
+	want := []string{"baseline and candidate ran under different limits: memory applied to baseline only"}
+	if !slices.Equal(got, want) {
+		t.Errorf("differentLimits = %q, want %q", got, want)
+	}
+	// The same limits by different means are the same limits.
+	if got := differentLimits(p, "baseline", []string{"memory 1GiB (cgroup v1)"}, "candidate", []string{"memory 1GiB, no swap (docker)"}); len(got) != 0 {
+		t.Errorf("same limits: %q", got)
+	}
+	if got := differentLimits(p, "baseline", nil, "candidate", []string{"memory 1GiB (cgroup v2)"}); len(got) != 1 || !strings.HasSuffix(got[0], "memory applied to candidate only") {
+		t.Errorf("memory on the candidate only: %q", got)
+	}
+}

@@ -61,21 +61,29 @@ func sampleUsage(ctx context.Context, t service, from, to time.Time, every time.
 		}
 		add(first)
 		last := first
+		// inside is the first late reading taken inside the window (see
+		// staleWindowCPU); readings without At never need it.
+		var inside *Usage
+		take := func(u Usage) {
+			add(u)
+			last = u
+			if inside == nil && !u.At.IsZero() && !u.At.Before(from) {
+				inside = &u
+			}
+		}
 		for next := from.Add(every); next.Before(to); next = next.Add(every) {
 			if !sleepUntil(ctx, next) {
 				return
 			}
 			if u, ok := t.Usage(); ok {
-				add(u)
-				last = u
+				take(u)
 			}
 		}
 		if !sleepUntil(ctx, to) {
 			return
 		}
 		if u, ok := t.Usage(); ok {
-			add(u)
-			last = u
+			take(u)
 		}
 		if peakSince != nil {
 			if kp, ok := peakSince(); ok {
@@ -83,11 +91,51 @@ func sampleUsage(ctx context.Context, t service, from, to time.Time, every time.
 			}
 		}
 		w.genCPU = processCPUSeconds() - gen0
+		if first.At.IsZero() {
+			w.cpu = max(0, last.CPUSeconds-first.CPUSeconds)
+		} else {
+			start := first
+			if inside != nil {
+				start = *inside
+			}
+			var fresh bool
+			if w.cpu, fresh = staleWindowCPU(start, last, from, to); !fresh {
+				// No figure rather than a wrong one: the rung's
+				// resources are unmeasured, its latencies stand.
+				return
+			}
+		}
 		w.ok, w.source = true, first.Source
-		w.cpu = max(0, last.CPUSeconds-first.CPUSeconds)
 		w.memMean = int64(sum / float64(n))
 	}()
 	return out
+}
+
+// staleWindowCPU is a window's CPU from two readings taken at their own
+// times (Usage.At) rather than at the window's edges, as the engine's stats
+// stream delivers them: a difference of the two readings current at from
+// and at to would cover whichever second-long spans the engine's ticks
+// happened to fall in, 0 when no tick fell in the window, up to twice the
+// truth when the span is twice the window. Instead the CPU rate between
+// the readings, CPU seconds per second of their own time stamps, is scaled
+// to the window's length.
+//
+// sampleUsage passes the first reading taken inside the window when there
+// is one and a later one, else the one current at from (taken up to a
+// tick before the window, during the warmup's load), and the last
+// reading. The resolution is the engine's tick (about a second): the rate
+// is that of a span which may start up to a tick before the window and
+// ends up to a tick before its end, so a window should span several ticks
+// to be measured closely; load that changes within the window is
+// averaged over that span. When no reading was taken inside the window
+// there is no rate of it at all: ok is false, and the rung's resources are
+// left unmeasured rather than reported wrong.
+func staleWindowCPU(start, end Usage, from, to time.Time) (cpu float64, ok bool) {
+	if end.At.Before(from) || !end.At.After(start.At) {
+		return 0, false
+	}
+	rate := (end.CPUSeconds - start.CPUSeconds) / end.At.Sub(start.At).Seconds()
+	return max(0, rate) * to.Sub(from).Seconds(), true
 }
 
 // windowPeak combines the peak of the readings (Mem: usage without page

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -143,6 +144,80 @@ func TestWindowPeak(t *testing.T) {
 	} {
 		if got := windowPeak(c.sampled, c.kernel, c.cache); got != c.want {
 			t.Errorf("windowPeak(%d, %d, %d) = %d, want %d", c.sampled, c.kernel, c.cache, got, c.want)
+		}
+	}
+}
+
+// lateReadings is a service measured as the engine's stats stream measures
+// it: each reading is the one of the last tick, taken lag before the call,
+// with CPU growing at rate CPU seconds per second since t0. frozen, when
+// set, is returned instead: a stream that stopped delivering.
+type lateReadings struct {
+	service
+	t0     time.Time
+	rate   float64
+	lag    time.Duration
+	tick   time.Duration
+	frozen *Usage
+}
+
+func (l *lateReadings) Usage() (Usage, bool) {
+	if l.frozen != nil {
+		return *l.frozen, true
+	}
+	at := l.t0.Add(time.Since(l.t0) - l.lag).Truncate(0)
+	at = l.t0.Add(at.Sub(l.t0) / l.tick * l.tick)
+	return Usage{Source: "docker", CPUSeconds: l.rate * at.Sub(l.t0).Seconds(), Mem: 1 << 20, At: at}, true
+}
+
+func (l *lateReadings) ResetMemPeak() func() (int64, bool) { return nil }
+
+// TestSampleLateReadings checks that readings taken before the call (At)
+// give the window's CPU by rate, whatever tick the edges fell in, and that
+// a window no reading was taken in is left unmeasured.
+func TestSampleLateReadings(t *testing.T) {
+	t0 := time.Now()
+	svc := &lateReadings{t0: t0, rate: 0.5, lag: 300 * time.Millisecond, tick: 100 * time.Millisecond}
+	from := t0.Add(50 * time.Millisecond)
+	to := from.Add(600 * time.Millisecond)
+	w := <-sampleUsage(context.Background(), svc, from, to, sampleEvery)
+	// A plain difference of the readings current at the edges would give
+	// 0.5 × (span between their ticks), which is not 0.3 here.
+	if !w.ok || w.source != "docker" || math.Abs(w.cpu-0.3) > 1e-9 {
+		t.Errorf("window %+v: want measured, CPU 0.3 s (0.5 CPU for 600ms)", w)
+	}
+
+	frozen := &Usage{Source: "docker", CPUSeconds: 7, Mem: 1 << 20, At: time.Now()}
+	svc = &lateReadings{frozen: frozen}
+	from = time.Now().Add(10 * time.Millisecond)
+	w = <-sampleUsage(context.Background(), svc, from, from.Add(100*time.Millisecond), sampleEvery)
+	if w.ok || w.source != "" || w.cpu != 0 {
+		t.Errorf("window without a fresh reading: %+v, want unmeasured", w)
+	}
+}
+
+func TestStaleWindowCPU(t *testing.T) {
+	base := time.Unix(1000, 0)
+	at := func(ms int, cpu float64) Usage {
+		return Usage{CPUSeconds: cpu, At: base.Add(time.Duration(ms) * time.Millisecond)}
+	}
+	from, to := base.Add(time.Second), base.Add(3*time.Second)
+	for _, c := range []struct {
+		name       string
+		start, end Usage
+		cpu        float64
+		ok         bool
+	}{
+		{"bracketing readings", at(800, 1), at(2800, 2), 1, true},         // 0.5/s over 2s
+		{"span longer than the window", at(900, 0), at(2900, 4), 4, true}, // 2/s
+		{"readings inside", at(1200, 1), at(2200, 1.25), 0.5, true},       // 0.25/s
+		{"no reading in the window", at(200, 1), at(900, 2), 0, false},    // ends before from
+		{"one reading only", at(1500, 1), at(1500, 1), 0, false},          // no span
+		{"counter went back", at(1100, 5), at(2100, 4), 0, true},          // restarted: not negative
+	} {
+		cpu, ok := staleWindowCPU(c.start, c.end, from, to)
+		if ok != c.ok || math.Abs(cpu-c.cpu) > 1e-9 {
+			t.Errorf("%s: staleWindowCPU = %v, %v; want %v, %v", c.name, cpu, ok, c.cpu, c.ok)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"time"
 
 	"github.com/benchgate/benchgate/baselines"
 )
@@ -59,9 +60,15 @@ type Usage struct {
 	// the cgroup's usage without page cache where that is known).
 	Mem int64
 	// MemCache is what Mem leaves out of the cgroup's usage counter: page
-	// cache the kernel can drop at once (inactive file pages; all of the
-	// page cache for a docker target on cgroup v1, as the engine's stats
-	// count it). Mem+MemCache is that counter, the one whose maximum the
-	// kernel's peak records. 0 when Mem is not from a cgroup.
+	// cache the kernel can drop at once (inactive file pages, the same
+	// definition for every source that reads a cgroup, see readCgroup).
+	// Mem+MemCache is that counter, the one whose maximum the kernel's
+	// peak records. 0 when Mem is not from a cgroup.
 	MemCache int64
+	// At is when the figures were true, for a source that reports them
+	// late: the engine's stats stream (Source "docker") reads about once a
+	// second, and At is its "read" time. Zero means the moment Usage was
+	// called. sampleUsage takes a window's CPU from such readings by rate
+	// (see staleWindowCPU).
+	At time.Time
 }

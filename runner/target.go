@@ -136,7 +136,7 @@ func (t *Target) Pins() (applied, notApplied []string) {
 			notApplied = append(notApplied, "cpuset "+c+": "+why)
 		}
 		if p.Memory > 0 {
-			notApplied = append(notApplied, "memory "+memoryText(p.Memory, p.MemoryText)+": "+why)
+			notApplied = append(notApplied, "memory "+p.MemoryText+": "+why)
 		}
 		return nil, notApplied
 	}
@@ -323,7 +323,8 @@ func (t *Target) startProcess() error {
 	env := childEnv(os.Environ(), extra)
 
 	t.tail = newLineTail(serviceTailLines)
-	fmt.Fprintf(t.log, "# start: %s\n", commandLine(argv))
+	t.logHeader()
+	fmt.Fprintf(t.log, "# command: %s\n", commandLine(argv))
 	newCmd := func() *exec.Cmd {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = t.spec.Dir
@@ -388,7 +389,7 @@ func (t *Target) preparePins() (cpus *unix.CPUSet, cg *targetCgroup) {
 	if p.Memory > 0 {
 		var err error
 		if cg, err = newTargetCgroup(t.spec.Name, p.Memory); err != nil {
-			t.notApplied = append(t.notApplied, "memory "+memoryText(p.Memory, p.MemoryText)+": "+err.Error())
+			t.notApplied = append(t.notApplied, "memory "+p.MemoryText+": "+err.Error())
 		}
 	}
 	return cpus, cg
@@ -399,7 +400,7 @@ func (t *Target) pinsFailed(cpus, mem bool, why string) {
 		t.notApplied = append(t.notApplied, "cpuset "+strings.TrimSpace(t.pins.CPUs)+": "+why)
 	}
 	if mem {
-		t.notApplied = append(t.notApplied, "memory "+memoryText(t.pins.Memory, t.pins.MemoryText)+": "+why)
+		t.notApplied = append(t.notApplied, "memory "+t.pins.MemoryText+": "+why)
 	}
 }
 
@@ -422,7 +423,7 @@ func (t *Target) checkPins(pid int, cpus *unix.CPUSet, cg *targetCgroup, r forkR
 		}
 	}
 	if cg != nil {
-		m := memoryText(t.pins.Memory, t.pins.MemoryText)
+		m := t.pins.MemoryText
 		var err error
 		if !r.joined {
 			err = cg.joinAfterStart(pid)
@@ -712,12 +713,25 @@ func (t *Target) openLog() error {
 	if err := os.MkdirAll(t.outDir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(t.outDir, t.spec.Name+".log"))
+	// Appended to, not truncated: the target runs once per pin set, each
+	// time as a new Target on the same file, and every run's output may
+	// hold the clue to a failure (as saveLogs does for containers).
+	f, err := os.OpenFile(filepath.Join(t.outDir, t.spec.Name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	t.log = f
 	return nil
+}
+
+// logHeader starts a process's part of the log: which start, under which
+// pins, so the parts of several pin sets can be told apart.
+func (t *Target) logHeader() {
+	line := "# start " + time.Now().Format(time.RFC3339)
+	if t.pins != nil {
+		line += " pins " + t.pins.Name
+	}
+	fmt.Fprintln(t.log, line)
 }
 
 // freePort asks the kernel for a free port. Another process may take it

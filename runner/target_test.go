@@ -353,7 +353,7 @@ func TestTargetEnvironmentWithoutSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := string(b)
-	build, service, ok := strings.Cut(log, "# start:")
+	build, service, ok := strings.Cut(log, "# start ")
 	if !ok {
 		t.Fatalf("log:\n%s", log)
 	}
@@ -450,5 +450,32 @@ func TestLineTail(t *testing.T) {
 	io.WriteString(w, "\n")
 	if got, want := w.Lines(), []string{"cd", "e", "f"}; !slices.Equal(got, want) {
 		t.Errorf("after newline: Lines = %q, want %q", got, want)
+	}
+}
+
+// TestTargetLogAppends starts a target once per pin set, as a run does:
+// the log keeps every start's output, each under a header naming its pins.
+func TestTargetLogAppends(t *testing.T) {
+	out := t.TempDir()
+	for _, name := range []string{"first", "second"} {
+		tg := NewPinnedTarget(serverSpec("baseline"), out, &scenario.Pins{Name: name})
+		if err := tg.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "baseline.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	headers := regexp.MustCompile(`(?m)^# start \S+ pins (\S+)$`).FindAllStringSubmatch(log, -1)
+	if len(headers) != 2 || headers[0][1] != "first" || headers[1][1] != "second" {
+		t.Errorf("headers %q; want one per start, first then second:\n%s", headers, log)
+	}
+	if pids := pidLine.FindAllString(log, -1); len(pids) != 2 {
+		t.Errorf("%d starts' output in the log, want 2:\n%s", len(pids), log)
 	}
 }

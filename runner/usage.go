@@ -49,7 +49,7 @@ func (t *Target) Usage() (Usage, bool) {
 	var r Usage
 	var err error
 	if t.cg != nil && t.cg.cpuDir != "" {
-		r, err = u.readCgroup(t.cg)
+		r, err = u.readCgroup(t.cg.cgroupDirs)
 	} else {
 		r, err = u.readProcs(t.pgid)
 	}
@@ -243,7 +243,34 @@ func (u *usageState) close() {
 	}
 }
 
-func (u *usageState) readCgroup(cg *targetCgroup) (Usage, error) {
+// cgroupDirs is where a cgroup's accounting is read: a command target's
+// own cgroup, or a container's when it is visible here. One reader
+// (readCgroup) serves both, so Source "cgroup" means the same figures
+// whichever kind of target it measured.
+type cgroupDirs struct {
+	version int    // 1 or 2
+	memDir  string // memory.* files; on v2 everything is here
+	cpuDir  string // cpuacct.usage (v1) or cpu.stat (v2); "" for none
+}
+
+// cgroup reads cg for a service's Usage; ok is false once close ran.
+func (u *usageState) cgroup(cg cgroupDirs) (Usage, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return Usage{}, false
+	}
+	r, err := u.readCgroup(cg)
+	return r, err == nil
+}
+
+// readCgroup reads the group's CPU time and memory. Memory is the usage
+// counter (memory.usage_in_bytes, memory.current) without the inactive
+// file pages of memory.stat (v1's hierarchical total_inactive_file, v2's
+// inactive_file): page cache the kernel can drop at once. The engine's
+// stats stream is given the same definition (memNoCache). The files stay
+// open between calls (see read); the first cg given is the one read.
+func (u *usageState) readCgroup(cg cgroupDirs) (Usage, error) {
 	if u.cgFiles == nil {
 		names := [3]string{
 			filepath.Join(cg.cpuDir, "cpu.stat"),
@@ -278,19 +305,19 @@ func (u *usageState) readCgroup(cg *targetCgroup) (Usage, error) {
 			return Usage{}, errors.New("cpu.stat without usage_usec")
 		}
 		nanos = usec * 1000
-	} else if nanos, err = strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err != nil {
+	} else if nanos, err = parseCgroupInt(b); err != nil {
 		return Usage{}, err
 	}
 	if b, err = u.read(u.cgFiles[1]); err != nil {
 		return Usage{}, err
 	}
-	if mem, err = strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64); err != nil {
+	if mem, err = parseCgroupInt(b); err != nil {
 		return Usage{}, err
 	}
 	if b, err = u.read(u.cgFiles[2]); err != nil {
 		return Usage{}, err
 	}
-	// v1's hierarchical total; the group has no children either way.
+	// v1's hierarchical total: a container's group may have children.
 	key := "inactive_file"
 	if cg.version == 1 {
 		key = "total_inactive_file"
@@ -298,6 +325,28 @@ func (u *usageState) readCgroup(cg *targetCgroup) (Usage, error) {
 	inactive, _ = statField(b, key)
 	m := max(mem-inactive, 0)
 	return Usage{Source: "cgroup", CPUSeconds: float64(nanos) / 1e9, Mem: m, MemCache: mem - m}, nil
+}
+
+// cgroupMemLimit is the group's memory limit in bytes; -1 for none ("max"
+// on v2).
+func cgroupMemLimit(cg cgroupDirs) (int64, error) {
+	name := "memory.max"
+	if cg.version == 1 {
+		name = "memory.limit_in_bytes"
+	}
+	b, err := os.ReadFile(filepath.Join(cg.memDir, name))
+	if err != nil {
+		return 0, err
+	}
+	if string(bytes.TrimSpace(b)) == "max" {
+		return -1, nil
+	}
+	return parseCgroupInt(b)
+}
+
+// parseCgroupInt parses a one-number cgroup file.
+func parseCgroupInt(b []byte) (int64, error) {
+	return strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
 }
 
 // read reads a whole small kernel file again through its open descriptor:
