@@ -14,13 +14,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/benchgate/benchgate/internal/fakegithub"
 )
 
 const testToken = "ghp_TESTTOKEN0123456789abcdefSECRET"
 
 var (
-	pat   = &fakeUser{Login: "perf-bot", Type: "User"}
-	alice = fakeUser{Login: "alice", Type: "User"}
+	pat   = &fakegithub.User{Login: "perf-bot", Type: "User"}
+	alice = fakegithub.User{Login: "alice", Type: "User"}
 	// t0 is the injected clock; it is years before the real one, so
 	// go-github's own client-side rate-limit check (which uses the real
 	// clock) never blocks a request in these tests.
@@ -51,30 +53,30 @@ func (s *sleeps) got() []time.Duration {
 }
 
 type setup struct {
-	gh     *fakeGitHub
+	gh     *fakegithub.Server
 	c      *Commenter
 	sleeps *sleeps
 }
 
 // newSetup starts a fake GitHub with PR 7 and a Commenter pointed at it
 // through NewClient, with the sleep and clock injected. opts may set bounds.
-func newSetup(t *testing.T, user *fakeUser, opts RetryOptions) setup {
+func newSetup(t *testing.T, user *fakegithub.User, opts RetryOptions) setup {
 	t.Helper()
-	gh := newFakeGitHub(t, testToken, user)
-	gh.addPR(7, "abc123abc123abc123abc123abc123abc123abc1")
+	gh := fakegithub.New(t, testToken, user)
+	gh.AddPR(7, "abc123abc123abc123abc123abc123abc123abc1")
 	s := &sleeps{}
 	opts.Sleep, opts.Now = s.sleep, func() time.Time { return t0 }
 	// No trailing slash, as GITHUB_API_URL is given.
-	client, err := NewClient(testToken, gh.srv.URL, opts)
+	client, err := NewClient(testToken, gh.URL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return setup{gh: gh, c: &Commenter{Client: client, Owner: "octo", Repo: "bench", Header: "perf"}, sleeps: s}
 }
 
-func checkCalls(t *testing.T, gh *fakeGitHub, want ...string) {
+func checkCalls(t *testing.T, gh *fakegithub.Server, want ...string) {
 	t.Helper()
-	if got := gh.calls(); !reflect.DeepEqual(got, want) {
+	if got := gh.Calls(); !reflect.DeepEqual(got, want) {
 		t.Errorf("requests:\n got %q\nwant %q", got, want)
 	}
 }
@@ -108,7 +110,7 @@ func TestUpsertCreatesThenEdits(t *testing.T) {
 	if url1 != url2 || !strings.HasPrefix(url1, "https://github.com/octo/bench/pull/7#issuecomment-") {
 		t.Errorf("urls %q, %q: want the same comment's html_url", url1, url2)
 	}
-	cs := s.gh.commentsOn(7)
+	cs := s.gh.Comments(7)
 	if len(cs) != 1 {
 		t.Fatalf("%d comments stored, want 1", len(cs))
 	}
@@ -117,7 +119,7 @@ func TestUpsertCreatesThenEdits(t *testing.T) {
 	}
 	// GET /user once: who we are is learnt once per Commenter.
 	checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7, editOf(cs[0].ID))
-	for _, r := range s.gh.requests() {
+	for _, r := range s.gh.Requests() {
 		if r.Auth != "Bearer "+testToken {
 			t.Errorf("%s %s: Authorization %q", r.Method, r.Path, r.Auth)
 		}
@@ -143,24 +145,24 @@ func TestUpsertKeepsMarkerAlreadyInBody(t *testing.T) {
 	if _, _, err := s.c.Upsert(context.Background(), 7, body); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.gh.commentsOn(7)[0].Body; got != body {
+	if got := s.gh.Comments(7)[0].Body; got != body {
 		t.Errorf("body = %q, want %q unchanged", got, body)
 	}
 }
 
 func TestUpsertLeavesOtherCommentsAlone(t *testing.T) {
 	s := newSetup(t, pat, RetryOptions{})
-	mine := fakeUser{Login: pat.Login, Type: "User"}
+	mine := fakegithub.User{Login: pat.Login, Type: "User"}
 	quote := "> " + Marker("perf") + "\n> quoted from the bot"
-	s.gh.addComment(7, alice, quote)                                       // marked, someone else's
-	s.gh.addComment(7, mine, "LGTM")                                       // ours, unmarked
-	s.gh.addComment(7, mine, Marker("other job")+"\nanother gate's table") // ours, other header
-	s.gh.addComment(7, mine, Marker("perf2")+"\n")                         // header with ours as a prefix
+	s.gh.AddComment(7, alice, quote)                                       // marked, someone else's
+	s.gh.AddComment(7, mine, "LGTM")                                       // ours, unmarked
+	s.gh.AddComment(7, mine, Marker("other job")+"\nanother gate's table") // ours, other header
+	s.gh.AddComment(7, mine, Marker("perf2")+"\n")                         // header with ours as a prefix
 
 	if _, created, err := s.c.Upsert(context.Background(), 7, "fresh"); err != nil || !created {
 		t.Fatalf("Upsert: created=%v err=%v; want a new comment", created, err)
 	}
-	cs := s.gh.commentsOn(7)
+	cs := s.gh.Comments(7)
 	if len(cs) != 5 {
 		t.Fatalf("%d comments, want 5", len(cs))
 	}
@@ -176,9 +178,9 @@ func TestUpsertLeavesOtherCommentsAlone(t *testing.T) {
 func TestUpsertWithActionsTokenEditsBotComment(t *testing.T) {
 	s := newSetup(t, nil, RetryOptions{}) // GET /user answers 403
 	// A human account named like the bot is not the bot.
-	s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "User"}, Marker("perf")+"\nimpostor")
-	id := s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold")
-	s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nnewer duplicate")
+	s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "User"}, Marker("perf")+"\nimpostor")
+	id := s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold")
+	s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nnewer duplicate")
 
 	url, created, err := s.c.Upsert(context.Background(), 7, "new")
 	if err != nil || created {
@@ -188,7 +190,7 @@ func TestUpsertWithActionsTokenEditsBotComment(t *testing.T) {
 		t.Errorf("url = %q, want the oldest bot comment %q", url, want)
 	}
 	checkCalls(t, s.gh, "GET /user", listPR7, editOf(id))
-	if got := s.gh.commentsOn(7)[0].Body; got != Marker("perf")+"\nimpostor" {
+	if got := s.gh.Comments(7)[0].Body; got != Marker("perf")+"\nimpostor" {
 		t.Errorf("impostor's comment changed to %q", got)
 	}
 }
@@ -198,17 +200,17 @@ func TestFindPagesThroughLongThread(t *testing.T) {
 	var ours int64
 	for i := range 250 {
 		if i == 230 {
-			ours = s.gh.addComment(7, fakeUser{Login: "Perf-Bot", Type: "User"}, Marker("perf")+"\nold report")
+			ours = s.gh.AddComment(7, fakegithub.User{Login: "Perf-Bot", Type: "User"}, Marker("perf")+"\nold report")
 			continue
 		}
-		s.gh.addComment(7, alice, fmt.Sprintf("comment %d", i))
+		s.gh.AddComment(7, alice, fmt.Sprintf("comment %d", i))
 	}
 
 	url, created, err := s.c.Upsert(context.Background(), 7, "new report")
 	if err != nil || created {
 		t.Fatalf("Upsert = %q, %v, %v; want an edit", url, created, err)
 	}
-	if n := len(s.gh.commentsOn(7)); n != 250 {
+	if n := len(s.gh.Comments(7)); n != 250 {
 		t.Errorf("%d comments, want 250", n)
 	}
 	checkCalls(t, s.gh, "GET /user", listPR7,
@@ -220,7 +222,7 @@ func TestFindPagesThroughLongThread(t *testing.T) {
 func TestFindNone(t *testing.T) {
 	s := newSetup(t, pat, RetryOptions{})
 	for i := range 150 {
-		s.gh.addComment(7, alice, fmt.Sprintf("comment %d", i))
+		s.gh.AddComment(7, alice, fmt.Sprintf("comment %d", i))
 	}
 	got, err := s.c.Find(context.Background(), 7)
 	if err != nil || got != nil {
@@ -231,7 +233,7 @@ func TestFindNone(t *testing.T) {
 
 func TestRetriesServerErrorOnList(t *testing.T) {
 	s := newSetup(t, pat, RetryOptions{})
-	s.gh.inject(fault{Method: "GET", Path: "/repos/octo/bench/issues/7/comments", Status: http.StatusBadGateway, Body: "<html>502 Bad Gateway</html>"})
+	s.gh.Inject(fakegithub.Fault{Method: "GET", Path: "/repos/octo/bench/issues/7/comments", Status: http.StatusBadGateway, Body: "<html>502 Bad Gateway</html>"})
 
 	if _, created, err := s.c.Upsert(context.Background(), 7, "r"); err != nil || !created {
 		t.Fatalf("Upsert: created=%v err=%v", created, err)
@@ -247,7 +249,7 @@ func TestRetriesServerErrorOnList(t *testing.T) {
 func TestBackoffDoublesWithinBounds(t *testing.T) {
 	s := newSetup(t, pat, RetryOptions{})
 	for range 4 {
-		s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusServiceUnavailable})
+		s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusServiceUnavailable})
 	}
 	if _, err := s.c.PRHead(context.Background(), 7); err != nil {
 		t.Fatal(err)
@@ -266,7 +268,7 @@ func TestBackoffDoublesWithinBounds(t *testing.T) {
 
 func TestRetriesDroppedConnectionOnGet(t *testing.T) {
 	s := newSetup(t, pat, RetryOptions{})
-	s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Drop: true})
+	s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Drop: true})
 	sha, err := s.c.PRHead(context.Background(), 7)
 	if err != nil || sha != "abc123abc123abc123abc123abc123abc123abc1" {
 		t.Fatalf("PRHead = %q, %v", sha, err)
@@ -280,7 +282,7 @@ func TestRetriesDroppedConnectionOnGet(t *testing.T) {
 func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
 	s := newSetup(t, pat, RetryOptions{})
 	// A 429 is refused before processing, so even the POST is resent.
-	s.gh.inject(fault{Method: "POST", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "7"},
+	s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "7"},
 		Body: `{"message":"Too many requests","documentation_url":"https://docs.github.com/rest"}`})
 
 	if _, created, err := s.c.Upsert(context.Background(), 7, "r"); err != nil || !created {
@@ -288,11 +290,11 @@ func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
 	}
 	checkWaits(t, s.sleeps, 7*time.Second)
 	checkCalls(t, s.gh, "GET /user", listPR7, createPR7, createPR7)
-	if n := len(s.gh.commentsOn(7)); n != 1 {
+	if n := len(s.gh.Comments(7)); n != 1 {
 		t.Errorf("%d comments, want 1", n)
 	}
 	// The replayed POST carried the whole body again.
-	reqs := s.gh.requests()
+	reqs := s.gh.Requests()
 	if a, b := reqs[2].Body, reqs[3].Body; a != b || !strings.Contains(b, `"body":`) {
 		t.Errorf("POST bodies differ or are empty: %q vs %q", a, b)
 	}
@@ -301,7 +303,7 @@ func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
 func TestPrimaryRateLimitWaitsForReset(t *testing.T) {
 	s := newSetup(t, pat, RetryOptions{})
 	reset := strconv.FormatInt(t0.Add(30*time.Second).Unix(), 10)
-	s.gh.inject(fault{Method: "GET", Path: "/repos/octo/bench/issues/7/comments", Status: http.StatusForbidden,
+	s.gh.Inject(fakegithub.Fault{Method: "GET", Path: "/repos/octo/bench/issues/7/comments", Status: http.StatusForbidden,
 		Header: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000", "X-RateLimit-Reset": reset},
 		Body:   `{"message":"API rate limit exceeded for user ID 1.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`})
 
@@ -326,13 +328,13 @@ func TestSecondaryRateLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSetup(t, pat, RetryOptions{})
-			s.gh.inject(fault{Method: "POST", Status: http.StatusForbidden, Header: tc.header, Body: body})
+			s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusForbidden, Header: tc.header, Body: body})
 			if _, created, err := s.c.Upsert(context.Background(), 7, "r"); err != nil || !created {
 				t.Fatalf("Upsert: created=%v err=%v", created, err)
 			}
 			checkWaits(t, s.sleeps, tc.want)
 			checkCalls(t, s.gh, "GET /user", listPR7, createPR7, createPR7)
-			if n := len(s.gh.commentsOn(7)); n != 1 {
+			if n := len(s.gh.Comments(7)); n != 1 {
 				t.Errorf("%d comments, want 1", n)
 			}
 		})
@@ -344,7 +346,7 @@ func TestRetryBounds(t *testing.T) {
 	t.Run("attempts", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{MaxAttempts: 3})
 		for range 10 {
-			s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": "2"}})
+			s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": "2"}})
 		}
 		_, err := s.c.PRHead(ctx, 7)
 		var er *github.ErrorResponse
@@ -352,27 +354,27 @@ func TestRetryBounds(t *testing.T) {
 			t.Fatalf("err = %v, want the last 503 as it is", err)
 		}
 		checkWaits(t, s.sleeps, 2*time.Second, 2*time.Second)
-		if n := len(s.gh.requests()); n != 3 {
+		if n := len(s.gh.Requests()); n != 3 {
 			t.Errorf("%d requests, want 3", n)
 		}
 	})
 	t.Run("default attempts", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
 		for range 10 {
-			s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "1"}})
+			s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "1"}})
 		}
 		if _, err := s.c.PRHead(ctx, 7); err == nil {
 			t.Fatal("no error after exhausting attempts")
 		}
 		checkWaits(t, s.sleeps, time.Second, time.Second, time.Second, time.Second)
-		if n := len(s.gh.requests()); n != DefaultRetryOptions.MaxAttempts {
+		if n := len(s.gh.Requests()); n != DefaultRetryOptions.MaxAttempts {
 			t.Errorf("%d requests, want %d", n, DefaultRetryOptions.MaxAttempts)
 		}
 	})
 	t.Run("total wait", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
 		for range 3 {
-			s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "40"}})
+			s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "40"}})
 		}
 		_, err := s.c.PRHead(ctx, 7)
 		var er *github.ErrorResponse
@@ -381,14 +383,14 @@ func TestRetryBounds(t *testing.T) {
 		}
 		// 40s fits in the default 60s; another 40s would not, and is not begun.
 		checkWaits(t, s.sleeps, 40*time.Second)
-		if n := len(s.gh.requests()); n != 2 {
+		if n := len(s.gh.Requests()); n != 2 {
 			t.Errorf("%d requests, want 2", n)
 		}
 	})
 	t.Run("reset beyond budget", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{MaxWait: 10 * time.Second})
 		reset := strconv.FormatInt(t0.Add(time.Hour).Unix(), 10)
-		s.gh.inject(fault{Method: "POST", Status: http.StatusForbidden,
+		s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusForbidden,
 			Header: map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset},
 			Body:   `{"message":"API rate limit exceeded","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`})
 		_, _, err := s.c.Upsert(ctx, 7, "r")
@@ -402,11 +404,11 @@ func TestRetryBounds(t *testing.T) {
 	t.Run("cancelled while waiting", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
 		s.sleeps.fail = context.Canceled
-		s.gh.inject(fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusBadGateway})
+		s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusBadGateway})
 		if _, err := s.c.PRHead(ctx, 7); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
-		if n := len(s.gh.requests()); n != 1 {
+		if n := len(s.gh.Requests()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
@@ -416,19 +418,19 @@ func TestCreateAnsweredServerErrorIsNotResent(t *testing.T) {
 	ctx := context.Background()
 	t.Run("created despite 502", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
-		s.gh.inject(fault{Method: "POST", Status: http.StatusBadGateway, AfterHandling: true})
+		s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusBadGateway, AfterHandling: true})
 		url, created, err := s.c.Upsert(ctx, 7, "r")
 		if err != nil || !created || url == "" {
 			t.Fatalf("Upsert = %q, %v, %v; want the comment found after the 502", url, created, err)
 		}
 		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7)
-		if n := len(s.gh.commentsOn(7)); n != 1 {
+		if n := len(s.gh.Comments(7)); n != 1 {
 			t.Errorf("%d comments, want 1", n)
 		}
 	})
 	t.Run("not created", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
-		s.gh.inject(fault{Method: "POST", Status: http.StatusBadGateway})
+		s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusBadGateway})
 		_, _, err := s.c.Upsert(ctx, 7, "r")
 		if err == nil || errors.Is(err, ErrReadOnly) {
 			t.Fatalf("err = %v, want a plain error", err)
@@ -438,12 +440,12 @@ func TestCreateAnsweredServerErrorIsNotResent(t *testing.T) {
 	})
 	t.Run("connection dropped after sending", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
-		s.gh.inject(fault{Method: "POST", Drop: true, AfterHandling: true})
+		s.gh.Inject(fakegithub.Fault{Method: "POST", Drop: true, AfterHandling: true})
 		if _, created, err := s.c.Upsert(ctx, 7, "r"); err != nil || !created {
 			t.Fatalf("Upsert: created=%v err=%v", created, err)
 		}
 		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7)
-		if n := len(s.gh.commentsOn(7)); n != 1 {
+		if n := len(s.gh.Comments(7)); n != 1 {
 			t.Errorf("%d comments, want 1", n)
 		}
 	})
@@ -453,7 +455,7 @@ func TestReadOnlyToken(t *testing.T) {
 	ctx := context.Background()
 	t.Run("create", func(t *testing.T) {
 		s := newSetup(t, nil, RetryOptions{})
-		s.gh.readOnly = true
+		s.gh.SetReadOnly(true)
 		_, _, err := s.c.Upsert(ctx, 7, "r")
 		if !errors.Is(err, ErrReadOnly) {
 			t.Fatalf("err = %v, want ErrReadOnly", err)
@@ -467,8 +469,8 @@ func TestReadOnlyToken(t *testing.T) {
 	})
 	t.Run("edit", func(t *testing.T) {
 		s := newSetup(t, nil, RetryOptions{})
-		id := s.gh.addComment(7, fakeUser{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold")
-		s.gh.readOnly = true
+		id := s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold")
+		s.gh.SetReadOnly(true)
 		if _, _, err := s.c.Upsert(ctx, 7, "r"); !errors.Is(err, ErrReadOnly) {
 			t.Fatalf("err = %v, want ErrReadOnly", err)
 		}
@@ -476,7 +478,7 @@ func TestReadOnlyToken(t *testing.T) {
 	})
 	t.Run("404 on write", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
-		s.gh.inject(fault{Method: "POST", Status: http.StatusNotFound, Body: `{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`})
+		s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusNotFound, Body: `{"message":"Not Found","documentation_url":"https://docs.github.com/rest"}`})
 		if _, _, err := s.c.Upsert(ctx, 7, "r"); !errors.Is(err, ErrReadOnly) {
 			t.Fatalf("err = %v, want ErrReadOnly", err)
 		}
@@ -516,11 +518,11 @@ func TestBodyLimitInRunes(t *testing.T) {
 	if _, created, err := s.c.Upsert(ctx, 7, fits); err != nil || !created {
 		t.Fatalf("Upsert of exactly %d runes: created=%v err=%v", MaxCommentRunes, created, err)
 	}
-	n := len(s.gh.requests())
+	n := len(s.gh.Requests())
 	if _, _, err := s.c.Upsert(ctx, 7, fits+"é"); err == nil || !strings.Contains(err.Error(), "65536") {
 		t.Fatalf("Upsert of %d runes: err = %v, want the limit named", MaxCommentRunes+1, err)
 	}
-	if got := len(s.gh.requests()); got != n {
+	if got := len(s.gh.Requests()); got != n {
 		t.Errorf("an over-long body made %d requests", got-n)
 	}
 }
@@ -550,26 +552,26 @@ func TestTokenNeverInErrors(t *testing.T) {
 	}
 	t.Run("read-only", func(t *testing.T) {
 		s := newSetup(t, nil, RetryOptions{})
-		s.gh.readOnly = true
+		s.gh.SetReadOnly(true)
 		_, _, err := s.c.Upsert(ctx, 7, "r")
 		check(t, err)
 	})
 	t.Run("exhausted 5xx", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{MaxAttempts: 2})
-		s.gh.inject(fault{Status: 500}, fault{Status: 500})
+		s.gh.Inject(fakegithub.Fault{Status: 500}, fakegithub.Fault{Status: 500})
 		_, _, err := s.c.Upsert(ctx, 7, "r")
 		check(t, err)
 	})
 	t.Run("bad credentials", func(t *testing.T) {
-		gh := newFakeGitHub(t, "another-token", pat)
-		gh.addPR(7, "abc")
-		client, err := NewClient(testToken, gh.srv.URL, RetryOptions{Sleep: (&sleeps{}).sleep})
+		gh := fakegithub.New(t, "another-token", pat)
+		gh.AddPR(7, "abc")
+		client, err := NewClient(testToken, gh.URL, RetryOptions{Sleep: (&sleeps{}).sleep})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, _, err = (&Commenter{Client: client, Owner: "octo", Repo: "bench"}).Upsert(ctx, 7, "r")
 		check(t, err)
-		for _, r := range gh.requests() {
+		for _, r := range gh.Requests() {
 			if strings.Contains(r.Path+r.Query, testToken) {
 				t.Errorf("token in URL %s?%s", r.Path, r.Query)
 			}
@@ -577,7 +579,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 	})
 	t.Run("network", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{MaxAttempts: 2})
-		s.gh.srv.Close()
+		s.gh.Close()
 		_, err := s.c.PRHead(ctx, 7)
 		check(t, err)
 		// Connection refused never reached a server: retried like any GET.

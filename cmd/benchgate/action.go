@@ -69,12 +69,14 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			outputs = append(outputs, [2]string{kv[0].(string), strconv.Itoa(kv[1].(int))})
 		}
 		var summary strings.Builder
-		if err := report.Summary(&summary, *rep, report.SummaryOptions{}); err == nil {
-			if err := env.WriteSummary(summary.String()); err != nil {
-				ghaction.Warning(stderr, "job summary: "+err.Error())
-			}
+		err := report.Summary(&summary, *rep, report.SummaryOptions{})
+		if err == nil {
+			err = env.WriteSummary(summary.String())
 		}
-		annotateFailures(stdout, rep.Comparison, filepath.Base(flagValue(args, "scenario")))
+		if err != nil {
+			ghaction.Warning(stderr, "job summary: "+err.Error())
+		}
+		annotateFailures(stdout, rep.Comparison, annotationFile(flagValue(args, "scenario"), getenv("GITHUB_WORKSPACE")))
 		url, err := postComment(ctx, env, *rep, stderr)
 		if err != nil {
 			ghaction.Warning(stderr, "comment: "+err.Error())
@@ -138,8 +140,32 @@ func imageOverrides(baseline, candidate string) func(*scenario.Scenario) error {
 	}
 }
 
+// annotationFile is the scenario's path as an annotation's file property
+// wants it: relative to the repository root (the workspace), with slashes.
+// A relative path is taken as relative to the workspace, which is where the
+// action runs; an absolute one outside the workspace gives "" (no file), as
+// GitHub could not place it.
+func annotationFile(scenario, workspace string) string {
+	if scenario == "" {
+		return ""
+	}
+	p := filepath.Clean(scenario)
+	if filepath.IsAbs(p) {
+		if workspace == "" {
+			return ""
+		}
+		rel, err := filepath.Rel(filepath.Clean(workspace), p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return ""
+		}
+		p = rel
+	}
+	return filepath.ToSlash(p)
+}
+
 // annotateFailures puts one ::error annotation per failure on the scenario
-// file, so the checks tab lists them.
+// file (a path relative to the repository root), so the checks tab lists
+// them and links them to the file.
 func annotateFailures(w io.Writer, c gate.Comparison, file string) {
 	for _, f := range c.Failures {
 		title := "benchgate: " + string(f.Metric) + " " + f.Kind
@@ -175,16 +201,21 @@ func postComment(ctx context.Context, env *ghaction.Env, rep report.Input, log i
 		return "", err
 	}
 	cm := &ghaction.Commenter{Client: cli, Owner: env.Owner, Repo: env.Repo, Header: env.Inputs.CommentHeader}
-	existing, err := cm.Find(ctx, env.PR)
-	if err != nil {
-		return "", err
-	}
 	outcome := outcomeMarker(rep.Comparison)
-	switch {
-	case mode == "on-regression" && rep.Comparison.Outcome == gate.Pass && existing == nil:
-		return "", nil // nothing to report and nothing to correct
-	case mode == "on-change" && existing != nil && strings.Contains(existing.GetBody(), outcome):
-		return existing.GetHTMLURL(), nil
+	// Only the conditional modes need to see the comment first; Upsert
+	// looks for it anyway, and a second listing would cost every run
+	// another page or more of API calls.
+	if mode != "always" {
+		existing, err := cm.Find(ctx, env.PR)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case mode == "on-regression" && rep.Comparison.Outcome == gate.Pass && existing == nil:
+			return "", nil // nothing to report and nothing to correct
+		case mode == "on-change" && existing != nil && strings.Contains(existing.GetBody(), outcome):
+			return existing.GetHTMLURL(), nil
+		}
 	}
 	var body strings.Builder
 	err = report.Comment(&body, rep, report.CommentOptions{

@@ -21,6 +21,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/internal/dockertest"
+	"github.com/benchgate/benchgate/internal/fakegithub"
 )
 
 // The scripts in testdata/script drive the real CLI end to end: real child
@@ -67,6 +68,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	events, err := filepath.Abs("testdata/events")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// The docker scripts need the engine and two images FROM scratch around
 	// the static demo; without an engine they skip, saying why.
@@ -96,6 +101,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FAULTY", faulty)
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("REPO", repo)
+			env.Setenv("EVENTS", events)
+			env.Values[fakeGitHubKey{}] = &fakeGitHubSlot{t: env.T()}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -103,8 +110,13 @@ func TestScripts(t *testing.T) {
 			"no-docker-leftovers": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdNoDockerLeftovers(ts, neg, args, cli)
 			},
-			"signal-cmdline": cmdSignalCmdline,
-			"wait-file":      cmdWaitFile,
+			"signal-cmdline":  cmdSignalCmdline,
+			"wait-file":       cmdWaitFile,
+			"fake-github":     cmdFakeGitHub,
+			"github-pr":       cmdGitHubPR,
+			"github-comments": cmdGitHubComments,
+			"github-calls":    cmdGitHubCalls,
+			"outputs-get":     cmdOutputsGet,
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -208,4 +220,170 @@ func cmdSignalCmdline(ts *testscript.TestScript, neg bool, args []string) {
 	if n == 0 {
 		ts.Fatalf("no process has %q in its command line", args[1])
 	}
+}
+
+// The action scripts (action_*.txtar) run benchgate as the GitHub Action
+// does, against an in-memory GitHub: "fake-github" starts one for the
+// script, in this test process, and points GITHUB_API_URL at it, so the
+// benchgate child process talks to it over loopback with the real client.
+
+type fakeGitHubKey struct{}
+
+// fakeGitHubSlot holds a script's test and, once fake-github started it,
+// its fake GitHub.
+type fakeGitHubSlot struct {
+	t   testscript.T
+	srv *fakegithub.Server
+}
+
+func scriptGitHub(ts *testscript.TestScript, cmd string) *fakegithub.Server {
+	slot := ts.Value(fakeGitHubKey{}).(*fakeGitHubSlot)
+	if slot.srv == nil {
+		ts.Fatalf("%s: no fake GitHub: run fake-github first", cmd)
+	}
+	return slot.srv
+}
+
+// cmdFakeGitHub starts the script's fake GitHub for the repository
+// $GITHUB_REPOSITORY, accepting the token $GITHUB_TOKEN as an Actions token
+// (comments by github-actions[bot]), and sets GITHUB_API_URL to it. With
+// -readonly every write is refused with 403 "Resource not accessible by
+// integration", as for the token of a pull request from a fork.
+func cmdFakeGitHub(ts *testscript.TestScript, neg bool, args []string) {
+	readOnly := len(args) == 1 && args[0] == "-readonly"
+	if neg || (len(args) > 0 && !readOnly) {
+		ts.Fatalf("usage: fake-github [-readonly]")
+	}
+	slot := ts.Value(fakeGitHubKey{}).(*fakeGitHubSlot)
+	if slot.srv != nil {
+		ts.Fatalf("fake-github: already started")
+	}
+	token := ts.Getenv("GITHUB_TOKEN")
+	owner, repo, ok := strings.Cut(ts.Getenv("GITHUB_REPOSITORY"), "/")
+	if token == "" || !ok {
+		ts.Fatalf("fake-github: set GITHUB_TOKEN and GITHUB_REPOSITORY=owner/name first")
+	}
+	// testscript runs each script as a subtest whose T is a *testing.T: the
+	// server is closed when the script's test ends.
+	tb, ok := slot.t.(testing.TB)
+	if !ok {
+		ts.Fatalf("fake-github: the script's T (%T) is not a testing.TB", slot.t)
+	}
+	srv := fakegithub.New(tb, token, nil)
+	srv.SetRepo(owner, repo)
+	srv.SetReadOnly(readOnly)
+	slot.srv = srv
+	ts.Setenv("GITHUB_API_URL", srv.URL)
+}
+
+// cmdGitHubPR makes pull request N exist on the fake with head SHA, or
+// moves its head there.
+func cmdGitHubPR(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: github-pr N SHA")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n <= 0 {
+		ts.Fatalf("github-pr: %q is not a PR number", args[0])
+	}
+	scriptGitHub(ts, "github-pr").AddPR(n, args[1])
+}
+
+// cmdGitHubComments asserts that pull request PR has exactly COUNT comments
+// on the fake, and prints them to stdout (id, author, then the body) for
+// stdout assertions.
+func cmdGitHubComments(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: github-comments PR COUNT")
+	}
+	pr, err1 := strconv.Atoi(args[0])
+	want, err2 := strconv.Atoi(args[1])
+	if err1 != nil || err2 != nil {
+		ts.Fatalf("usage: github-comments PR COUNT")
+	}
+	w := ts.Stdout() // even for none: see cmdGitHubCalls
+	cs := scriptGitHub(ts, "github-comments").Comments(pr)
+	for _, c := range cs {
+		fmt.Fprintf(w, "--- comment %d by %s (%s)\n%s\n", c.ID, c.User.Login, c.User.Type, c.Body)
+	}
+	if len(cs) != want {
+		ts.Fatalf("PR #%d has %d comments, want %d", pr, len(cs), want)
+	}
+}
+
+// cmdGitHubCalls prints the requests the fake has received, one
+// "METHOD path?query" a line, to stdout.
+func cmdGitHubCalls(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: github-calls")
+	}
+	// Stdout is taken even for an empty log: a builtin that never asks for
+	// it leaves the previous command's stdout in place.
+	w := ts.Stdout()
+	for _, c := range scriptGitHub(ts, "github-calls").Calls() {
+		fmt.Fprintln(w, c)
+	}
+}
+
+// cmdOutputsGet prints the value of step output NAME from $GITHUB_OUTPUT,
+// parsed as the runner does (name=value lines and name<<DELIMITER heredocs),
+// followed by a newline. It fails if the file is malformed or sets NAME
+// other than once; "! outputs-get NAME" asserts that NAME is not set.
+func cmdOutputsGet(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: outputs-get NAME")
+	}
+	path := ts.Getenv("GITHUB_OUTPUT")
+	if path == "" {
+		ts.Fatalf("outputs-get: GITHUB_OUTPUT is not set")
+	}
+	outputs, err := parseOutputs(ts.ReadFile(path))
+	if err != nil {
+		ts.Fatalf("outputs-get: %s: %v", path, err)
+	}
+	values := outputs[args[0]]
+	switch {
+	case neg && len(values) == 0:
+		return
+	case neg:
+		ts.Fatalf("output %s is set to %q", args[0], values)
+	case len(values) != 1:
+		ts.Fatalf("output %s is set %d times, want once: %q", args[0], len(values), values)
+	}
+	fmt.Fprintln(ts.Stdout(), values[0])
+}
+
+// parseOutputs reads a GITHUB_OUTPUT file into each name's values, in order.
+func parseOutputs(text string) (map[string][]string, error) {
+	out := map[string][]string{}
+	lines := strings.Split(text, "\n")
+	if lines[len(lines)-1] != "" {
+		return nil, errors.New("does not end in a newline")
+	}
+	lines = lines[:len(lines)-1]
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if name, delim, ok := strings.Cut(line, "<<"); ok && !strings.Contains(name, "=") {
+			if name == "" || delim == "" {
+				return nil, fmt.Errorf("line %d: %q is not name<<DELIMITER", i+1, line)
+			}
+			var value []string
+			j := i + 1
+			for ; j < len(lines) && lines[j] != delim; j++ {
+				value = append(value, lines[j])
+			}
+			if j == len(lines) {
+				return nil, fmt.Errorf("line %d: heredoc of %s never ends with %s", i+1, name, delim)
+			}
+			out[name] = append(out[name], strings.Join(value, "\n"))
+			i = j
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("line %d: %q is neither name=value nor name<<DELIMITER", i+1, line)
+		}
+		out[name] = append(out[name], value)
+	}
+	return out, nil
 }

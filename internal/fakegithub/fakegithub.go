@@ -1,10 +1,15 @@
-package ghaction
-
-// fakeGitHub is an httptest server that answers the few REST endpoints the
-// Commenter uses with the shapes GitHub's REST API documents (field names,
-// status codes, Link pagination, error bodies), holding comments in memory.
-// Tests drive the real go-github client against it, so a change in how
-// go-github builds requests or reads pages is caught here, not in production.
+// Package fakegithub is an in-memory GitHub for tests: an httptest server
+// that answers the few REST endpoints benchgate's Commenter uses with the
+// shapes GitHub's REST API documents (field names, status codes, Link
+// pagination, error bodies), holding comments in memory. Tests drive the real
+// go-github client against it, in process or from a child process over
+// loopback, so a change in how go-github builds requests or reads pages is
+// caught here, not in production.
+//
+// It serves one repository (octo/bench unless SetRepo says otherwise) and
+// the pull requests AddPR makes exist. Every request is logged, including
+// the ones refused; Inject makes the next matching requests fail.
+package fakegithub
 
 import (
 	"encoding/json"
@@ -20,26 +25,36 @@ import (
 	"unicode/utf8"
 )
 
-// fakeUser is who a token authenticates as. A nil user on the fake means the
+// Default repository the server answers for until SetRepo changes it.
+const (
+	DefaultOwner = "octo"
+	DefaultRepo  = "bench"
+)
+
+// User is who a token authenticates as. A nil user given to New means the
 // token is an Actions installation token: GET /user is refused and comments
 // are authored by github-actions[bot].
-type fakeUser struct {
+type User struct {
 	Login string
 	Type  string // "User" or "Bot"
 }
 
-type fakeComment struct {
+// ActionsBot is the author of comments made with an Actions token.
+var ActionsBot = User{Login: "github-actions[bot]", Type: "Bot"}
+
+// Comment is a stored issue comment.
+type Comment struct {
 	ID        int64
 	PR        int
 	Body      string
-	User      fakeUser
+	User      User
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
 
-// fault is an answer given instead of the real one, for the first request
-// that matches Method and Path (empty matches any).
-type fault struct {
+// Fault is an answer given instead of the real one, for the first request
+// that matches Method and Path (empty matches any). Each fault is used once.
+type Fault struct {
 	Method, Path string
 	Status       int
 	Header       map[string]string
@@ -52,34 +67,48 @@ type fault struct {
 	Drop bool
 }
 
-type loggedRequest struct {
+// Request is one logged request, as received.
+type Request struct {
 	Method, Path, Query, Auth, Body string
 }
 
-type fakeGitHub struct {
-	t     *testing.T
+// Server is the fake GitHub. Its methods are safe for concurrent use, also
+// while it serves requests.
+type Server struct {
+	// URL is the API's base URL (http://127.0.0.1:PORT, no trailing slash),
+	// as GITHUB_API_URL gives it.
+	URL string
+
+	t     testing.TB
 	srv   *httptest.Server
+	token string
+	user  *User
+
+	// cfg guards the repository's name and readOnly; it is never held
+	// together with mu.
+	cfg   sync.Mutex
 	owner string
 	repo  string
-	token string
-	user  *fakeUser
 	// readOnly makes every write answer 403 as GitHub does for the
 	// Actions token of a pull request from a fork.
 	readOnly bool
 
 	mu       sync.Mutex
-	comments []*fakeComment // in creation order, as GitHub lists them
+	comments []*Comment // in creation order, as GitHub lists them
 	nextID   int64
 	heads    map[int]string // PR number -> head SHA
-	faults   []fault
-	log      []loggedRequest
+	faults   []Fault
+	log      []Request
 	clock    time.Time
 }
 
-func newFakeGitHub(t *testing.T, token string, user *fakeUser) *fakeGitHub {
+// New starts a fake GitHub that accepts only token (as a bearer token) and
+// authenticates it as user (nil: an Actions token). It is closed when the
+// test ends.
+func New(t testing.TB, token string, user *User) *Server {
 	t.Helper()
-	f := &fakeGitHub{
-		t: t, owner: "octo", repo: "bench", token: token, user: user,
+	f := &Server{
+		t: t, owner: DefaultOwner, repo: DefaultRepo, token: token, user: user,
 		nextID: 1000, heads: map[int]string{}, clock: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
 	}
 	mux := http.NewServeMux()
@@ -94,48 +123,82 @@ func newFakeGitHub(t *testing.T, token string, user *fakeUser) *fakeGitHub {
 	// request counts would depend on connection reuse.
 	f.srv.Config.SetKeepAlivesEnabled(false)
 	f.srv.Start()
+	f.URL = f.srv.URL
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-// addPR makes pull request n exist with the given head.
-func (f *fakeGitHub) addPR(n int, sha string) {
+// Close shuts the server down: later requests fail to connect.
+func (f *Server) Close() { f.srv.Close() }
+
+// SetRepo makes the server answer for owner/repo instead of octo/bench.
+func (f *Server) SetRepo(owner, repo string) {
+	f.cfg.Lock()
+	defer f.cfg.Unlock()
+	f.owner, f.repo = owner, repo
+}
+
+// SetReadOnly makes every write answer 403 "Resource not accessible by
+// integration", as GitHub does for the Actions token of a pull request from
+// a fork; reads still work.
+func (f *Server) SetReadOnly(ro bool) {
+	f.cfg.Lock()
+	defer f.cfg.Unlock()
+	f.readOnly = ro
+}
+
+func (f *Server) repoName() (owner, repo string) {
+	f.cfg.Lock()
+	defer f.cfg.Unlock()
+	return f.owner, f.repo
+}
+
+func (f *Server) isReadOnly() bool {
+	f.cfg.Lock()
+	defer f.cfg.Unlock()
+	return f.readOnly
+}
+
+// AddPR makes pull request n exist with the given head (or moves its head).
+func (f *Server) AddPR(n int, sha string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.heads[n] = sha
 }
 
-// addComment stores a comment as if made earlier, and returns its ID.
-func (f *fakeGitHub) addComment(pr int, user fakeUser, body string) int64 {
+// AddComment stores a comment as if made earlier, and returns its ID.
+func (f *Server) AddComment(pr int, user User, body string) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.store(pr, user, body).ID
 }
 
-func (f *fakeGitHub) store(pr int, user fakeUser, body string) *fakeComment {
+func (f *Server) store(pr int, user User, body string) *Comment {
 	f.nextID++
 	f.clock = f.clock.Add(time.Minute)
-	c := &fakeComment{ID: f.nextID, PR: pr, Body: body, User: user, CreatedAt: f.clock, UpdatedAt: f.clock}
+	c := &Comment{ID: f.nextID, PR: pr, Body: body, User: user, CreatedAt: f.clock, UpdatedAt: f.clock}
 	f.comments = append(f.comments, c)
 	return c
 }
 
-func (f *fakeGitHub) inject(fs ...fault) {
+// Inject queues faults; each answers the first later request it matches.
+func (f *Server) Inject(fs ...Fault) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faults = append(f.faults, fs...)
 }
 
-func (f *fakeGitHub) requests() []loggedRequest {
+// Requests returns the requests received so far, in order.
+func (f *Server) Requests() []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]loggedRequest(nil), f.log...)
+	return append([]Request(nil), f.log...)
 }
 
-// calls lists the requests as "METHOD path?query", for comparing sequences.
-func (f *fakeGitHub) calls() []string {
+// Calls lists the requests as "METHOD path?query", for comparing sequences.
+func (f *Server) Calls() []string {
 	var out []string
-	for _, r := range f.requests() {
+	for _, r := range f.Requests() {
 		s := r.Method + " " + r.Path
 		if r.Query != "" {
 			s += "?" + r.Query
@@ -145,10 +208,15 @@ func (f *fakeGitHub) calls() []string {
 	return out
 }
 
-func (f *fakeGitHub) commentsOn(pr int) []fakeComment {
+// Comments returns copies of the comments on pull request pr, oldest first.
+func (f *Server) Comments(pr int) []Comment {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []fakeComment
+	return f.commentsOn(pr)
+}
+
+func (f *Server) commentsOn(pr int) []Comment {
+	var out []Comment
 	for _, c := range f.comments {
 		if c.PR == pr {
 			out = append(out, *c)
@@ -158,20 +226,20 @@ func (f *fakeGitHub) commentsOn(pr int) []fakeComment {
 }
 
 // author is who writes with this fake's token.
-func (f *fakeGitHub) author() fakeUser {
+func (f *Server) author() User {
 	if f.user != nil {
 		return *f.user
 	}
-	return fakeUser{Login: "github-actions[bot]", Type: "Bot"}
+	return ActionsBot
 }
 
-func (f *fakeGitHub) middleware(next http.Handler) http.Handler {
+func (f *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
 		f.mu.Lock()
-		f.log = append(f.log, loggedRequest{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), string(body)})
-		var flt *fault
+		f.log = append(f.log, Request{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), string(body)})
+		var flt *Fault
 		for i, x := range f.faults {
 			if (x.Method == "" || x.Method == r.Method) && (x.Path == "" || x.Path == r.URL.Path) {
 				flt = &x
@@ -222,7 +290,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (f *fakeGitHub) userJSON(u fakeUser) map[string]any {
+func (f *Server) userJSON(u User) map[string]any {
 	id := 1
 	if u.Type == "Bot" {
 		id = 41898282 // github-actions[bot]'s real ID
@@ -234,13 +302,14 @@ func (f *fakeGitHub) userJSON(u fakeUser) map[string]any {
 	}
 }
 
-func (f *fakeGitHub) commentJSON(c *fakeComment) map[string]any {
+func (f *Server) commentJSON(c *Comment) map[string]any {
+	owner, repo := f.repoName()
 	return map[string]any{
 		"id":                 c.ID,
 		"node_id":            fmt.Sprintf("IC_kw%d", c.ID),
-		"url":                fmt.Sprintf("%s/repos/%s/%s/issues/comments/%d", f.srv.URL, f.owner, f.repo, c.ID),
-		"html_url":           fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", f.owner, f.repo, c.PR, c.ID),
-		"issue_url":          fmt.Sprintf("%s/repos/%s/%s/issues/%d", f.srv.URL, f.owner, f.repo, c.PR),
+		"url":                fmt.Sprintf("%s/repos/%s/%s/issues/comments/%d", f.srv.URL, owner, repo, c.ID),
+		"html_url":           fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", owner, repo, c.PR, c.ID),
+		"issue_url":          fmt.Sprintf("%s/repos/%s/%s/issues/%d", f.srv.URL, owner, repo, c.PR),
 		"body":               c.Body,
 		"user":               f.userJSON(c.User),
 		"created_at":         c.CreatedAt.Format(time.RFC3339),
@@ -249,7 +318,7 @@ func (f *fakeGitHub) commentJSON(c *fakeComment) map[string]any {
 	}
 }
 
-func (f *fakeGitHub) getUser(w http.ResponseWriter, r *http.Request) {
+func (f *Server) getUser(w http.ResponseWriter, r *http.Request) {
 	if f.user == nil {
 		writeJSON(w, http.StatusForbidden, map[string]any{
 			"message":           "Resource not accessible by integration",
@@ -261,20 +330,26 @@ func (f *fakeGitHub) getUser(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, f.userJSON(*f.user))
 }
 
+// ownRepo reports whether the request's {owner}/{repo} is the served one.
+func (f *Server) ownRepo(r *http.Request) bool {
+	owner, repo := f.repoName()
+	return r.PathValue("owner") == owner && r.PathValue("repo") == repo
+}
+
 // issue resolves {owner}/{repo}/{number} to an existing pull request.
-func (f *fakeGitHub) issue(w http.ResponseWriter, r *http.Request) (int, bool) {
+func (f *Server) issue(w http.ResponseWriter, r *http.Request) (int, bool) {
 	n, err := strconv.Atoi(r.PathValue("number"))
 	f.mu.Lock()
 	_, ok := f.heads[n]
 	f.mu.Unlock()
-	if err != nil || !ok || r.PathValue("owner") != f.owner || r.PathValue("repo") != f.repo {
+	if err != nil || !ok || !f.ownRepo(r) {
 		writeJSON(w, http.StatusNotFound, ghError("Not Found", "https://docs.github.com/rest"))
 		return 0, false
 	}
 	return n, true
 }
 
-func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
+func (f *Server) listComments(w http.ResponseWriter, r *http.Request) {
 	n, ok := f.issue(w, r)
 	if !ok {
 		return
@@ -286,7 +361,7 @@ func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
 	if v, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && v > 0 {
 		page = v
 	}
-	all := f.commentsOn(n)
+	all := f.Comments(n)
 	last := max((len(all)+perPage-1)/perPage, 1)
 	link := func(p int, rel string) string {
 		return fmt.Sprintf(`<%s%s?per_page=%d&page=%d>; rel="%s"`, f.srv.URL, r.URL.Path, perPage, p, rel)
@@ -311,7 +386,7 @@ func (f *fakeGitHub) listComments(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (f *fakeGitHub) readBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (f *Server) readBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var in struct {
 		Body *string `json:"body"`
 	}
@@ -330,8 +405,8 @@ func (f *fakeGitHub) readBody(w http.ResponseWriter, r *http.Request) (string, b
 	return *in.Body, true
 }
 
-func (f *fakeGitHub) refuseReadOnly(w http.ResponseWriter, doc string) bool {
-	if !f.readOnly {
+func (f *Server) refuseReadOnly(w http.ResponseWriter, doc string) bool {
+	if !f.isReadOnly() {
 		return false
 	}
 	writeJSON(w, http.StatusForbidden, map[string]any{
@@ -342,7 +417,7 @@ func (f *fakeGitHub) refuseReadOnly(w http.ResponseWriter, doc string) bool {
 	return true
 }
 
-func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
+func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	n, ok := f.issue(w, r)
 	if !ok || f.refuseReadOnly(w, "create-an-issue-comment") {
 		return
@@ -359,17 +434,17 @@ func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
-func (f *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
+func (f *Server) editComment(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	f.mu.Lock()
-	var c *fakeComment
+	var c *Comment
 	for _, x := range f.comments {
 		if x.ID == id {
 			c = x
 		}
 	}
 	f.mu.Unlock()
-	if err != nil || c == nil || r.PathValue("owner") != f.owner || r.PathValue("repo") != f.repo {
+	if err != nil || c == nil || !f.ownRepo(r) {
 		writeJSON(w, http.StatusNotFound, ghError("Not Found", "https://docs.github.com/rest/issues/comments#update-an-issue-comment"))
 		return
 	}
@@ -393,7 +468,7 @@ func (f *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
+func (f *Server) getPull(w http.ResponseWriter, r *http.Request) {
 	n, ok := f.issue(w, r)
 	if !ok {
 		return
@@ -401,11 +476,12 @@ func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	sha := f.heads[n]
 	f.mu.Unlock()
+	owner, repo := f.repoName()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": 5000 + n, "number": n, "state": "open", "title": "a change",
-		"url":      fmt.Sprintf("%s/repos/%s/%s/pulls/%d", f.srv.URL, f.owner, f.repo, n),
-		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", f.owner, f.repo, n),
-		"head":     map[string]any{"ref": "feature", "sha": sha, "label": f.owner + ":feature"},
-		"base":     map[string]any{"ref": "main", "sha": "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", "label": f.owner + ":main"},
+		"url":      fmt.Sprintf("%s/repos/%s/%s/pulls/%d", f.srv.URL, owner, repo, n),
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/pull/%d", owner, repo, n),
+		"head":     map[string]any{"ref": "feature", "sha": sha, "label": owner + ":feature"},
+		"base":     map[string]any{"ref": "main", "sha": "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", "label": owner + ":main"},
 	})
 }
