@@ -28,7 +28,15 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return withCode(exitUsage, fmt.Errorf("action: %w", err))
 	}
 	in := env.Inputs
-	defaults := []string{"-scenario", in.Scenario, "-profile", in.Profile, "-out", in.ResultsDir}
+	profile := in.Profile
+	if profile == ghaction.DefaultInputs().Profile && flagValue(args, "profile") == "" && !hasProfile(in.Scenario, profile, getenv) {
+		// The input's default names the usual PR profile; a scenario
+		// without one runs its whole grid rather than fail on a default
+		// nobody chose.
+		ghaction.Notice(stderr, fmt.Sprintf("the scenario has no %q profile: running its full grid", profile))
+		profile = ""
+	}
+	defaults := []string{"-scenario", in.Scenario, "-profile", profile, "-out", in.ResultsDir}
 	if in.Budget != "" {
 		defaults = append(defaults, "-budget", in.Budget)
 	}
@@ -92,6 +100,16 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return nil
 	}
 	return gateErr
+}
+
+// hasProfile reports whether the scenario loads with the profile. A file
+// that does not load at all says true, so the real run reports its errors.
+func hasProfile(file, profile string, getenv func(string) string) bool {
+	if _, err := scenario.Load(file, profile, getenv); err == nil {
+		return true
+	}
+	_, err := scenario.Load(file, "", getenv)
+	return err != nil
 }
 
 // silenced keeps err's exit code but tells main it has been printed.
