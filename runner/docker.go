@@ -728,6 +728,8 @@ func (t *dockerTarget) waitHealthy(ctx context.Context) error {
 	}
 }
 
+// probeHealth makes one health check of any target: a GET of u, drained so
+// the connection is reused, that must answer 2xx.
 func probeHealth(ctx context.Context, hc *http.Client, u string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

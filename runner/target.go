@@ -589,20 +589,7 @@ func (t *Target) probe(ctx context.Context, client *http.Client) error {
 		health = "/" // the scenario's default; a Target built by hand may lack it
 	}
 	u := origin(base)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String()+health, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("GET %s: %s", t.spec.Health, resp.Status)
-	}
-	return nil
+	return probeHealth(ctx, client, u.String()+health)
 }
 
 // Done is closed when a command target's process has exited for any
