@@ -80,8 +80,10 @@ func (id *identity) authored(u *github.User) bool {
 }
 
 // Find returns our comment on pull request pr, or nil if there is none. Ours
-// means the body contains Marker(c.Header) and the author is the token's
-// user. If several match (a past race between two jobs), the oldest is
+// means the body starts with Marker(c.Header) and a newline, as Upsert
+// writes it, and the author is the token's user. A marker anywhere else (in
+// text quoted by a bot, or in another gate's comment that embeds a target's
+// output) does not count: its author did not put it there as a tag. If several match (a past race between two jobs), the oldest is
 // returned, so every run settles on the same one.
 func (c *Commenter) Find(ctx context.Context, pr int) (*github.IssueComment, error) {
 	if err := checkPR(pr); err != nil {
@@ -91,7 +93,7 @@ func (c *Commenter) Find(ctx context.Context, pr int) (*github.IssueComment, err
 	if err != nil {
 		return nil, err
 	}
-	marker := Marker(c.Header)
+	prefix := c.prefix()
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100, Page: 1}}
 	for {
 		comments, resp, err := c.Client.Issues.ListComments(ctx, c.Owner, c.Repo, pr, opts)
@@ -100,7 +102,7 @@ func (c *Commenter) Find(ctx context.Context, pr int) (*github.IssueComment, err
 		}
 		// GitHub lists issue comments oldest first.
 		for _, cm := range comments {
-			if strings.Contains(cm.GetBody(), marker) && self.authored(cm.GetUser()) {
+			if strings.HasPrefix(cm.GetBody(), prefix) && self.authored(cm.GetUser()) {
 				return cm, nil
 			}
 		}
@@ -114,7 +116,8 @@ func (c *Commenter) Find(ctx context.Context, pr int) (*github.IssueComment, err
 
 // Upsert makes body our comment on pull request pr: it edits our comment in
 // place, or creates it, and returns its html_url and whether it was created.
-// The marker is prepended to body unless body already contains it. A body of
+// The marker and a newline are prepended to body unless body already starts
+// with them (a marker elsewhere in body does not count, as in Find). A body of
 // more than MaxCommentRunes runes (marker included) is refused, as is a pr
 // below 1, before any request is made. If the token cannot write, the error
 // matches ErrReadOnly.
@@ -127,8 +130,8 @@ func (c *Commenter) Upsert(ctx context.Context, pr int, body string) (url string
 	if err := checkPR(pr); err != nil {
 		return "", false, err
 	}
-	if marker := Marker(c.Header); !strings.Contains(body, marker) {
-		body = marker + "\n" + body
+	if prefix := c.prefix(); !strings.HasPrefix(body, prefix) {
+		body = prefix + body
 	}
 	if n := utf8.RuneCountInString(body); n > MaxCommentRunes {
 		return "", false, fmt.Errorf("ghaction: comment body is %d characters, over GitHub's limit of %d", n, MaxCommentRunes)
@@ -161,6 +164,23 @@ func (c *Commenter) Upsert(ctx context.Context, pr int, body string) (url string
 		return "", false, fmt.Errorf("%w; not resent, since GitHub may have created it", werr)
 	}
 	return made.GetHTMLURL(), true, nil
+}
+
+// prefix is how our comment's body starts: the marker on a line of its own.
+func (c *Commenter) prefix() string { return Marker(c.Header) + "\n" }
+
+// OutcomeLine returns the line that follows the marker line in body (without
+// its newline), or "" if body does not start with Marker(c.Header) and a
+// newline. Callers that record state in that line (such as the gate's
+// outcome) should compare it exactly rather than search the whole body,
+// where a pull request's author can plant any text.
+func (c *Commenter) OutcomeLine(body string) string {
+	rest, ok := strings.CutPrefix(body, c.prefix())
+	if !ok {
+		return ""
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return strings.TrimSuffix(line, "\r")
 }
 
 // PRHead returns the SHA of pull request pr's current head commit, so that

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -140,13 +142,91 @@ func TestUpsertSameBodyDoesNotEdit(t *testing.T) {
 }
 
 func TestUpsertKeepsMarkerAlreadyInBody(t *testing.T) {
+	ctx := context.Background()
 	s := newSetup(t, pat, RetryOptions{})
-	body := "# Report\n" + Marker("perf") + "\n"
-	if _, _, err := s.c.Upsert(context.Background(), 7, body); err != nil {
+	body := Marker("perf") + "\n# Report\n"
+	if _, _, err := s.c.Upsert(ctx, 7, body); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.gh.Comments(7)[0].Body; got != body {
 		t.Errorf("body = %q, want %q unchanged", got, body)
+	}
+
+	// A marker elsewhere is not the tag: the tag is still prepended, so
+	// that Find recognises the comment on the next run.
+	s = newSetup(t, pat, RetryOptions{})
+	body = "# Report\n" + Marker("perf") + "\n"
+	if _, _, err := s.c.Upsert(ctx, 7, body); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.gh.Comments(7)[0].Body, Marker("perf")+"\n"+body; got != want {
+		t.Errorf("body = %q, want %q", got, want)
+	}
+	if _, created, err := s.c.Upsert(ctx, 7, body); err != nil || created {
+		t.Errorf("second Upsert: created=%v err=%v; want the same comment found", created, err)
+	}
+}
+
+func TestFindIgnoresMarkerNotAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user *fakegithub.User
+		bot  fakegithub.User
+	}{
+		{"pat", pat, fakegithub.User{Login: pat.Login, Type: "User"}},
+		{"actions token", nil, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSetup(t, tc.user, RetryOptions{})
+			// Our own identity's comments, with our marker planted where a
+			// PR author can put it: quoted text, another gate's output.
+			planted := []string{
+				"> " + Marker("perf") + "\n> quoted by a bot",
+				Marker("other") + "\ntarget output:\n" + Marker("perf") + "\n",
+				" " + Marker("perf") + "\nleading space",
+				Marker("perf") + " same line, no newline",
+				Marker("perf"), // marker only, no newline
+			}
+			for _, b := range planted {
+				s.gh.AddComment(7, tc.bot, b)
+			}
+			if got, err := s.c.Find(context.Background(), 7); err != nil || got != nil {
+				t.Fatalf("Find = %v, %v; want none", got, err)
+			}
+			if _, created, err := s.c.Upsert(context.Background(), 7, "fresh"); err != nil || !created {
+				t.Fatalf("Upsert: created=%v err=%v; want a new comment", created, err)
+			}
+			cs := s.gh.Comments(7)
+			if len(cs) != len(planted)+1 {
+				t.Fatalf("%d comments, want %d", len(cs), len(planted)+1)
+			}
+			for i, b := range planted {
+				if cs[i].Body != b || !cs[i].UpdatedAt.Equal(cs[i].CreatedAt) {
+					t.Errorf("comment %d = %q, want %q untouched", i, cs[i].Body, b)
+				}
+			}
+			if want := Marker("perf") + "\nfresh"; cs[len(planted)].Body != want {
+				t.Errorf("new comment = %q, want %q", cs[len(planted)].Body, want)
+			}
+		})
+	}
+}
+
+func TestOutcomeLine(t *testing.T) {
+	c := &Commenter{Header: "perf"}
+	m := Marker("perf")
+	for _, tc := range []struct{ body, want string }{
+		{m + "\n<!-- benchgate:outcome pass regressions=0 -->\n# Report", "<!-- benchgate:outcome pass regressions=0 -->"},
+		{m + "\nonly line", "only line"},
+		{m + "\ncrlf\r\nrest", "crlf"},
+		{m + "\n", ""},
+		{m, ""},
+		{"x\n" + m + "\nplanted", ""},
+		{Marker("perf2") + "\nother header", ""},
+	} {
+		if got := c.OutcomeLine(tc.body); got != tc.want {
+			t.Errorf("OutcomeLine(%q) = %q, want %q", tc.body, got, tc.want)
+		}
 	}
 }
 
@@ -401,6 +481,31 @@ func TestRetryBounds(t *testing.T) {
 		checkWaits(t, s.sleeps)
 		checkCalls(t, s.gh, "GET /user", listPR7, createPR7)
 	})
+	t.Run("huge retry-after", func(t *testing.T) {
+		// 999999999999 s overflows time.Duration if multiplied unclamped,
+		// wrapping to a negative wait that would retry at once.
+		s := newSetup(t, pat, RetryOptions{})
+		s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "999999999999"}})
+		_, err := s.c.PRHead(ctx, 7)
+		var er *github.ErrorResponse
+		if !errors.As(err, &er) || er.Response.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("err = %v, want the 429 as it is", err)
+		}
+		checkWaits(t, s.sleeps)
+		if n := len(s.gh.Requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+	t.Run("huge budget", func(t *testing.T) {
+		// Neither a huge wait nor a huge MaxWait may overflow the budget
+		// check: the wait is capped and the retry made.
+		s := newSetup(t, pat, RetryOptions{MaxWait: time.Duration(1<<63 - 1)})
+		s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "999999999999"}})
+		if _, err := s.c.PRHead(ctx, 7); err != nil {
+			t.Fatal(err)
+		}
+		checkWaits(t, s.sleeps, maxServerWait)
+	})
 	t.Run("cancelled while waiting", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})
 		s.sleeps.fail = context.Canceled
@@ -620,6 +725,124 @@ func TestMarker(t *testing.T) {
 	}
 }
 
+func TestServerWaitClamped(t *testing.T) {
+	tr := &retryTransport{opts: RetryOptions{Now: func() time.Time { return t0 }}}
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   time.Duration
+	}{
+		{"retry-after seconds", map[string]string{"Retry-After": "999999999999"}, maxServerWait},
+		{"retry-after max int64", map[string]string{"Retry-After": "9223372036854775807"}, maxServerWait},
+		{"retry-after date", map[string]string{"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, maxServerWait},
+		{"reset far away", map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "9223372036854775807"}, maxServerWait},
+		{"reset long past", map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "1"}, 0},
+		{"reset min int64", map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "-9223372036854775808"}, 0},
+		{"reset in 30s", map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": strconv.FormatInt(t0.Unix()+30, 10)}, 31 * time.Second},
+	} {
+		resp := &http.Response{Header: http.Header{}}
+		for k, v := range tc.header {
+			resp.Header.Set(k, v)
+		}
+		if got, ok := tr.serverWait(resp); !ok || got != tc.want {
+			t.Errorf("%s: serverWait = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
+// TestRedirectKeepsToken: go-github's transport adds the Authorization
+// header to every request, redirects included, so a redirect to another
+// host must not be followed.
+func TestRedirectKeepsToken(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string // Authorization headers the other host received
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"head":{"sha":"stolen"}}`)
+	}))
+	defer other.Close()
+	// The same address under another name is another host too.
+	otherByName := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+
+	for _, target := range []string{other.URL, otherByName} {
+		t.Run(target, func(t *testing.T) {
+			for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+				s := newSetup(t, pat, RetryOptions{})
+				s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: code,
+					Header: map[string]string{"Location": target + "/repos/octo/bench/pulls/7"}})
+				_, err := s.c.PRHead(context.Background(), 7)
+				if err == nil || !strings.Contains(err.Error(), "refusing redirect") {
+					t.Fatalf("%d: err = %v, want a refused redirect", code, err)
+				}
+				if strings.Contains(err.Error(), testToken) {
+					t.Errorf("%d: error contains the token: %v", code, err)
+				}
+				if !strings.Contains(err.Error(), strings.TrimPrefix(s.gh.URL, "http://")) {
+					t.Errorf("%d: error %q does not name the API host", code, err)
+				}
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 0 {
+		t.Errorf("the other host was sent %d requests (Authorization %q)", len(seen), seen)
+	}
+
+	// A redirect on the same host is still followed (GitHub answers 301
+	// for a renamed repository).
+	s := newSetup(t, pat, RetryOptions{})
+	s.gh.AddPR(8, "def456def456def456def456def456def456def4")
+	s.gh.Inject(fakegithub.Fault{Path: "/repos/octo/bench/pulls/7", Status: http.StatusMovedPermanently,
+		Header: map[string]string{"Location": s.gh.URL + "/repos/octo/bench/pulls/8"}})
+	if sha, err := s.c.PRHead(context.Background(), 7); err != nil || sha != "def456def456def456def456def456def456def4" {
+		t.Errorf("same-host redirect: PRHead = %q, %v", sha, err)
+	}
+}
+
+func TestCheckRedirect(t *testing.T) {
+	req := func(u string) *http.Request {
+		r, err := http.NewRequest("GET", u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		via []string
+		to  string
+		ok  bool
+	}{
+		{[]string{"https://api.github.com/repos/a/b"}, "https://api.github.com/repositories/1", true},
+		{[]string{"https://api.github.com/repos/a/b"}, "https://API.GitHub.com/repositories/1", true},
+		{[]string{"https://api.github.com/repos/a/b"}, "https://evil.example/x", false},
+		{[]string{"https://api.github.com/repos/a/b"}, "https://api.github.com.evil.example/x", false},
+		{[]string{"https://api.github.com/repos/a/b"}, "https://api.github.com:8443/x", false},
+		{[]string{"https://api.github.com/repos/a/b"}, "http://api.github.com/x", false},
+		{[]string{"https://api.github.com/a", "https://api.github.com/b"}, "https://evil.example/x", false},
+		{[]string{"http://127.0.0.1:1234/a"}, "http://127.0.0.1:1234/b", true},
+		{[]string{"http://127.0.0.1:1234/a"}, "http://127.0.0.1:5678/b", false},
+	} {
+		var via []*http.Request
+		for _, v := range tc.via {
+			via = append(via, req(v))
+		}
+		if err := checkRedirect(req(tc.to), via); (err == nil) != tc.ok {
+			t.Errorf("redirect %v -> %s: err = %v, want ok=%v", tc.via, tc.to, err, tc.ok)
+		}
+	}
+	via := make([]*http.Request, 10)
+	for i := range via {
+		via[i] = req("https://api.github.com/x")
+	}
+	if err := checkRedirect(req("https://api.github.com/x"), via); err == nil {
+		t.Error("11th redirect followed")
+	}
+}
+
 func TestNewClient(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", "https://api.github.com/"},
@@ -636,7 +859,14 @@ func TestNewClient(t *testing.T) {
 			t.Errorf("NewClient(%q).BaseURL = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	for _, bad := range []string{"api.github.com", "ftp://x/", "://"} {
+	// Plain http only to loopback, where the tests' fake GitHub listens.
+	for _, in := range []string{"http://127.0.0.1:8080", "http://127.1.2.3/api/v3", "http://[::1]:9/", "http://localhost:3000", "http://LOCALHOST"} {
+		if _, err := NewClient("t", in, RetryOptions{}); err != nil {
+			t.Errorf("NewClient(%q): %v", in, err)
+		}
+	}
+	for _, bad := range []string{"api.github.com", "ftp://x/", "://",
+		"http://api.github.com", "http://ghe.example.com/api/v3", "http://10.0.0.1/", "http://localhost.evil.example/", "http://127.0.0.1.nip.io/", "http://[::ffff:10.0.0.1]/"} {
 		if _, err := NewClient("t", bad, RetryOptions{}); err == nil {
 			t.Errorf("NewClient(%q): no error", bad)
 		}

@@ -73,6 +73,11 @@ const (
 	// peekLimit bounds how much of a 403 body is read to tell a secondary
 	// rate limit from a permission error; GitHub's error bodies are tiny.
 	peekLimit = 64 << 10
+	// maxServerWait caps a wait GitHub asks for before it is used, so that
+	// an absurd Retry-After or reset cannot overflow time.Duration (which
+	// would wrap to a negative wait and retry at once). Any wait this long
+	// is far beyond every sensible MaxWait, so the request is not retried.
+	maxServerWait = 24 * time.Hour
 )
 
 // NewClient returns a go-github client that sends token as a bearer token to
@@ -92,7 +97,11 @@ const (
 // the last response or error is returned as it is.
 //
 // The token travels only in the Authorization header, never in a URL, so it
-// cannot leak through the request URLs that errors quote.
+// cannot leak through the request URLs that errors quote. go-github adds that
+// header to every request the client sends, redirects included, so the
+// client refuses a redirect to another host or from https to http rather
+// than hand the token to it. For the same reason an http:// API URL is
+// refused unless its host is loopback (a local test server).
 func NewClient(token, apiURL string, opts RetryOptions) (*github.Client, error) {
 	if token == "" {
 		// Unauthenticated calls cannot comment and share a 60-an-hour limit
@@ -106,15 +115,49 @@ func NewClient(token, apiURL string, opts RetryOptions) (*github.Client, error) 
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
 		return nil, fmt.Errorf("ghaction: API URL %q is not an http(s) URL", apiURL)
 	}
+	if base.Scheme == "http" && !isLoopback(base.Hostname()) {
+		return nil, fmt.Errorf("ghaction: API URL %q is plain http to a host that is not loopback; the token would travel unencrypted (use https)", apiURL)
+	}
 	// go-github resolves relative paths against BaseURL and refuses one
 	// without a trailing slash; GITHUB_API_URL has none.
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
 	}
-	hc := &http.Client{Transport: &retryTransport{base: http.DefaultTransport, opts: opts.withDefaults()}}
+	hc := &http.Client{
+		Transport:     &retryTransport{base: http.DefaultTransport, opts: opts.withDefaults()},
+		CheckRedirect: checkRedirect,
+	}
 	c := github.NewClient(hc).WithAuthToken(token)
 	c.BaseURL = base
 	return c, nil
+}
+
+// checkRedirect lets the client follow a redirect only to the same host
+// (port included) without leaving https: the token transport would send the
+// Authorization header to wherever the redirect points. The error names the
+// hosts, which carry no secret.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("ghaction: stopped after 10 redirects")
+	}
+	from, to := via[0].URL, req.URL
+	if !strings.EqualFold(from.Host, to.Host) {
+		return fmt.Errorf("ghaction: refusing redirect from host %q to another host %q: it would receive the token", from.Host, to.Host)
+	}
+	if last := via[len(via)-1].URL; last.Scheme == "https" && to.Scheme != "https" {
+		return fmt.Errorf("ghaction: refusing redirect from https to %s on host %q: it would send the token unencrypted", to.Scheme, to.Host)
+	}
+	return nil
+}
+
+// isLoopback reports whether host (no port, no brackets) is localhost or a
+// loopback address (127.0.0.0/8, ::1).
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (o RetryOptions) withDefaults() RetryOptions {
@@ -167,7 +210,9 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.base.RoundTrip(r)
 		wait, retry := t.decide(req, resp, err, attempt)
-		if !retry || attempt >= t.opts.MaxAttempts || waited+wait > t.opts.MaxWait || !replayable(req) {
+		// waited <= MaxWait here, so the subtraction cannot overflow where
+		// waited+wait could.
+		if !retry || attempt >= t.opts.MaxAttempts || wait > t.opts.MaxWait-waited || !replayable(req) {
 			return resp, err
 		}
 		discard(resp)
@@ -236,19 +281,43 @@ func (t *retryTransport) decide(req *http.Request, resp *http.Response, err erro
 // x-ratelimit-reset.
 func (t *retryTransport) serverWait(resp *http.Response) (time.Duration, bool) {
 	if v := strings.TrimSpace(resp.Header.Get("Retry-After")); v != "" {
+		// Clamp the seconds before multiplying: a huge value would
+		// overflow to a negative wait.
 		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second, true
+			return time.Duration(min(s, int64(maxServerWait/time.Second))) * time.Second, true
 		}
 		if at, err := http.ParseTime(v); err == nil {
-			return max(at.Sub(t.opts.Now()), 0), true
+			return clampWait(at.Sub(t.opts.Now())), true
 		}
 	}
 	if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
 		if s, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
-			return max(time.Unix(s, 0).Sub(t.opts.Now())+resetMargin, 0), true
+			return resetWait(s, t.opts.Now()), true
 		}
 	}
 	return 0, false
+}
+
+// resetWait is the wait until x-ratelimit-reset (Unix seconds) has passed.
+// The reset is bounded in seconds first: time.Unix wraps for values far out
+// of range, and the margin could overflow a saturated difference.
+func resetWait(reset int64, now time.Time) time.Duration {
+	limit := int64(maxServerWait / time.Second)
+	var d time.Duration
+	switch n := now.Unix(); {
+	case reset > n+limit:
+		d = maxServerWait
+	case reset < n-limit:
+		d = -maxServerWait
+	default:
+		d = time.Unix(reset, 0).Sub(now)
+	}
+	return clampWait(d + resetMargin)
+}
+
+// clampWait bounds a wait to [0, maxServerWait].
+func clampWait(d time.Duration) time.Duration {
+	return min(max(d, 0), maxServerWait)
 }
 
 // isRateLimited reports whether a 403 is GitHub's primary or secondary rate

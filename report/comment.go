@@ -42,6 +42,9 @@ type CommentOptions struct {
 	// the hidden marker by which the poster finds its comment again, such
 	// as "<!-- benchgate: api -->". "" writes none.
 	Marker string
+	// Note is a warning shown right under the title, e.g. that the results
+	// came from a fork's workflow run and are unverified; "" for none.
+	Note string
 }
 
 // Comment writes the body of the sticky pull-request comment: the outcome,
@@ -67,6 +70,9 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 
 	// The head: what a reviewer must see without a click.
 	title := m.titleLine(header, commentNameLimit) + secs[secStatus]
+	if opt.Note != "" {
+		title += "> ⚠️ " + EscapeMarkdown(opt.Note) + "\n\n"
+	}
 	var failures []string
 	for _, it := range m.failures {
 		failures = append(failures, "- "+failureText(it, true)+"\n")

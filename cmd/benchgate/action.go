@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +30,12 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("action: %w", err))
 	}
+	if env.EventName == "pull_request_target" && env.Fork {
+		return withCode(exitUsage, errors.New("refusing to run a fork's code under pull_request_target: the job has a write token and the docker socket, which is root on the runner; use pull_request (see docs/action.md)"))
+	}
+	// The scenario comes from the pull request: its ${VAR} must not read the
+	// runner's credentials.
+	getenv = withoutSecrets(getenv)
 	in := env.Inputs
 	profile := in.Profile
 	if profile == ghaction.DefaultInputs().Profile && flagValue(args, "profile") == "" && !hasProfile(in.Scenario, profile, getenv) {
@@ -55,13 +64,6 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			}
 		},
 	})
-	// The run's error carries the targets' output, which the pull request
-	// controls: it goes to the log with workflow commands stopped.
-	if gateErr != nil && !errors.Is(gateErr, errSilent) && exitCode(gateErr) != exitRegression {
-		ghaction.WriteUntrusted(stderr, "benchgate: "+gateErr.Error()+"\n")
-		gateErr = silenced(gateErr)
-	}
-
 	outputs := [][2]string{
 		{"report", filepath.Join(out, "report.md")},
 		{"results", filepath.Join(out, "results.json")},
@@ -85,7 +87,7 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			ghaction.Warning(stderr, "job summary: "+err.Error())
 		}
 		annotateFailures(stdout, rep.Comparison, annotationFile(flagValue(args, "scenario"), getenv("GITHUB_WORKSPACE")))
-		url, err := postComment(ctx, env, *rep, stderr)
+		url, err := postComment(ctx, env, *rep, "", stderr)
 		if err != nil {
 			ghaction.Warning(stderr, "comment: "+err.Error())
 		}
@@ -110,11 +112,6 @@ func hasProfile(file, profile string, getenv func(string) string) bool {
 	}
 	_, err := scenario.Load(file, "", getenv)
 	return err != nil
-}
-
-// silenced keeps err's exit code but tells main it has been printed.
-func silenced(err error) error {
-	return withCode(exitCode(err), fmt.Errorf("%w", errSilent))
 }
 
 // flagValue returns the last value given to -name in args ("" if none),
@@ -202,7 +199,7 @@ func outcomeMarker(c gate.Comparison) string {
 // says, and returns its URL ("" when none was posted). A read-only token (a
 // PR from a fork) or an event without a PR skips it with a warning: the
 // gate's decision stands either way.
-func postComment(ctx context.Context, env *ghaction.Env, rep report.Input, log io.Writer) (string, error) {
+func postComment(ctx context.Context, env *ghaction.Env, rep report.Input, note string, log io.Writer) (string, error) {
 	mode := env.Inputs.Comment
 	if mode == "never" {
 		return "", nil
@@ -231,8 +228,20 @@ func postComment(ctx context.Context, env *ghaction.Env, rep report.Input, log i
 		switch {
 		case mode == "on-regression" && rep.Comparison.Outcome == gate.Pass && existing == nil:
 			return "", nil // nothing to report and nothing to correct
-		case mode == "on-change" && existing != nil && strings.Contains(existing.GetBody(), outcome):
+		case mode == "on-change" && existing != nil && cm.OutcomeLine(existing.GetBody()) == outcome:
 			return existing.GetHTMLURL(), nil
+		}
+	}
+	// Runs of two commits of one PR may finish out of order: only the
+	// PR's current head may set its comment.
+	if env.HeadSHA != "" {
+		head, err := cm.PRHead(ctx, env.PR)
+		if err != nil {
+			return "", err
+		}
+		if head != env.HeadSHA {
+			ghaction.Notice(log, fmt.Sprintf("PR #%d's head is now %s, this run measured %s: the comment is left to the newer run", env.PR, short(head), short(env.HeadSHA)))
+			return "", nil
 		}
 	}
 	var body strings.Builder
@@ -240,6 +249,7 @@ func postComment(ctx context.Context, env *ghaction.Env, rep report.Input, log i
 		Header:     env.Inputs.CommentHeader,
 		SummaryURL: env.RunURL,
 		Marker:     ghaction.Marker(env.Inputs.CommentHeader) + "\n" + outcome,
+		Note:       note,
 	})
 	if err != nil {
 		return "", err
@@ -275,13 +285,25 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if results == "" {
 		results = filepath.Join(env.Inputs.ResultsDir, "results.json")
 	}
+	// The results file may come from a fork's workflow run: it is read
+	// with a size limit, and every value taken from it is checked before
+	// it is used or printed.
+	if fi, err := os.Stat(results); err == nil && fi.Size() > maxResultsBytes {
+		return withCode(exitUsage, fmt.Errorf("%s is %d bytes, more than a results file can be (%d)", results, fi.Size(), maxResultsBytes))
+	}
 	res, err := baselines.Read(results)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	gh := res.GitHub
-	if gh == nil || gh.HeadSHA == "" {
-		return withCode(exitUsage, fmt.Errorf("%s records no pull request head: it was not made by benchgate gate in GitHub Actions", results))
+	if gh == nil || !shaPattern.MatchString(gh.HeadSHA) || !repoPattern.MatchString(gh.Repository) {
+		return withCode(exitUsage, fmt.Errorf("%s records no valid repository and head commit: it was not made by benchgate gate in GitHub Actions", results))
+	}
+	if env.EventName != "workflow_run" && pr == 0 {
+		return withCode(exitUsage, errors.New("outside a workflow_run event, give the pull request with -pr"))
+	}
+	if env.PR > 0 && gh.PR != env.PR {
+		return withCode(exitUsage, fmt.Errorf("the results are of PR #%d, this %s event is of PR #%d", gh.PR, env.EventName, env.PR))
 	}
 	if pr == 0 {
 		pr = gh.PR
@@ -290,7 +312,7 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return withCode(exitUsage, fmt.Errorf("%s records no pull request number: give -pr", results))
 	}
 	if env.Repository != "" && !strings.EqualFold(gh.Repository, env.Repository) {
-		return withCode(exitUsage, fmt.Errorf("the results are of %s, this workflow runs in %s", gh.Repository, env.Repository))
+		return withCode(exitUsage, fmt.Errorf("the results are of %q, this workflow runs in %s", gh.Repository, env.Repository))
 	}
 	// The results come from a workflow the PR's code ran in: they are only
 	// trusted to describe the commit this event says was measured, and only
@@ -318,8 +340,9 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return withCode(exitUsage, err)
 	}
 	env.PR = pr
+	env.HeadSHA = "" // checked against the PR's head above, no need again
 	env.Inputs.Comment = "always"
-	url, err := postComment(ctx, env, rep, stderr)
+	url, err := postComment(ctx, env, rep, "These results were uploaded by the pull request's own workflow run: a pull request can change what they say. They are shown, not verified.", stderr)
 	if err != nil {
 		return withCode(exitRunFailed, fmt.Errorf("comment: %w", err))
 	}
@@ -327,6 +350,31 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintln(stdout, url)
 	}
 	return env.SetOutputs([][2]string{{"comment-url", url}, {"verdict", string(rep.Comparison.Outcome)}})
+}
+
+// maxResultsBytes bounds a results file benchgate comment reads: the
+// biggest real grid's results are a few MiB.
+const maxResultsBytes = 64 << 20
+
+var (
+	shaPattern  = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+	repoPattern = regexp.MustCompile(`^[A-Za-z0-9-]+/[A-Za-z0-9._-]+$`)
+)
+
+// secretEnv are the runner's credentials that a scenario's ${VAR} must not
+// read (the scenario comes from the pull request).
+var secretEnv = []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL",
+	"ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL"}
+
+// withoutSecrets hides the runner's credentials and the action's inputs
+// (the token is one) from getenv: to a scenario they are unset.
+func withoutSecrets(getenv func(string) string) func(string) string {
+	return func(name string) string {
+		if strings.HasPrefix(name, "INPUT_") || slices.Contains(secretEnv, name) {
+			return ""
+		}
+		return getenv(name)
+	}
 }
 
 func short(sha string) string {

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/benchgate/benchgate/ghaction"
 )
 
 func main() { os.Exit(mainExit(os.Args[1:])) }
@@ -30,7 +32,15 @@ func mainExit(args []string) int {
 	}()
 	err := run(ctx, args, os.Stdout, os.Stderr, os.Getenv)
 	if err != nil && !errors.Is(err, errSilent) {
-		fmt.Fprintln(os.Stderr, "benchgate:", err)
+		msg := "benchgate: " + err.Error() + "\n"
+		if os.Getenv("GITHUB_ACTIONS") == "true" {
+			// Errors carry text a pull request controls (target output,
+			// values from a fork's results file): in a workflow log it
+			// must not be read as workflow commands.
+			ghaction.WriteUntrusted(os.Stderr, msg)
+		} else {
+			fmt.Fprint(os.Stderr, msg)
+		}
 	}
 	return exitCode(err)
 }
