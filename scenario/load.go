@@ -1101,30 +1101,23 @@ func (l *loader) applyProfile(n *node, name string) {
 	}
 	l.s.Load = p.load
 	if p.classes != nil {
-		var cs []*Class
-		for _, c := range l.s.Classes {
-			if slices.Contains(p.classes, c.Name) {
-				cs = append(cs, c)
-			}
-		}
-		l.s.Classes = cs
+		l.s.Classes = selected(l.s.Classes, p.classes, func(c *Class) string { return c.Name })
 	}
 	if p.variants != nil {
-		var vs []Variant
-		for _, v := range l.s.Variants {
-			if slices.Contains(p.variants, v.Name) {
-				vs = append(vs, v)
-			}
-		}
-		l.s.Variants = vs
+		l.s.Variants = selected(l.s.Variants, p.variants, func(v Variant) string { return v.Name })
 	}
 	if p.pins != nil {
-		var ps []Pins
-		for _, pin := range l.s.PinSets {
-			if slices.Contains(p.pins, pin.Name) {
-				ps = append(ps, pin)
-			}
-		}
-		l.s.PinSets = ps
+		l.s.PinSets = selected(l.s.PinSets, p.pins, func(p Pins) string { return p.Name })
 	}
+}
+
+// selected keeps the items a profile names, in the file's order.
+func selected[T any](items []T, names []string, name func(T) string) []T {
+	var kept []T
+	for _, it := range items {
+		if slices.Contains(names, name(it)) {
+			kept = append(kept, it)
+		}
+	}
+	return kept
 }
