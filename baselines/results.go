@@ -24,6 +24,9 @@ type Results struct {
 	Env      Environment  `json:"environment"`
 	// Plan is the grid in schedule order, with the planned rounds.
 	Plan Plan `json:"plan"`
+	// Gates is what the correctness gates found before any load; nil
+	// when the run had none or ended before them.
+	Gates *Gates `json:"gates,omitempty"`
 	// Rungs holds every measured rung, in the order it ran.
 	Rungs []Rung `json:"rungs"`
 	// Status is "running" while rungs are being written, then "complete",
@@ -337,4 +340,105 @@ func Read(path string) (*Results, error) {
 		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads version %d", path, r.Version, FormatVersion)
 	}
 	return &r, nil
+}
+
+// Gates is what the correctness gates found before any load: the
+// pre-flight commands and the agreement probe. Strings in it that came
+// from a target (output, bodies, names) are untrusted: reports escape them.
+type Gates struct {
+	// Preflight holds one entry per pre-flight command and target, in
+	// file order, the baseline's before the candidate's.
+	Preflight []PreflightResult `json:"preflight,omitempty"`
+	// Agreement is the agreement probe; nil when its mode was off for
+	// every class or it never ran.
+	Agreement *AgreementResult `json:"agreement,omitempty"`
+	// Absent lists the classes a gate left out of the grid, with why: a
+	// report lists them, so a class is never silently missing.
+	Absent []AbsentClass `json:"absent,omitempty"`
+}
+
+// PreflightResult is one pre-flight command run against one target.
+type PreflightResult struct {
+	Name   string `json:"name"`
+	Target string `json:"target"` // "baseline" or "candidate"
+	// Command is the argv as written, "{url}" left in, joined for display.
+	Command string `json:"command"`
+	Pass    bool   `json:"pass"`
+	// ExitCode is the command's exit status; -1 when it did not exit by
+	// itself (not found, timed out, killed).
+	ExitCode int `json:"exit_code"`
+	// LastLine is the last non-empty line of its output (stdout and
+	// stderr interleaved), truncated.
+	LastLine string `json:"last_line,omitempty"`
+	// Error says why it could not run or was stopped ("timed out after
+	// 1m0s"); empty when it ran to its end.
+	Error    string  `json:"error,omitempty"`
+	Duration float64 `json:"duration_s"`
+	// Classes are the classes this gate guards: when it fails on either
+	// target they leave the grid and are listed in Gates.Absent.
+	Classes []string `json:"classes,omitempty"`
+	// Log is the file, relative to the results directory, holding the
+	// command's whole output.
+	Log string `json:"log,omitempty"`
+}
+
+// AgreementResult is the agreement probe: the first requests of each
+// class's seeded stream sent to both targets and the answers compared.
+type AgreementResult struct {
+	Classes []ClassAgreement `json:"classes"`
+}
+
+// Counts returns how many probed classes agree and disagree.
+func (a *AgreementResult) Counts() (agree, disagree int) {
+	for _, c := range a.Classes {
+		if c.Agree {
+			agree++
+		} else {
+			disagree++
+		}
+	}
+	return agree, disagree
+}
+
+// ClassAgreement is the probe of one class in one variant.
+type ClassAgreement struct {
+	Variant string `json:"variant"`
+	Class   string `json:"class"`
+	// Mode is the class's effective mode: "required" (a disagreement
+	// fails the gate) or "warn" (it is reported only).
+	Mode string `json:"mode"`
+	// Requests is how many requests were compared.
+	Requests int  `json:"requests"`
+	Agree    bool `json:"agree"`
+	// Format is how the bodies were compared: json, text, csv or xml (of
+	// the first differing request, else of the last compared).
+	Format string `json:"format,omitempty"`
+	// First is the first request whose answers differ; nil when all agree.
+	First *Disagreement `json:"first,omitempty"`
+}
+
+// Disagreement is the first differing answer of a class.
+type Disagreement struct {
+	// Index is the request's position in the stream, 0-based.
+	Index  int    `json:"index"`
+	Method string `json:"method"`
+	Target string `json:"target"` // path and query as sent
+	// BaselineStatus and CandidateStatus are the status codes; 0 when the
+	// request failed (see Reason).
+	BaselineStatus  int `json:"baseline_status"`
+	CandidateStatus int `json:"candidate_status"`
+	// Reason and Path locate the difference ("$.items[3].price: 12 vs 13",
+	// "status 200 vs 500", "candidate: request failed: ...").
+	Reason string `json:"reason"`
+	Path   string `json:"path,omitempty"`
+	// Baseline and Candidate are short raw excerpts of both bodies at the
+	// first differing point.
+	Baseline  string `json:"baseline,omitempty"`
+	Candidate string `json:"candidate,omitempty"`
+}
+
+// AbsentClass is a class a gate took out of the grid.
+type AbsentClass struct {
+	Class  string `json:"class"`
+	Reason string `json:"reason"` // "pre-flight conformance failed on candidate"
 }

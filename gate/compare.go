@@ -51,8 +51,9 @@ func (p Policy) Validate() error {
 // Each metric measured on either side is decided; one measured on one side
 // only is inconclusive, so a cancelled run's cell can never pass by silence.
 // The outcome is Fail on any regression of a gated metric or any candidate
-// error rate above p.MaxErrorRate; otherwise OutcomeUndecided when a gated
-// metric is inconclusive; otherwise Pass. Settings are not validated here:
+// error rate above p.MaxErrorRate or more than p.MaxErrorIncrease above
+// the baseline's (such a cell's headline is a regression); otherwise
+// OutcomeUndecided when a gated metric is inconclusive; otherwise Pass. Settings are not validated here:
 // under invalid settings every metric is inconclusive (see Decide).
 func Compare(in []CellInput, s Settings, p Policy) Comparison {
 	c := Comparison{
@@ -79,7 +80,7 @@ func Compare(in []CellInput, s Settings, p Policy) Comparison {
 	}
 	for _, f := range c.Failures {
 		switch {
-		case f.Kind == FailRegression || f.Kind == FailErrorRate:
+		case f.Kind == FailRegression || f.Kind == FailErrorRate || f.Kind == FailAgreement || f.Kind == FailPreflight:
 			c.Outcome = Fail
 		case f.Kind == FailInconclusive && c.Outcome == Pass:
 			c.Outcome = OutcomeUndecided
@@ -93,7 +94,23 @@ const (
 	FailRegression   = "regression"
 	FailErrorRate    = "error_rate"
 	FailInconclusive = "inconclusive"
+	// The correctness gates run before any load: a class whose answers
+	// disagree under mode required, a pre-flight command the candidate
+	// fails and the baseline passes.
+	FailAgreement = "agreement"
+	FailPreflight = "preflight"
 )
+
+// WithGateFailures adds the correctness gates' failures to a decided
+// comparison: each fails the gate, whatever the cells say.
+func WithGateFailures(c Comparison, fs []Failure) Comparison {
+	if len(fs) == 0 {
+		return c
+	}
+	c.Failures = append(slices.Clone(fs), c.Failures...)
+	c.Outcome = Fail
+	return c
+}
 
 func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 	cell := CellResult{
@@ -150,14 +167,23 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 		cell.Verdict = Tie
 	}
 
-	if p.MaxErrorRate >= 0 && cell.Candidate.ErrorRate > p.MaxErrorRate {
-		cell.Failures = append(cell.Failures, Failure{
-			Key: ci.Key, Metric: ErrorRate, Kind: FailErrorRate,
-			Reason: fmt.Sprintf("candidate error rate %s (%d of %d), baseline %s (%d of %d), limit %s",
-				ratePercent(cell.Candidate.ErrorRate), cell.Candidate.Errors, cell.Candidate.Requests,
-				ratePercent(cell.Baseline.ErrorRate), cell.Baseline.Errors, cell.Baseline.Requests,
-				ratePercent(p.MaxErrorRate)),
-		})
+	errs := func() string {
+		return fmt.Sprintf("candidate error rate %s (%d of %d), baseline %s (%d of %d)",
+			ratePercent(cell.Candidate.ErrorRate), cell.Candidate.Errors, cell.Candidate.Requests,
+			ratePercent(cell.Baseline.ErrorRate), cell.Baseline.Errors, cell.Baseline.Requests)
+	}
+	var errFail string
+	switch {
+	case p.MaxErrorRate >= 0 && cell.Candidate.ErrorRate > p.MaxErrorRate:
+		errFail = errs() + ", limit " + ratePercent(p.MaxErrorRate)
+	case p.MaxErrorIncrease != nil && cell.Candidate.ErrorRate-cell.Baseline.ErrorRate > *p.MaxErrorIncrease:
+		errFail = errs() + ", more than " + ratePercent(*p.MaxErrorIncrease) + " above the baseline"
+	}
+	if errFail != "" {
+		// Errors are a regression of the cell whatever its speed: a
+		// candidate that fails requests fast must not read as faster.
+		cell.Verdict = Regression
+		cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: ErrorRate, Kind: FailErrorRate, Reason: errFail})
 	}
 	return cell
 }

@@ -223,8 +223,9 @@ func TestCompareErrorRate(t *testing.T) {
 		if c.Outcome != outcome || !reflect.DeepEqual(c.Failures, want) {
 			t.Errorf("limit %v: outcome %s, failures %+v; want %s, %+v", limit, c.Outcome, c.Failures, outcome, want)
 		}
-		if c.Cells[0].Verdict != Tie {
-			t.Errorf("limit %v: the error rate changed the headline to %s", limit, c.Cells[0].Verdict)
+		// A cell failing on errors is a regression whatever its speed.
+		if want := map[bool]Verdict{true: Regression, false: Tie}[reason != ""]; c.Cells[0].Verdict != want {
+			t.Errorf("limit %v: headline %s, want %s", limit, c.Cells[0].Verdict, want)
 		}
 	}
 	check(withErrors(0, 3, 150), 0.01, Fail,
@@ -238,6 +239,39 @@ func TestCompareErrorRate(t *testing.T) {
 	c := Compare(withErrors(1, 3, 150), DefaultSettings, Policy{MaxErrorRate: -1})
 	if got := c.Cells[0].Candidate; got != (SideTotals{Requests: 150, Errors: 3, ErrorRate: 0.02}) {
 		t.Errorf("candidate totals %+v", got)
+	}
+
+	// Relative to the baseline: a baseline that already errors at 5%
+	// does not fail a candidate at 5.5% within 1 point, but does one at 10%.
+	inc := 0.01
+	rel := Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1, MaxErrorIncrease: &inc}
+	if c := Compare(withErrors(50, 55, 1000), DefaultSettings, rel); c.Outcome != Pass || len(c.Failures) != 0 {
+		t.Errorf("5%% vs 5.5%% within 1 point: %s %+v", c.Outcome, c.Failures)
+	}
+	c = Compare(withErrors(50, 100, 1000), DefaultSettings, rel)
+	want := []Failure{{Key: kQ01c4, Metric: ErrorRate, Kind: FailErrorRate,
+		Reason: "candidate error rate 10% (100 of 1000), baseline 5% (50 of 1000), more than 1% above the baseline"}}
+	if c.Outcome != Fail || !reflect.DeepEqual(c.Failures, want) || c.Cells[0].Verdict != Regression || c.Counts.Regressions != 1 {
+		t.Errorf("5%% vs 10%%: %s %+v %s %+v", c.Outcome, c.Failures, c.Cells[0].Verdict, c.Counts)
+	}
+}
+
+func TestWithGateFailures(t *testing.T) {
+	c := Compare([]CellInput{{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)}},
+		DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1})
+	if c.Outcome != Pass {
+		t.Fatalf("outcome %s", c.Outcome)
+	}
+	if got := WithGateFailures(c, nil); got.Outcome != Pass || len(got.Failures) != 0 {
+		t.Errorf("no gate failures: %s %+v", got.Outcome, got.Failures)
+	}
+	f := Failure{Key: CellKey{Class: "Q01"}, Kind: FailAgreement, Reason: "$.n: 1 vs 2"}
+	got := WithGateFailures(c, []Failure{f})
+	if got.Outcome != Fail || !reflect.DeepEqual(got.Failures, []Failure{f}) {
+		t.Errorf("agreement failure: %s %+v", got.Outcome, got.Failures)
+	}
+	if c.Outcome != Pass || len(c.Failures) != 0 {
+		t.Errorf("the input comparison changed: %s %+v", c.Outcome, c.Failures)
 	}
 }
 

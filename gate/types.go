@@ -120,6 +120,10 @@ type Policy struct {
 	// MaxErrorRate: a candidate whose error rate in a cell is above this
 	// fails the gate. Negative disables the check.
 	MaxErrorRate float64 `json:"max_error_rate"`
+	// MaxErrorIncrease: a candidate whose error rate in a cell exceeds
+	// the baseline's by more than this fails the gate; nil disables the
+	// check.
+	MaxErrorIncrease *float64 `json:"max_error_increase,omitempty"`
 }
 
 // SideTotals are a target's request and error totals in a cell.
@@ -133,7 +137,8 @@ type SideTotals struct {
 type Failure struct {
 	Key    CellKey `json:"cell"`
 	Metric Metric  `json:"metric"`
-	// Kind is "regression", "error_rate" or "inconclusive".
+	// Kind is "regression", "error_rate", "inconclusive", or for the
+	// correctness gates, which have no metric, "agreement" or "preflight".
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
 }
