@@ -131,7 +131,7 @@ func (l *loader) parse(src []byte, getenv func(string) string) *node {
 }
 
 func (l *loader) scenario(root *node, profile string) {
-	m, _ := l.fields(root, "", "version", "name", "seed", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles")
+	m, _ := l.fields(root, "", "version", "name", "seed", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles", "agreement", "preflight")
 	// Other versions may mean other fields: checking them as version 1
 	// would bury the one error that matters.
 	if v := m["version"]; v == nil {
@@ -158,7 +158,9 @@ func (l *loader) scenario(root *node, profile string) {
 	l.load(m["load"])
 	l.data(m["data"])
 	l.variants(m["variants"])
+	l.s.Agreement = l.agreementSection(m["agreement"], "agreement", Agreement{Mode: AgreementRequired, Requests: DefaultAgreementRequests})
 	l.classes(m["classes"])
+	l.preflightSection(m["preflight"])
 	l.gate(m["gate"])
 	l.profilesSection(m["profiles"])
 	l.applyProfile(m["profiles"], profile)
@@ -648,11 +650,11 @@ func (l *loader) classes(n *node) {
 	var mixes []mixSrc
 	for i, it := range n.items {
 		f := index("classes", i)
-		m, ok := l.fields(it, f, "name", "request", "mix", "expect_status")
+		m, ok := l.fields(it, f, "name", "request", "mix", "expect_status", "agreement")
 		if !ok {
 			continue
 		}
-		c := &Class{}
+		c := &Class{Agreement: l.agreementSection(m["agreement"], f+".agreement", l.s.Agreement)}
 		if v := m["name"]; v == nil {
 			l.errNode(it, f+".name", "missing (every class needs a name)")
 		} else if s, ok := l.nonEmptyStr(v, f+".name"); ok {
@@ -888,7 +890,7 @@ func (l *loader) gate(n *node) {
 	if n == nil {
 		return
 	}
-	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate")
+	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate", "max_error_increase")
 	if !ok {
 		return
 	}
@@ -910,6 +912,13 @@ func (l *loader) gate(n *node) {
 	num("confidence", &g.Confidence, 0.5, false, 1, "0.5 <= confidence < 1, e.g. 0.95")
 	num("tie_within", &g.TieWithin, 0, false, 1, "0 <= tie_within < 1, e.g. 0.10")
 	num("max_error_rate", &g.MaxErrorRate, 0, true, 1, "0..1, e.g. 0.001")
+	if m["max_error_increase"] != nil {
+		inc := -1.0
+		num("max_error_increase", &inc, 0, true, 1, "0..1, e.g. 0.001")
+		if inc >= 0 {
+			g.MaxErrorIncrease = &inc
+		}
+	}
 	v := m["fail_on"]
 	if v == nil || !l.list(v, "gate.fail_on", "rules") {
 		return

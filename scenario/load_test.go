@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/benchgate/benchgate/agreement"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -81,14 +83,24 @@ func TestLoadFull(t *testing.T) {
 			Body:   `{"w": "{{pick "word"}}", "f": "{{var "format"}}", "cost": "$5"}`,
 		},
 		ExpectStatus: []int{200, 201},
+		Agreement:    Agreement{Mode: "required", Requests: 5, Ignore: []string{"$.generated_at", "$.id"}, Unordered: true},
+	})
+	check("Agreement", s.Agreement, Agreement{Mode: "required", Requests: 5, Ignore: []string{"$.generated_at"}})
+	check("Q05 agreement", s.AllClasses["Q05"].Agreement, Agreement{Mode: "warn", Requests: 5, Ignore: []string{"$.generated_at"}})
+	check("Preflight", s.Preflight, []Preflight{
+		{Name: "conformance", Run: []string{"./bin/lint", "{url}"}, Shown: "./bin/lint {url}", Dir: s.Dir,
+			Targets: []string{"baseline", "candidate"}, Timeout: time.Minute},
+		{Name: "maxrec-default", Run: []string{"./bin/probe", "--maxrec", "{url}"}, Shown: "./bin/probe --maxrec {url}", Dir: s.Dir,
+			Targets: []string{"candidate"}, Timeout: 10 * time.Second, Classes: []string{"Q04"}},
 	})
 	check("mix", s.AllClasses["mix"].Mix, []MixEntry{{"Q01", 3}, {"Q02", 1}})
 	check("Variants", s.Variants, []Variant{
 		{Name: "csv", Vars: map[string]string{"format": "csv"}},
 		{Name: "votable", Vars: map[string]string{"format": "votable"}},
 	})
+	inc := 0.0005
 	check("Gate", s.Gate, Gate{
-		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
+		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, MaxErrorIncrease: &inc,
 		FailOn: []FailRule{
 			{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}},
 			{Metric: "p95", Classes: []string{"Q0?"}, Concurrency: []string{"8", "1*"}, Variants: []string{"csv"}},
@@ -179,6 +191,12 @@ func TestLoadDefaults(t *testing.T) {
 	wantGate := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []FailRule{{Metric: "rps"}}}
 	if !reflect.DeepEqual(s.Gate, wantGate) {
 		t.Errorf("Gate = %+v", s.Gate)
+	}
+	if want := (Agreement{Mode: "required", Requests: 5}); !reflect.DeepEqual(s.Agreement, want) || !reflect.DeepEqual(s.AllClasses["A"].Agreement, want) {
+		t.Errorf("Agreement = %+v, class A %+v", s.Agreement, s.AllClasses["A"].Agreement)
+	}
+	if s.Preflight != nil {
+		t.Errorf("Preflight = %+v", s.Preflight)
 	}
 	if !reflect.DeepEqual(s.Variants, []Variant{{Name: "", Vars: map[string]string{}}}) {
 		t.Errorf("Variants = %+v", s.Variants)
@@ -282,6 +300,22 @@ func TestLoadErrors(t *testing.T) {
 			`s.yml:5:20: targets.candidate.url: credentials in the URL are not allowed: they would show in reports (put them in load.defaults.headers, e.g. Authorization: "Bearer ${TOKEN}")`},
 		{"unparsable url with credentials", edit(`"http://127.0.0.1:2"`, `"http://bench:hunter%zz@127.0.0.1:2"`), "",
 			`s.yml:5:20: targets.candidate.url: not an http or https URL (want e.g. http://127.0.0.1:9000)`},
+		{"agreement fields", minimal + "agreement: {mode: strict, requests: 0, ignore: [\"$.a[\"], unordered: yes, format: html}\n", "",
+			"s.yml:9:19: agreement.mode: unknown mode \"strict\" (want one of required, warn, off)\n" +
+				"s.yml:9:37: agreement.requests: 0 is out of range (want 1..1000)\n" +
+				"s.yml:9:49: agreement.ignore[0]: \"$.a[\" is not a JSON path: " + pathErr("$.a[") + " (want e.g. $.generated_at, $.items[*].id, $..etag)\n" +
+				"s.yml:9:69: agreement.unordered: want true or false, got string \"yes\"\n" +
+				"s.yml:9:82: agreement.format: unknown format \"html\" (want one of json, text, csv, xml; leave it out to take it from the Content-Type)"},
+		{"class agreement mode", edit("    request: GET /a\n", "    request: GET /a\n    agreement: warm\n"), "",
+			"s.yml:9:16: classes[0].agreement: unknown mode \"warm\" (did you mean warn?)"},
+		{"preflight", minimal + "preflight:\n  - {name: lint, run: []}\n  - {name: lint, run: x, targets: [cand], classes: [B], timeout: 0s}\n  - {run: y, dir: \"\"}\n", "",
+			"s.yml:10:23: preflight[0].run: must not be empty\n" +
+				"s.yml:11:12: preflight[1].name: \"lint\" is already the name of the pre-flight command at line 10\n" +
+				"s.yml:11:36: preflight[1].targets[0]: \"cand\" is not a target (want baseline or candidate)\n" +
+				"s.yml:11:53: preflight[1].classes[0]: no class named \"B\"\n" +
+				"s.yml:11:66: preflight[1].timeout: must be positive\n" +
+				"s.yml:12:6: preflight[2].name: missing (every pre-flight command needs a name: the report's column)\n" +
+				"s.yml:12:19: preflight[2].dir: must not be empty"},
 		{"url not http", edit(`"http://127.0.0.1:2"`, `"127.0.0.1:2"`), "",
 			`s.yml:5:20: targets.candidate.url: "127.0.0.1:2" is not an http or https URL (want e.g. http://127.0.0.1:9000)`},
 	}
@@ -292,6 +326,14 @@ func TestLoadErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func pathErr(p string) string {
+	err := agreement.ValidatePath(p)
+	if err == nil {
+		return "<valid>"
+	}
+	return err.Error()
 }
 
 // loadErr loads src as s.yml in a fresh directory and returns the error

@@ -40,6 +40,12 @@ type Scenario struct {
 
 	Gate Gate
 
+	// Agreement is the scenario's agreement section with its defaults;
+	// each class has its own effective copy in Class.Agreement.
+	Agreement Agreement
+	// Preflight are the pre-flight commands, in file order.
+	Preflight []Preflight
+
 	// compiled holds the templates ready to run; Stream reads it.
 	compiled *compiled
 }
@@ -127,6 +133,9 @@ type Class struct {
 	// ExpectStatus lists the status codes that count as success; empty
 	// means any 2xx.
 	ExpectStatus []int
+	// Agreement is how the agreement probe compares this class's
+	// answers: the scenario's section with the class's own over it.
+	Agreement Agreement
 }
 
 // MixEntry is one component of a mix.
@@ -157,6 +166,9 @@ type Gate struct {
 	TieWithin    float64
 	FailOn       []FailRule
 	MaxErrorRate float64
+	// MaxErrorIncrease, when set, fails a cell whose candidate error rate
+	// exceeds the baseline's by more than it.
+	MaxErrorIncrease *float64
 }
 
 // FailRule is one fail_on entry. Globs; empty means all.
