@@ -67,10 +67,12 @@ type ScenarioInfo struct {
 
 // GateConfig is the scenario's gate section.
 type GateConfig struct {
-	Confidence   float64    `json:"confidence"`
-	TieWithin    float64    `json:"tie_within"`
-	MaxErrorRate float64    `json:"max_error_rate"`
-	FailOn       []RuleInfo `json:"fail_on"`
+	Confidence   float64 `json:"confidence"`
+	TieWithin    float64 `json:"tie_within"`
+	MaxErrorRate float64 `json:"max_error_rate"`
+	// MaxErrorIncrease is gate.max_error_increase; nil when unset.
+	MaxErrorIncrease *float64   `json:"max_error_increase,omitempty"`
+	FailOn           []RuleInfo `json:"fail_on"`
 }
 
 // RuleInfo is one fail_on rule.

@@ -251,6 +251,10 @@ func (s *schedule) pinSets() error {
 		if pi == 0 {
 			s.res.Env.Baseline = s.base.Info(s.ctx, s.getenv)
 			s.res.Env.Candidate = s.cand.Info(s.ctx, s.getenv)
+			// Answers do not depend on pins: the gates run once.
+			if err := s.gates(); err != nil {
+				return err
+			}
 		}
 		restore := func() {}
 		if pins != nil {
@@ -539,10 +543,11 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 	info := baselines.ScenarioInfo{
 		Name: sc.Name, File: sc.File, Hash: sc.Hash, Profile: sc.Profile, Seed: sc.Seed, Source: sc.Source,
 		Gate: baselines.GateConfig{
-			Confidence:   sc.Gate.Confidence,
-			TieWithin:    sc.Gate.TieWithin,
-			MaxErrorRate: sc.Gate.MaxErrorRate,
-			FailOn:       []baselines.RuleInfo{},
+			Confidence:       sc.Gate.Confidence,
+			TieWithin:        sc.Gate.TieWithin,
+			MaxErrorRate:     sc.Gate.MaxErrorRate,
+			MaxErrorIncrease: sc.Gate.MaxErrorIncrease,
+			FailOn:           []baselines.RuleInfo{},
 		},
 		Load: baselines.LoadInfo{
 			Concurrency: sc.Load.Concurrency,

@@ -1,0 +1,319 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/benchgate/benchgate/agreement"
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// MaxProbeBody bounds a body the agreement probe reads: answers larger
+// than this are compared on their first MaxProbeBody bytes.
+const MaxProbeBody = 16 << 20
+
+// lastLineRunes bounds a pre-flight command's last line in results.
+const lastLineRunes = 240
+
+// gates runs the correctness gates against the first pin set's started
+// targets, before any load: the pre-flight commands, then the agreement
+// probe. Classes a failed pre-flight guards leave the plan. The results
+// go to disk before the first rung. Only a cancellation or a dead target
+// is an error: what the gates find is a result.
+func (s *schedule) gates() error {
+	g := &baselines.Gates{}
+	absent := map[string]string{}
+	for _, p := range s.sc.Preflight {
+		for _, t := range []service{s.base, s.cand} {
+			if !slices.Contains(p.Targets, t.Name()) {
+				continue
+			}
+			r := s.preflight(p, t)
+			if err := s.ctxErr(); err != nil {
+				return err
+			}
+			if err := t.Died(); err != nil {
+				return err
+			}
+			g.Preflight = append(g.Preflight, r)
+			verdict := "PASS"
+			if !r.Pass {
+				verdict = "FAIL"
+				if r.Error != "" {
+					verdict += " (" + r.Error + ")"
+				} else {
+					verdict += fmt.Sprintf(" (exit %d)", r.ExitCode)
+				}
+				for _, c := range p.Classes {
+					if _, ok := absent[c]; !ok {
+						absent[c] = fmt.Sprintf("pre-flight %s failed on %s", p.Name, t.Name())
+					}
+				}
+			}
+			fmt.Fprintf(s.progress, "preflight %s: %s %s in %.1fs: %s\n", p.Name, t.Name(), verdict, r.Duration, r.LastLine)
+		}
+	}
+	for _, c := range s.sc.Classes {
+		if why, ok := absent[c.Name]; ok {
+			g.Absent = append(g.Absent, baselines.AbsentClass{Class: c.Name, Reason: why})
+		}
+	}
+	if len(g.Absent) > 0 {
+		plan := &s.res.Plan
+		plan.Cells = slices.DeleteFunc(plan.Cells, func(c baselines.Cell) bool {
+			_, gone := absent[c.Class]
+			return gone
+		})
+		plan.Estimate = estimate(s.sc, *plan).Seconds()
+		for _, a := range g.Absent {
+			fmt.Fprintf(s.progress, "absent: class %s: %s\n", a.Class, a.Reason)
+		}
+	}
+	ag, err := s.agreement(absent)
+	if err != nil {
+		return err
+	}
+	g.Agreement = ag
+	if len(g.Preflight) > 0 || g.Agreement != nil || len(g.Absent) > 0 {
+		s.res.Gates = g
+	}
+	return baselines.Write(s.opts.OutDir, s.res)
+}
+
+// preflight runs p against t: {url} becomes t's base URL, the command
+// runs in its own process group with the CI secrets stripped from its
+// environment, is killed with its group at its timeout or when the run is
+// cancelled, and its whole output goes to a log in the results directory.
+func (s *schedule) preflight(p scenario.Preflight, t service) baselines.PreflightResult {
+	r := baselines.PreflightResult{Name: p.Name, Target: t.Name(), Command: p.Shown, ExitCode: -1, Classes: p.Classes}
+	argv := make([]string, len(p.Run))
+	for i, a := range p.Run {
+		argv[i] = strings.ReplaceAll(a, "{url}", t.URL())
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, p.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = p.Dir
+	cmd.Env = childEnv(os.Environ(), []string{"BENCHGATE_URL=" + t.URL(), "BENCHGATE_TARGET=" + t.Name()})
+	cmd.SysProcAttr = childAttr()
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second // a grandchild holding the output open
+
+	tail := newLineTail(16)
+	var out io.Writer = tail
+	logName := filepath.Join("preflight", p.Name+"."+t.Name()+".log")
+	logPath := filepath.Join(s.opts.OutDir, logName)
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
+		if f, err := os.Create(logPath); err == nil {
+			defer f.Close()
+			fmt.Fprintf(f, "# benchgate pre-flight %s against %s (%s)\n# %s\n", p.Name, t.Name(), t.URL(), commandLine(argv))
+			out = io.MultiWriter(f, tail)
+			r.Log = logName
+		}
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+
+	start := time.Now()
+	err := cmd.Run()
+	r.Duration = time.Since(start).Seconds()
+	for _, l := range slices.Backward(tail.Lines()) {
+		if l = strings.TrimSpace(l); l != "" {
+			r.LastLine = truncateRunes(l, lastLineRunes)
+			break
+		}
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		r.Pass, r.ExitCode = true, 0
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil:
+		r.Error = fmt.Sprintf("timed out after %v", p.Timeout)
+	case errors.As(err, &ee) && ee.Exited():
+		r.ExitCode = ee.ExitCode()
+	case errors.As(err, &ee):
+		r.Error = ee.String() // "signal: killed"
+	default:
+		r.Error = "cannot run: " + sanitize(err.Error())
+	}
+	return r
+}
+
+// agreement sends the first requests of each class's stream to both
+// targets and compares the answers: the stream of worker 0 in the first
+// round at the plan's first concurrency, so the probe sends exactly what
+// the load sends first. Classes in absent and classes whose mode is off
+// are not probed; nil when none is.
+func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResult, error) {
+	var res baselines.AgreementResult
+	client := &http.Client{
+		Transport: &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 2},
+		Timeout:   s.sc.Load.Timeout,
+		// A redirect is an answer: following it would compare something
+		// else than what the load measures.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	defer client.CloseIdleConnections()
+	c0 := s.sc.Load.Concurrency[0]
+	source := s.opts.source
+	if source == nil {
+		source = func(c baselines.Cell, round, worker int) Source {
+			return s.sc.Stream(c.Variant, c.Class, c.Concurrency, round, worker)
+		}
+	}
+	for _, v := range s.sc.Variants {
+		for _, c := range s.sc.Classes {
+			opt := c.Agreement
+			// A zero Agreement (a scenario built in code) is off too.
+			if _, gone := absent[c.Name]; gone || opt.Mode == scenario.AgreementOff || opt.Mode == "" || opt.Requests < 1 {
+				continue
+			}
+			ca := baselines.ClassAgreement{Variant: v.Name, Class: c.Name, Mode: opt.Mode, Agree: true}
+			src := source(baselines.Cell{Variant: v.Name, Class: c.Name, Concurrency: c0}, 0, 0)
+			for i := range opt.Requests {
+				req := src.Next()
+				if req == nil {
+					break
+				}
+				if err := s.ctxErr(); err != nil {
+					return nil, err
+				}
+				d, format, err := s.probe(client, req, opt.Options())
+				if err != nil {
+					return nil, err
+				}
+				ca.Requests++
+				ca.Format = format
+				if d != nil {
+					d.Index = i
+					ca.Agree, ca.First = false, d
+					break
+				}
+			}
+			if e, ok := src.(interface{ Err() error }); ok && e.Err() != nil {
+				return nil, fmt.Errorf("agreement probe of %s: a request template failed: %w", c.Name, e.Err())
+			}
+			res.Classes = append(res.Classes, ca)
+			name := c.Name
+			if v.Name != "" {
+				name = v.Name + "/" + name
+			}
+			if ca.Agree {
+				fmt.Fprintf(s.progress, "agreement %s: agree over %d requests\n", name, ca.Requests)
+			} else {
+				fmt.Fprintf(s.progress, "agreement %s: DISAGREE at request %d, %s %s: %s (%s)\n",
+					name, ca.First.Index+1, ca.First.Method, sanitize(ca.First.Target), sanitize(ca.First.Reason), ca.Mode)
+			}
+		}
+	}
+	if len(res.Classes) == 0 {
+		return nil, nil
+	}
+	return &res, nil
+}
+
+// probe sends req to both targets, the baseline first, and returns the
+// difference of their answers (nil when they agree) and the format they
+// were compared in. A request that fails is a difference, since nothing
+// can be said of its answer; a dead target or a cancellation is an error.
+func (s *schedule) probe(client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+	var resp [2]agreement.Response
+	var fail [2]string
+	for i, t := range []service{s.base, s.cand} {
+		r, err := send(s.ctx, client, t.URL(), req)
+		if err != nil {
+			if cerr := s.ctxErr(); cerr != nil {
+				return nil, "", cerr
+			}
+			if derr := t.Died(); derr != nil {
+				return nil, "", derr
+			}
+			fail[i] = t.Name() + ": request failed: " + sanitize(err.Error())
+		}
+		resp[i] = r
+	}
+	d := &baselines.Disagreement{
+		Method: req.Method, Target: req.Target,
+		BaselineStatus: resp[0].Status, CandidateStatus: resp[1].Status,
+	}
+	if d.Method == "" {
+		d.Method = http.MethodGet
+	}
+	if fail[0] != "" || fail[1] != "" {
+		d.Reason = strings.Trim(fail[0]+"; "+fail[1], "; ")
+		return d, "", nil
+	}
+	cmp := agreement.Compare(resp[0], resp[1], opt)
+	if cmp.Agree {
+		return nil, cmp.Format, nil
+	}
+	d.Reason, d.Path, d.Baseline, d.Candidate = cmp.Reason, cmp.Path, cmp.ExcerptA, cmp.ExcerptB
+	return d, cmp.Format, nil
+}
+
+// send issues one request of a stream to base, as the load generator
+// would, and reads the answer.
+func send(ctx context.Context, client *http.Client, base string, r *scenario.Request) (agreement.Response, error) {
+	bu, err := url.Parse(base)
+	if err != nil {
+		return agreement.Response{}, err
+	}
+	o := origin(bu)
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader
+	if len(r.Body) > 0 {
+		body = bytes.NewReader(bytes.Clone(r.Body))
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, o.String()+"/", body)
+	if err != nil {
+		return agreement.Response{}, err
+	}
+	// The target goes out byte for byte, as the load generator sends it.
+	path, query, hasQuery := strings.Cut(r.Target, "?")
+	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
+		hr.URL.Opaque, hr.URL.Path = path, ""
+		hr.URL.RawQuery, hr.URL.ForceQuery = query, hasQuery && query == ""
+	} else {
+		p, err := url.Parse(r.Target)
+		if err != nil {
+			return agreement.Response{}, err
+		}
+		hr.URL.Path, hr.URL.RawPath, hr.URL.RawQuery = p.Path, p.RawPath, p.RawQuery
+	}
+	if r.Header != nil {
+		hr.Header = r.Header.Clone()
+	}
+	resp, err := client.Do(hr)
+	if err != nil {
+		return agreement.Response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxProbeBody))
+	if err != nil {
+		return agreement.Response{}, err
+	}
+	return agreement.Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: b}, nil
+}
+
+// truncateRunes cuts s to at most n runes, marking the cut with "…".
+func truncateRunes(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -1,0 +1,226 @@
+package runner
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// jsonServer answers /item?n=N with a JSON object built by body(n).
+func jsonServer(t *testing.T, body func(n int) string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			return
+		}
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body(n))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// gatesScenario loads a scenario with the two url targets and extra
+// sections appended. Its one class draws n from 1..1000, so the probe's
+// requests differ from each other.
+func gatesScenario(t *testing.T, base, cand string, extra string) *scenario.Scenario {
+	t.Helper()
+	src := fmt.Sprintf(`version: 1
+name: gates
+targets:
+  baseline: {url: %q}
+  candidate: {url: %q}
+load: {concurrency: [1], duration: 50ms, warmup: 0s, repetitions: 2}
+classes:
+  - name: item
+    request: GET /item?n={{int 1 1000}}
+%s`, base, cand, extra)
+	path := filepath.Join(t.TempDir(), "benchgate.yml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load(path, "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func runGates(t *testing.T, sc *scenario.Scenario) (*baselines.Results, string) {
+	t.Helper()
+	out := t.TempDir()
+	var progress syncBuffer
+	res, err := Run(t.Context(), sc, Options{OutDir: out, Progress: &progress})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, progress.String())
+	}
+	disk := readResults(t, out)
+	if disk.Gates == nil {
+		t.Fatalf("results.json has no gates\n%s", progress.String())
+	}
+	return res, progress.String()
+}
+
+func TestAgreementKeyOrder(t *testing.T) {
+	base := jsonServer(t, func(n int) string { return fmt.Sprintf(`{"n":%d,"name":"item %d","tags":["a","b"]}`, n, n) })
+	cand := jsonServer(t, func(n int) string { return fmt.Sprintf(`{"tags":["a","b"], "name":"item %d", "n":%d.0}`, n, n) })
+	res, progress := runGates(t, gatesScenario(t, base.URL, cand.URL, "agreement: {requests: 4}\n"))
+	a := res.Gates.Agreement
+	if a == nil || len(a.Classes) != 1 {
+		t.Fatalf("agreement %+v", a)
+	}
+	if c := a.Classes[0]; !c.Agree || c.Requests != 4 || c.Format != "json" || c.Mode != "required" || c.First != nil {
+		t.Errorf("class %+v", c)
+	}
+	if !strings.Contains(progress, "agreement item: agree over 4 requests\n") {
+		t.Errorf("progress:\n%s", progress)
+	}
+	if len(res.Rungs) != 4 {
+		t.Errorf("%d rungs after the gates, want 4", len(res.Rungs))
+	}
+}
+
+func TestAgreementOneValueDiffers(t *testing.T) {
+	// The probe's requests are the class's stream: find the third one's n,
+	// and make the candidate answer that one differently.
+	sc := gatesScenario(t, "http://127.0.0.1:1", "http://127.0.0.1:2", "")
+	st := sc.Stream("", "item", 1, 0, 0)
+	var third string
+	for range 3 {
+		third = st.Next().Target
+	}
+	n3, _ := strconv.Atoi(strings.TrimPrefix(third, "/item?n="))
+
+	var candHits atomic.Int64
+	base := jsonServer(t, func(n int) string { return fmt.Sprintf(`{"n":%d,"price":12}`, n) })
+	cand := jsonServer(t, func(n int) string {
+		candHits.Add(1)
+		if n == n3 {
+			return fmt.Sprintf(`{"n":%d,"price":13}`, n)
+		}
+		return fmt.Sprintf(`{"n":%d,"price":12}`, n)
+	})
+	res, progress := runGates(t, gatesScenario(t, base.URL, cand.URL, ""))
+	c := res.Gates.Agreement.Classes[0]
+	want := baselines.Disagreement{Index: 2, Method: "GET", Target: third, BaselineStatus: 200, CandidateStatus: 200,
+		Reason: "$.price: 12 vs 13", Path: "$.price"}
+	got := *c.First
+	got.Baseline, got.Candidate = "", ""
+	if c.Agree || c.Requests != 3 || got != want {
+		t.Fatalf("class %+v, first %+v; want %+v", c, c.First, want)
+	}
+	if !strings.Contains(c.First.Baseline, "12") || !strings.Contains(c.First.Candidate, "13") {
+		t.Errorf("excerpts %q %q", c.First.Baseline, c.First.Candidate)
+	}
+	if !strings.Contains(progress, "agreement item: DISAGREE at request 3, GET "+third+": $.price: 12 vs 13 (required)") {
+		t.Errorf("progress:\n%s", progress)
+	}
+	// The probe stopped at the difference, and the load still ran.
+	if a, _ := res.Gates.Agreement.Counts(); a != 0 || len(res.Rungs) != 4 || candHits.Load() < 3 {
+		t.Errorf("agree %d, %d rungs, %d candidate hits", a, len(res.Rungs), candHits.Load())
+	}
+}
+
+func TestAgreementIgnoreAndModes(t *testing.T) {
+	var clock atomic.Int64
+	stamped := func(n int) string {
+		return fmt.Sprintf(`{"n":%d,"generated_at":"2026-11-30T00:00:%02dZ"}`, n, clock.Add(1)%60)
+	}
+	base, cand := jsonServer(t, stamped), jsonServer(t, stamped)
+
+	res, _ := runGates(t, gatesScenario(t, base.URL, cand.URL, "agreement: {ignore: [\"$.generated_at\"]}\n"))
+	if c := res.Gates.Agreement.Classes[0]; !c.Agree || c.Requests != 5 {
+		t.Errorf("with ignore: %+v %+v", c, c.First)
+	}
+	res, _ = runGates(t, gatesScenario(t, base.URL, cand.URL, "agreement: warn\n"))
+	if c := res.Gates.Agreement.Classes[0]; c.Agree || c.Mode != "warn" || c.First.Path != "$.generated_at" {
+		t.Errorf("without ignore, warn: %+v %+v", c, c.First)
+	}
+	out := t.TempDir()
+	res, err := Run(t.Context(), gatesScenario(t, base.URL, cand.URL, "agreement: {mode: off}\n"), Options{OutDir: out})
+	if err != nil || res.Gates != nil {
+		t.Errorf("mode off: err %v, gates %+v", err, res.Gates)
+	}
+}
+
+func TestPreflight(t *testing.T) {
+	base := jsonServer(t, func(n int) string { return `{}` })
+	cand := jsonServer(t, func(n int) string { return `{}` })
+	extra := `
+  - name: other
+    request: GET /other
+preflight:
+  - name: echo-url
+    run: ["sh", "-c", "echo checking $BENCHGATE_TARGET; echo $1", "sh", "{url}/x"]
+  - name: lint
+    run: ["sh", "-c", "echo line one; echo 'bad <thing>' >&2; echo; [ $BENCHGATE_TARGET = baseline ] || exit 3"]
+    classes: [other]
+  - name: slow
+    run: ["sh", "-c", "echo started; sleep 31.25 & sleep 31.25"]
+    targets: [candidate]
+    timeout: 300ms
+agreement: off
+`
+	sc := gatesScenario(t, base.URL, cand.URL, extra)
+	res, progress := runGates(t, sc)
+	got := res.Gates.Preflight
+	if len(got) != 5 {
+		t.Fatalf("preflight %+v", got)
+	}
+	type short struct {
+		name, target, last, err string
+		pass                    bool
+		exit                    int
+	}
+	var have []short
+	for _, r := range got {
+		have = append(have, short{r.Name, r.Target, r.LastLine, r.Error, r.Pass, r.ExitCode})
+	}
+	want := []short{
+		{"echo-url", "baseline", base.URL + "/x", "", true, 0},
+		{"echo-url", "candidate", cand.URL + "/x", "", true, 0},
+		{"lint", "baseline", "bad <thing>", "", true, 0},
+		{"lint", "candidate", "bad <thing>", "", false, 3},
+		{"slow", "candidate", "started", "timed out after 300ms", false, -1},
+	}
+	if !slices.Equal(have, want) {
+		t.Errorf("preflight\n got %+v\nwant %+v\n%s", have, want, progress)
+	}
+	// The whole output is kept in the results directory.
+	if got[0].Log == "" {
+		t.Errorf("no log: %+v", got[0])
+	}
+	// The failed lint guards class other: absent, not measured.
+	if !slices.Equal(res.Gates.Absent, []baselines.AbsentClass{{Class: "other", Reason: "pre-flight lint failed on candidate"}}) {
+		t.Errorf("absent %+v", res.Gates.Absent)
+	}
+	for _, c := range res.Plan.Cells {
+		if c.Class == "other" {
+			t.Errorf("plan still has %v", c)
+		}
+	}
+	for _, g := range res.Rungs {
+		if g.Class == "other" {
+			t.Errorf("rung of an absent class: %v", g.Cell)
+		}
+	}
+	if res.Status != "complete" || res.CompleteRounds() != 2 {
+		t.Errorf("status %s, %d complete rounds", res.Status, res.CompleteRounds())
+	}
+	// The timed-out command's group is gone: no sleep of it is left.
+	if out, _ := exec.Command("pgrep", "-f", "sleep 31.25").Output(); len(out) > 0 {
+		t.Errorf("pre-flight processes left: %s", out)
+	}
+}
