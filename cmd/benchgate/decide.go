@@ -97,7 +97,7 @@ func decide(res *baselines.Results) (report.Input, error) {
 		settings.Confidence = g.Confidence
 	}
 	settings.TieWithin = g.TieWithin
-	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate}
+	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease}
 	for _, r := range g.FailOn {
 		policy.FailOn = append(policy.FailOn, gate.Rule{
 			Metric: gate.Metric(r.Metric), Classes: r.Classes,
@@ -109,7 +109,52 @@ func decide(res *baselines.Results) (report.Input, error) {
 	}
 	return report.Input{
 		Results:    res,
-		Comparison: gate.Compare(inputs, settings, policy),
+		Comparison: gate.WithGateFailures(gate.Compare(inputs, settings, policy), gateFailures(res.Gates)),
 		Rounds:     res.CompleteRounds(),
 	}, nil
+}
+
+// gateFailures are the correctness gates' reasons to fail: a class whose
+// answers disagree under mode required, and a pre-flight command the
+// candidate fails where the baseline passed (or was not asked). A command
+// both fail says something of the setup, not of the change: the report
+// shows it, the gate does not fail on it.
+func gateFailures(g *baselines.Gates) []gate.Failure {
+	if g == nil {
+		return nil
+	}
+	var fs []gate.Failure
+	baseFailed, baseRan := map[string]bool{}, map[string]bool{}
+	for _, p := range g.Preflight {
+		if p.Target == "baseline" {
+			baseRan[p.Name], baseFailed[p.Name] = true, !p.Pass
+		}
+	}
+	for _, p := range g.Preflight {
+		if p.Target != "candidate" || p.Pass || baseFailed[p.Name] {
+			continue
+		}
+		why := p.Error
+		if why == "" {
+			why = fmt.Sprintf("exit %d", p.ExitCode)
+		}
+		if p.LastLine != "" {
+			why += ": " + p.LastLine
+		}
+		reason := fmt.Sprintf("pre-flight %s fails on the candidate (%s)", p.Name, why)
+		if baseRan[p.Name] {
+			reason += " and passes on the baseline"
+		}
+		fs = append(fs, gate.Failure{Kind: gate.FailPreflight, Reason: reason})
+	}
+	if g.Agreement != nil {
+		for _, c := range g.Agreement.Classes {
+			if c.Agree || c.Mode != "required" || c.First == nil {
+				continue
+			}
+			fs = append(fs, gate.Failure{Key: gate.CellKey{Variant: c.Variant, Class: c.Class}, Kind: gate.FailAgreement,
+				Reason: fmt.Sprintf("answers differ at request %d (%s %s): %s", c.First.Index+1, c.First.Method, c.First.Target, c.First.Reason)})
+		}
+	}
+	return fs
 }

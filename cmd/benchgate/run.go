@@ -337,13 +337,26 @@ func outcomeError(c gate.Comparison) error {
 	case gate.Pass:
 		return nil
 	case gate.Fail:
-		var cells []string
+		var cells, parts []string
 		for _, f := range c.Failures {
-			if f.Kind != "inconclusive" {
+			switch f.Kind {
+			case gate.FailAgreement:
+				name := f.Key.Class
+				if f.Key.Variant != "" {
+					name = f.Key.Variant + "/" + name
+				}
+				parts = append(parts, "agreement: "+name+" answers differently")
+			case gate.FailPreflight:
+				parts = append(parts, f.Reason)
+			case gate.FailInconclusive:
+			default:
 				cells = append(cells, fmt.Sprintf("%s %s", cellName(f.Key), f.Metric))
 			}
 		}
-		return withCode(exitRegression, fmt.Errorf("gate failed: %d pre-declared regression(s): %s", len(cells), strings.Join(cells, ", ")))
+		if len(cells) > 0 {
+			parts = append(parts, fmt.Sprintf("%d pre-declared regression(s): %s", len(cells), strings.Join(cells, ", ")))
+		}
+		return withCode(exitRegression, fmt.Errorf("gate failed: %s", strings.Join(parts, "; ")))
 	default:
 		return withCode(exitRegression, fmt.Errorf("gate inconclusive: %d gated cell(s) could not be decided (too few repetitions)", len(c.Failures)))
 	}
