@@ -136,6 +136,9 @@ type item struct {
 	Price int    `json:"price"`
 }
 
+// sink keeps the slowed build's extra work from being optimised away.
+var sink atomic.Uint32
+
 // price is what item i costs: the conformance check recomputes it.
 func price(i int) int { return (i * 7919) % 1000 }
 
@@ -203,14 +206,20 @@ func newHandler(o options) http.Handler {
 			http.Error(w, "missing q", http.StatusBadRequest)
 			return
 		}
-		sum := sha256.Sum256([]byte(q))
-		rounds := 2000 * factor["search"]
+		rounds := 2000
 		if o.wrong == "search" {
 			rounds /= 5 // the bug: 5× faster, and a different digest
 		}
+		sum := sha256.Sum256([]byte(q))
 		for range rounds {
 			sum = sha256.Sum256(sum[:])
 		}
+		// A slowed build does more work for the same answer.
+		extra := sum
+		for range rounds * (factor["search"] - 1) {
+			extra = sha256.Sum256(extra[:])
+		}
+		sink.Add(uint32(extra[0]))
 		writeJSON(w, map[string]any{"q": q, "digest": hex.EncodeToString(sum[:8])})
 	})
 	// /sleep: waiting dominates, like a call to a slow backend.
