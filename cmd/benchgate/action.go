@@ -78,6 +78,11 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		for _, kv := range [][2]any{{"regressions", c.Regressions}, {"improvements", c.Improvements}, {"ties", c.Ties}, {"inconclusive", c.Inconclusive}} {
 			outputs = append(outputs, [2]string{kv[0].(string), strconv.Itoa(kv[1].(int))})
 		}
+		disagree := 0
+		if g := rep.Results.Gates; g != nil && g.Agreement != nil {
+			_, disagree = g.Agreement.Counts()
+		}
+		outputs = append(outputs, [2]string{"disagreements", strconv.Itoa(disagree)})
 		var summary strings.Builder
 		err := report.Summary(&summary, *rep, report.SummaryOptions{})
 		if err == nil {
@@ -185,6 +190,17 @@ func annotateFailures(w io.Writer, c gate.Comparison, file string) {
 	for _, f := range c.Failures {
 		title := "benchgate: " + string(f.Metric) + " " + f.Kind
 		msg := fmt.Sprintf("%s: %s", cellName(f.Key), f.Reason)
+		switch f.Kind {
+		case gate.FailAgreement:
+			title = "benchgate: agreement"
+			name := f.Key.Class
+			if f.Key.Variant != "" {
+				name = f.Key.Variant + "/" + name
+			}
+			msg = fmt.Sprintf("class %s answers differently: %s", name, f.Reason)
+		case gate.FailPreflight:
+			title, msg = "benchgate: pre-flight", f.Reason
+		}
 		ghaction.Annotate(w, "error", title, msg, file, 0)
 	}
 }
