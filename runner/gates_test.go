@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/scenario"
@@ -220,7 +223,56 @@ agreement: off
 		t.Errorf("status %s, %d complete rounds", res.Status, res.CompleteRounds())
 	}
 	// The timed-out command's group is gone: no sleep of it is left.
-	if out, _ := exec.Command("pgrep", "-f", "sleep 31.25").Output(); len(out) > 0 {
-		t.Errorf("pre-flight processes left: %s", out)
+	noneLeft(t, "sleep 31.25")
+}
+
+// TestPreflightCancelled: a run cancelled while a pre-flight command runs
+// kills the command's whole group, records the run as cancelled and
+// measured nothing.
+func TestPreflightCancelled(t *testing.T) {
+	base := jsonServer(t, func(n int) string { return `{}` })
+	cand := jsonServer(t, func(n int) string { return `{}` })
+	started := filepath.Join(t.TempDir(), "started")
+	extra := fmt.Sprintf(`preflight:
+  - name: hang
+    run: ["sh", "-c", "sleep 32.75 & touch %s; sleep 32.75"]
+`, started)
+	sc := gatesScenario(t, base.URL, cand.URL, extra)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(started); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	out := t.TempDir()
+	res, err := Run(ctx, sc, Options{OutDir: out})
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a cancellation", err)
 	}
+	if res.Status != "cancelled" || len(res.Rungs) != 0 {
+		t.Errorf("status %q, %d rungs", res.Status, len(res.Rungs))
+	}
+	if disk := readResults(t, out); disk.Status != "cancelled" {
+		t.Errorf("results.json status %q", disk.Status)
+	}
+	noneLeft(t, "sleep 32.75")
+}
+
+// noneLeft fails when a process whose command line holds pattern is still
+// there: killed processes get a moment to be reaped.
+func noneLeft(t *testing.T, pattern string) {
+	t.Helper()
+	var out []byte
+	for range 200 {
+		if out, _ = exec.Command("pgrep", "-f", pattern).Output(); len(out) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("pre-flight processes left: %s", out)
 }
