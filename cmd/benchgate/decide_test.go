@@ -74,3 +74,53 @@ func TestDecideSilentRung(t *testing.T) {
 		t.Errorf("cpu_per_req: candidate n %d, want 1", d.Candidate.N)
 	}
 }
+
+// TestDecideGates: the correctness gates' findings turn into failures as
+// docs/correctness.md says, and the cells are decided as without them.
+func TestDecideGates(t *testing.T) {
+	pf := func(name, target string, pass bool, exit int) baselines.PreflightResult {
+		return baselines.PreflightResult{Name: name, Target: target, Pass: pass, ExitCode: exit, LastLine: name + " said so"}
+	}
+	dis := &baselines.Disagreement{Index: 2, Method: "GET", Target: "/s?q=1", Reason: "$.n: 1 vs 2"}
+	r := results([2]string{"", ""})
+	r.Gates = &baselines.Gates{
+		Preflight: []baselines.PreflightResult{
+			pf("both", "baseline", false, 1), pf("both", "candidate", false, 1), // the setup's problem
+			pf("broke", "baseline", true, 0), pf("broke", "candidate", false, 2), // the change's
+			pf("fixed", "baseline", false, 1), pf("fixed", "candidate", true, 0),
+			pf("only", "candidate", false, 4), // asked of the candidate alone
+		},
+		Agreement: &baselines.AgreementResult{Classes: []baselines.ClassAgreement{
+			{Class: "Q", Mode: "required", Requests: 5, Agree: true},
+			{Variant: "csv", Class: "S", Mode: "required", Requests: 3, First: dis},
+			{Class: "W", Mode: "warn", Requests: 3, First: dis},
+		}},
+	}
+	in, err := decide(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := in.Comparison
+	want := []gate.Failure{
+		{Kind: gate.FailPreflight, Reason: "pre-flight broke fails on the candidate (exit 2: broke said so) and passes on the baseline"},
+		{Kind: gate.FailPreflight, Reason: "pre-flight only fails on the candidate (exit 4: only said so)"},
+		{Key: gate.CellKey{Variant: "csv", Class: "S"}, Kind: gate.FailAgreement, Reason: "answers differ at request 3 (GET /s?q=1): $.n: 1 vs 2"},
+	}
+	if c.Outcome != gate.Fail || len(c.Failures) != len(want) {
+		t.Fatalf("outcome %s, failures %+v", c.Outcome, c.Failures)
+	}
+	for i := range want {
+		if c.Failures[i] != want[i] {
+			t.Errorf("failure %d = %+v\nwant %+v", i, c.Failures[i], want[i])
+		}
+	}
+	if len(c.Cells) != 1 || c.Cells[0].Verdict != gate.Tie {
+		t.Errorf("cells %+v", c.Cells)
+	}
+
+	// Without failing gates the same cells pass.
+	r.Gates = &baselines.Gates{Preflight: []baselines.PreflightResult{pf("ok", "baseline", true, 0), pf("ok", "candidate", true, 0)}}
+	if in, _ := decide(r); in.Comparison.Outcome != gate.Pass {
+		t.Errorf("passing gates: %s %+v", in.Comparison.Outcome, in.Comparison.Failures)
+	}
+}
