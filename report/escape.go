@@ -63,6 +63,57 @@ func EscapeMarkdown(s string) string {
 	return b.String()
 }
 
+// escapeHTML returns s as text that renders as the same characters
+// whether GitHub reads it as HTML or as markdown, for inside an HTML element
+// such as <summary> or <code>, where it may do either: every character
+// either would give a meaning to is a numeric character reference, which
+// neither reads as syntax, and "\" is never needed, so none shows. Like
+// EscapeMarkdown it breaks mentions, issue references and bare URLs with a
+// zero-width space, turns control characters into spaces and drops
+// bidirectional overrides.
+func escapeHTML(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		next := s[i+size:]
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case isBidiControl(r):
+		case unicode.IsControl(r):
+			b.WriteByte(' ')
+		case r == '@' || r == '#':
+			b.WriteRune(r)
+			b.WriteString(zwsp)
+		case r == ':' && strings.HasPrefix(next, "//"):
+			b.WriteString(":" + zwsp)
+		case (r == 'w' || r == 'W') && len(next) >= 3 && strings.EqualFold(next[:3], "ww."):
+			b.WriteString(s[i : i+3])
+			b.WriteString(zwsp)
+			size = 3
+		case strings.ContainsRune("&<>\\`*_[]!|~$", r):
+			b.WriteString("&#" + strconv.Itoa(int(r)) + ";")
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// codeText shows an untrusted string (a body excerpt, a request, a line of
+// output) in monospace as the characters it holds, in a table cell or a
+// list item: a <code> element around escapeHTML's text, so no backtick or
+// pipe in it can end the element, the cell or the line. "" shows as
+// "(empty)".
+func codeText(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	return "<code>" + escapeHTML(s) + "</code>"
+}
+
 // isBidiControl reports the invisible characters that reorder displayed
 // text (the "trojan source" characters).
 func isBidiControl(r rune) bool {

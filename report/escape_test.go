@@ -132,3 +132,34 @@ func TestReproduceCommand(t *testing.T) {
 		t.Errorf("fence = %q, want three backticks", got)
 	}
 }
+
+func TestEscapeHTML(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Q01", "Q01"},
+		{"<script>`|*", "&#60;script&#62;&#96;&#124;&#42;"},
+		{`{"a": 'b'}`, `{"a": 'b'}`},
+		{"a\\b & c", "a&#92;b &#38; c"},
+		{"[x](y) ![i](z) _e_ ~s~ $m$", "&#91;x&#93;(y) &#33;&#91;i&#93;(z) &#95;e&#95; &#126;s&#126; &#36;m&#36;"},
+		{"@team #1 http://x www.y", "@&#8203;team #&#8203;1 http:&#8203;//x www&#8203;.y"},
+		{"line\nbreak\x1b[2J", "line break &#91;2J"},
+		{"abc\u202edef", "abcdef"},
+		{"caf\xe9", "caf\uFFFD"},
+	} {
+		if got := escapeHTML(tc.in); got != tc.want {
+			t.Errorf("escapeHTML(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := codeText(""); got != "(empty)" {
+		t.Errorf("codeText(\"\") = %q", got)
+	}
+	// Whatever the input, the element holds one line and no character
+	// that markdown or HTML would read as syntax, so it cannot be closed
+	// early or close anything around it.
+	for _, in := range []string{hostileClass, hostileDetails, "{\"n\": \"<script>`|*</script> @team\"}", "``` \n</code></td>", "a|b\\|c", "&lt;"} {
+		got := codeText(in)
+		inner := strings.TrimSuffix(strings.TrimPrefix(got, "<code>"), "</code>")
+		if strings.ContainsAny(inner, "<>`|*_[]\\\n\r") || regexp.MustCompile(`&[a-z]`).MatchString(inner) {
+			t.Errorf("codeText(%q) = %q", in, got)
+		}
+	}
+}
