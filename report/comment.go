@@ -48,13 +48,16 @@ type CommentOptions struct {
 }
 
 // Comment writes the body of the sticky pull-request comment: the outcome,
-// the failures, one line of counts and the run's identity, then the rest
-// of the markdown report folded in a <details> element. The body stays
-// within opt.MaxRunes: when the whole does not fit, the folded report gives
-// way to a note pointing to the job summary and report.md; when even the
-// failures do not fit, their list is cut at a line with "… and N more". It
-// fails only when the budget cannot hold the marker, the title and that
-// note.
+// the failures, what the correctness gates found (failed pre-flight
+// commands, the agreement gate with each disagreement, absent classes), one
+// line of counts and the run's identity, then the rest of the markdown
+// report folded in a <details> element. The body stays within
+// opt.MaxRunes: when the whole does not fit, the latency distributions
+// leave the fold first, then the folded report gives way to a note
+// pointing to the job summary and report.md; then the gates' details go
+// (the failures still name each gate failure); when even the failures do
+// not fit, their list is cut at a line with "… and N more". It fails only
+// when the budget cannot hold the marker, the title and that note.
 func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	m := newModel(in)
 	limit := cmp.Or(opt.MaxRunes, DefaultCommentRunes)
@@ -78,26 +81,47 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 		failures = append(failures, "- "+failureText(it, true)+"\n")
 	}
 	counts := m.countsLine() + "\n\n"
+	// The gates fail the gate whatever the cells say: what they found is
+	// shown above the fold, but for the pre-flight table.
+	gates := m.commentGates()
+	var preflight strings.Builder
+	m.mdPreflight(&preflight)
+	if preflight.Len() > 0 {
+		secs[secGates] = "### Gates\n\n" + preflight.String()
+	} else {
+		delete(secs, secGates)
+	}
 
 	// The fold: the rest of the report, the failures and status excepted as
 	// the head shows them just above. GitHub renders markdown inside
 	// <details> only when blank lines set it apart from the tags.
-	var fold strings.Builder
-	fold.WriteString("<details><summary>" + m.foldSummary() + "</summary>\n\n")
-	for _, id := range []sectionID{secIdentity, secError, secTables, secResources, secPerCore,
-		secErrors, secClaims, secThreats, secReproduce, secEnvironment} {
-		fold.WriteString(secs[id])
+	fold := func(latency bool) string {
+		var b strings.Builder
+		b.WriteString("<details><summary>" + m.foldSummary(latency) + "</summary>\n\n")
+		for _, id := range []sectionID{secIdentity, secError, secGates, secTables, secResources, secPerCore,
+			secLatency, secErrors, secClaims, secThreats, secReproduce, secEnvironment} {
+			if id != secLatency || latency {
+				b.WriteString(secs[id])
+			}
+		}
+		b.WriteString("\n</details>\n")
+		return b.String()
 	}
-	fold.WriteString("\n</details>\n")
 
 	list := strings.Join(failures, "")
 	if list != "" {
 		list += "\n"
 	}
-	out := marker + title + list + counts + fold.String()
+	out := marker + title + list + gates + counts + fold(true)
+	if _, ok := secs[secLatency]; ok && runes(out) > limit {
+		out = marker + title + list + gates + counts + fold(false)
+	}
 	if runes(out) > limit {
 		pointer := pointerLine(opt.SummaryURL)
-		out = marker + title + list + counts + pointer
+		out = marker + title + list + gates + counts + pointer
+		if runes(out) > limit {
+			out = marker + title + list + counts + pointer
+		}
 		if runes(out) > limit {
 			var err error
 			if list, err = cutFailures(failures, limit-runes(marker+title+counts+pointer)); err != nil {
@@ -192,14 +216,22 @@ func (m *model) countsLine() string {
 }
 
 // foldSummary is the text of the <summary> element: numbers and fixed
-// words only, since GitHub does not render markdown there.
-func (m *model) foldSummary() string {
-	parts := []string{plural(len(m.in.Comparison.Cells), "cell", "cells"), "tables"}
+// words only, since GitHub does not render markdown there. latency says
+// whether the fold holds the latency distributions.
+func (m *model) foldSummary(latency bool) string {
+	parts := []string{plural(len(m.in.Comparison.Cells), "cell", "cells")}
+	if g := m.gates(); g != nil && len(g.Preflight) > 0 {
+		parts = append(parts, "pre-flight")
+	}
+	parts = append(parts, "tables")
 	for _, t := range m.tables {
 		if t.res != nil {
 			parts = append(parts, "resources")
 			break
 		}
+	}
+	if latency && m.anyLatency() {
+		parts = append(parts, "latency")
 	}
 	if len(m.errors) > 0 {
 		parts = append(parts, "errors")
@@ -225,9 +257,11 @@ var sectionNames = map[sectionID]string{
 	secStatus:      "the run's status",
 	secError:       "the run's error output",
 	secFailures:    "the failures",
+	secGates:       "the correctness gates",
 	secTables:      "the verdict tables",
 	secResources:   "the resources tables",
 	secPerCore:     "the throughput per core",
+	secLatency:     "the latency distributions",
 	secErrors:      "the error distribution",
 	secClaims:      "the claims",
 	secThreats:     "the threats to validity",
@@ -240,10 +274,11 @@ const cutLine = "… the rest is left out here: report.md in the results has it 
 
 // Summary writes the markdown report for a job summary, byte for byte the
 // one Markdown writes when it fits in opt.MaxBytes. When it does not, whole
-// parts give way, the largest tables first: the resources, the throughput
-// per core and the error distribution (largest first), then the threats to
-// validity and the environment; the title, failures, verdict tables, claims
-// and how to reproduce stay. Should those still not fit, the report is cut
+// parts give way: the latency distributions first, then the largest
+// tables: the resources, the throughput per core and the error distribution
+// (largest first), then the threats to validity and the environment; the
+// title, failures, correctness gates, verdict tables, claims and how to
+// reproduce stay. Should those still not fit, the report is cut
 // at a line. A note after the failures says what was left out and that
 // report.md in the results has it all. It fails only when the budget cannot
 // hold that note.
@@ -269,7 +304,7 @@ func Summary(w io.Writer, in Input, opt SummaryOptions) error {
 	slices.SortStableFunc(tables, func(a, b sectionID) int { return cmp.Compare(present[b], present[a]) })
 	left := map[sectionID]bool{}
 	kept := secs
-	for _, id := range append(tables, secThreats, secEnvironment) {
+	for _, id := range append(append([]sectionID{secLatency}, tables...), secThreats, secEnvironment) {
 		if _, ok := present[id]; !ok {
 			continue
 		}

@@ -1,8 +1,11 @@
 package report
 
 import (
+	"math"
+	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 )
@@ -401,4 +404,90 @@ func pinsCancelledInput() Input {
 		}
 	}
 	return Input{Results: res, Comparison: decideRungs(&decided), Rounds: 3}
+}
+
+// latencyHistogram encodes, as the runner does, a histogram of n latencies
+// in µs spread as a + b·Exp(1): median a + 0.69b, p95 a + 3b. Values are
+// quantiles, not draws, so the fixture is exact.
+func latencyHistogram(n int, a, b float64) string {
+	h := hdrhistogram.New(1, 30_000_000, 3)
+	for i := range n {
+		q := (float64(i) + 0.5) / float64(n)
+		if err := h.RecordValue(int64(a + b*-math.Log(1-q))); err != nil {
+			panic(err)
+		}
+	}
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		panic(err)
+	}
+	return string(enc)
+}
+
+// hostileExcerpt is a body excerpt written to break out of a code span, a
+// table cell and the HTML around it, and to ping a team.
+const hostileExcerpt = "{\"price\": 12, \"note\": \"<script>`|*</script> @team\"}"
+
+// longLastLine is a pre-flight's last line of output, longer than a report
+// shows, with markdown and HTML in it.
+var longLastLine = "FAIL /search?q=<b>x</b>: response does not match the schema `#/items` | " + strings.Repeat("expected number, got string; ", 10) + "END"
+
+// gatesInput: fullInput whose run also ran the correctness gates — a
+// pre-flight command the candidate fails and the baseline passes, one that
+// both pass, two classes that agree, one that disagrees under mode required
+// with a hostile excerpt, one that disagrees under warn with a different
+// status, and a class the failed pre-flight left out — and whose csv Q01
+// rungs carry latency histograms (the candidate slower at c=8).
+func gatesInput() Input {
+	in := fullInput()
+	res := in.Results
+	res.Gates = &baselines.Gates{
+		Preflight: []baselines.PreflightResult{
+			{Name: "conformance", Target: "baseline", Command: "./bin/conform {url}", Pass: true,
+				LastLine: "42 checks passed", Duration: 1.5, Classes: []string{"export"}, Log: "gates/conformance-baseline.log"},
+			{Name: "lint", Target: "baseline", Command: "./bin/lint {url}", Pass: true, Duration: 0.4, Log: "gates/lint-baseline.log"},
+			{Name: "conformance", Target: "candidate", Command: "./bin/conform {url}", ExitCode: 1,
+				LastLine: longLastLine, Duration: 1.7, Classes: []string{"export"}, Log: "gates/conformance-candidate.log"},
+			{Name: "lint", Target: "candidate", Command: "./bin/lint {url}", Pass: true, LastLine: "ok", Duration: 0.4,
+				Log: "gates/lint-candidate.log"},
+		},
+		Agreement: &baselines.AgreementResult{Classes: []baselines.ClassAgreement{
+			{Variant: "csv", Class: "Q01", Mode: "required", Requests: 5, Agree: true, Format: "csv"},
+			{Variant: "csv", Class: "mix", Mode: "required", Requests: 5, Format: "json", First: &baselines.Disagreement{
+				Index: 2, Method: "GET", Target: "/search?q=<b>x</b>&fmt=csv", BaselineStatus: 200, CandidateStatus: 200,
+				Reason: "$.items[0].price: 12 vs 13", Path: "$.items[0].price",
+				Baseline: hostileExcerpt, Candidate: "{\"price\": 13, \"note\": \"ok\"}",
+			}},
+			{Variant: "json", Class: "Q01", Mode: "required", Requests: 5, Agree: true, Format: "json"},
+			{Variant: "json", Class: "mix", Mode: "warn", Requests: 5, Format: "text", First: &baselines.Disagreement{
+				Index: 0, Method: "POST", Target: "/mix", BaselineStatus: 200, CandidateStatus: 500,
+				Reason: "status 200 vs 500", Baseline: "ok", Candidate: "internal error\n```\n\x1b[31mpanic",
+			}},
+		}},
+		Absent: []baselines.AbsentClass{{Class: "export", Reason: "pre-flight conformance failed on candidate"}},
+	}
+	type spread struct{ a, b float64 }
+	spreads := map[baselines.Cell][2]spread{
+		{Variant: "csv", Class: "Q01", Concurrency: 1}: {{984, 312}, {970, 303}},
+		{Variant: "csv", Class: "Q01", Concurrency: 8}: {{3363, 919}, {4377, 1188}},
+	}
+	jitter := []float64{0.99, 1.00, 1.01}
+	for i, g := range res.Rungs {
+		s, ok := spreads[g.Cell]
+		if !ok {
+			continue
+		}
+		side := s[0]
+		if g.Target == "candidate" {
+			side = s[1]
+		}
+		res.Rungs[i].Histogram = latencyHistogram(int(g.Requests), side.a*jitter[g.Round], side.b*jitter[g.Round])
+	}
+	in.Comparison = gate.WithGateFailures(in.Comparison, []gate.Failure{
+		// As the gate command words them (cmd/benchgate gateFailures).
+		{Key: gate.CellKey{Variant: "csv", Class: "mix"}, Kind: gate.FailAgreement,
+			Reason: "answers differ at request 3 (GET /search?q=<b>x</b>&fmt=csv): $.items[0].price: 12 vs 13"},
+		{Kind: gate.FailPreflight, Reason: "pre-flight conformance fails on the candidate (exit 1: " + longLastLine + ") and passes on the baseline"},
+	})
+	return in
 }

@@ -138,6 +138,18 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// truncateMiddle cuts s to n runes, an ellipsis in place of its middle, so
+// a sentence that quotes a long line keeps its end: "pre-flight x fails on
+// the candidate (exit 1: …) and passes on the baseline".
+func truncateMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	tail := n / 4
+	return string(r[:n-tail]) + "…" + string(r[len(r)-tail:])
+}
+
 // stamp prints a time in UTC, to the second: reports are compared across
 // runners in different zones.
 func stamp(t time.Time) string {

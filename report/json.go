@@ -19,16 +19,19 @@ const JSONVersion = 1
 // the gate's or the results file's types change.
 type (
 	jsonDoc struct {
-		Version     int           `json:"version"`
-		Tool        string        `json:"tool"`
-		Scenario    jsonScenario  `json:"scenario"`
-		Status      string        `json:"status"`
-		Error       string        `json:"error,omitempty"`
-		Rounds      jsonRounds    `json:"rounds"`
-		Outcome     gate.Outcome  `json:"outcome"`
-		Counts      gate.Counts   `json:"counts"`
-		Settings    jsonSettings  `json:"settings"`
-		Policy      jsonPolicy    `json:"policy"`
+		Version  int          `json:"version"`
+		Tool     string       `json:"tool"`
+		Scenario jsonScenario `json:"scenario"`
+		Status   string       `json:"status"`
+		Error    string       `json:"error,omitempty"`
+		Rounds   jsonRounds   `json:"rounds"`
+		Outcome  gate.Outcome `json:"outcome"`
+		Counts   gate.Counts  `json:"counts"`
+		Settings jsonSettings `json:"settings"`
+		Policy   jsonPolicy   `json:"policy"`
+		// Gates is what the correctness gates found before any load;
+		// absent when the results file records none.
+		Gates       *jsonGates    `json:"gates,omitempty"`
 		Cells       []jsonCell    `json:"cells"`
 		Failures    []jsonFailure `json:"failures"`
 		Environment jsonEnv       `json:"environment"`
@@ -89,6 +92,85 @@ type (
 		// absent when neither target's resources were measured. The
 		// decisions on cpu_per_req, mem_mean and mem_peak are in Decisions.
 		Resources *jsonResources `json:"resources,omitempty"`
+		// Latency is each target's latency distribution over the decided
+		// rounds' rungs; absent when no rung of the cell carries a
+		// histogram.
+		Latency *jsonLatency `json:"latency,omitempty"`
+	}
+	jsonLatency struct {
+		// A side is null when none of its rungs carries a histogram.
+		Baseline  *jsonLatencySide `json:"baseline"`
+		Candidate *jsonLatencySide `json:"candidate"`
+	}
+	jsonLatencySide struct {
+		// Rungs is the number of histograms merged; Count the requests
+		// they hold. Latencies are in seconds.
+		Rungs       int                 `json:"rungs"`
+		Count       int64               `json:"count"`
+		Min         float64             `json:"min"`
+		Mean        float64             `json:"mean"`
+		Max         float64             `json:"max"`
+		Percentiles jsonLatencyPercents `json:"percentiles"`
+	}
+	jsonLatencyPercents struct {
+		P10  float64 `json:"p10"`
+		P25  float64 `json:"p25"`
+		P50  float64 `json:"p50"`
+		P75  float64 `json:"p75"`
+		P90  float64 `json:"p90"`
+		P95  float64 `json:"p95"`
+		P99  float64 `json:"p99"`
+		P999 float64 `json:"p99.9"`
+	}
+	// The gates mirror baselines.Gates with the document's own tags.
+	jsonGates struct {
+		Preflight []jsonPreflight `json:"preflight"`
+		Agreement *jsonAgreement  `json:"agreement"` // null when not probed
+		Absent    []jsonAbsent    `json:"absent"`
+	}
+	jsonPreflight struct {
+		Name      string   `json:"name"`
+		Target    string   `json:"target"`
+		Command   string   `json:"command"`
+		Pass      bool     `json:"pass"`
+		ExitCode  int      `json:"exit_code"`
+		LastLine  string   `json:"last_line"`
+		Error     string   `json:"error"`
+		DurationS float64  `json:"duration_s"`
+		Classes   []string `json:"classes"`
+		Log       string   `json:"log"`
+	}
+	jsonAgreement struct {
+		// Agree and Disagree count the probed classes, one per class and
+		// variant.
+		Agree    int                  `json:"agree"`
+		Disagree int                  `json:"disagree"`
+		Classes  []jsonClassAgreement `json:"classes"`
+	}
+	jsonClassAgreement struct {
+		Variant  string `json:"variant"`
+		Class    string `json:"class"`
+		Mode     string `json:"mode"`
+		Requests int    `json:"requests"`
+		Agree    bool   `json:"agree"`
+		Format   string `json:"format"`
+		// First is the first differing request; null when all agree.
+		First *jsonDisagreement `json:"first"`
+	}
+	jsonDisagreement struct {
+		Index           int    `json:"index"`
+		Method          string `json:"method"`
+		Target          string `json:"target"`
+		BaselineStatus  int    `json:"baseline_status"`
+		CandidateStatus int    `json:"candidate_status"`
+		Reason          string `json:"reason"`
+		Path            string `json:"path"`
+		Baseline        string `json:"baseline"`
+		Candidate       string `json:"candidate"`
+	}
+	jsonAbsent struct {
+		Class  string `json:"class"`
+		Reason string `json:"reason"`
 	}
 	jsonResources struct {
 		Baseline  *jsonSideResources `json:"baseline"`
@@ -166,9 +248,10 @@ type (
 )
 
 // JSON writes the decisions as an indented JSON document ending in a
-// newline: outcome, counts, the rule and policy in force, every cell's
-// per-metric decisions and error totals, the failures, and the scenario and
-// environment they belong to. Lists are never null, so consumers need no
+// newline: outcome, counts, the rule and policy in force, what the
+// correctness gates found, every cell's per-metric decisions, error totals
+// and latency distribution, the failures, and the scenario and environment
+// they belong to. Lists are never null, so consumers need no
 // special case for an empty grid.
 func JSON(w io.Writer, in Input) error {
 	m := newModel(in)
@@ -255,8 +338,10 @@ func buildJSON(m *model) jsonDoc {
 			})
 		}
 		jc.Resources = m.jsonResourcesOf(cell.Key)
+		jc.Latency = m.jsonLatencyOf(cell.Key)
 		doc.Cells = append(doc.Cells, jc)
 	}
+	doc.Gates = jsonGatesOf(m.gates())
 	if g := m.generator; g != nil {
 		jg := &jsonGenerator{PeakCores: g.peakCores, ShareCPUs: g.shareCPUs, Saturated: []jsonKey{}}
 		if g.shareCPUs > 0 {
@@ -299,6 +384,69 @@ func (m *model) jsonResourcesOf(k gate.CellKey) *jsonResources {
 		return nil
 	}
 	return r
+}
+
+func (m *model) jsonLatencyOf(k gate.CellKey) *jsonLatency {
+	side := func(target string) *jsonLatencySide {
+		d := m.latency[sideKey{cellOf(k), target}]
+		if d == nil {
+			return nil
+		}
+		// Divided rather than multiplied by 1e-6, so 3461 µs prints as
+		// 0.003461.
+		sec := func(us float64) float64 { return us / 1e6 }
+		p := func(q float64) float64 { return sec(d.percentile(q)) }
+		return &jsonLatencySide{
+			Rungs: d.rungs, Count: d.count, Min: sec(d.min), Mean: sec(d.mean), Max: sec(d.max),
+			Percentiles: jsonLatencyPercents{
+				P10: p(10), P25: p(25), P50: p(50), P75: p(75), P90: p(90), P95: p(95), P99: p(99), P999: p(99.9),
+			},
+		}
+	}
+	l := &jsonLatency{Baseline: side("baseline"), Candidate: side("candidate")}
+	if l.Baseline == nil && l.Candidate == nil {
+		return nil
+	}
+	return l
+}
+
+func jsonGatesOf(g *baselines.Gates) *jsonGates {
+	if g == nil {
+		return nil
+	}
+	out := &jsonGates{Preflight: []jsonPreflight{}, Absent: []jsonAbsent{}}
+	for _, p := range g.Preflight {
+		out.Preflight = append(out.Preflight, jsonPreflight{
+			Name: p.Name, Target: p.Target, Command: p.Command, Pass: p.Pass, ExitCode: p.ExitCode,
+			LastLine: p.LastLine, Error: p.Error, DurationS: p.Duration, Classes: orEmpty(p.Classes), Log: p.Log,
+		})
+	}
+	if a := g.Agreement; a != nil {
+		ja := &jsonAgreement{Classes: []jsonClassAgreement{}}
+		ja.Agree, ja.Disagree = a.Counts()
+		for _, c := range a.Classes {
+			jc := jsonClassAgreement{Variant: c.Variant, Class: c.Class, Mode: c.Mode, Requests: c.Requests,
+				Agree: c.Agree, Format: c.Format}
+			if d := c.First; d != nil {
+				jc.First = &jsonDisagreement{Index: d.Index, Method: d.Method, Target: d.Target,
+					BaselineStatus: d.BaselineStatus, CandidateStatus: d.CandidateStatus,
+					Reason: d.Reason, Path: d.Path, Baseline: d.Baseline, Candidate: d.Candidate}
+			}
+			ja.Classes = append(ja.Classes, jc)
+		}
+		out.Agreement = ja
+	}
+	for _, a := range g.Absent {
+		out.Absent = append(out.Absent, jsonAbsent{Class: a.Class, Reason: a.Reason})
+	}
+	return out
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func jsonSummaryOf(s gate.Summary) jsonSummary {

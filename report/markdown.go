@@ -12,10 +12,12 @@ import (
 )
 
 // Markdown writes the full report as GitHub-flavoured markdown: outcome and
-// failures first, then one table per pin set and variant, the resources the
-// targets used and their throughput per core when measured, the error
-// distribution, claims, threats to validity, how to reproduce and the
-// environment, in the order of the hand-written model report.
+// failures first, then the correctness gates, one table per pin set and
+// variant, the resources the targets used and their throughput per core
+// when measured, each cell's latency distribution when the rungs carry
+// histograms, the error distribution, claims, threats to validity, how to
+// reproduce and the environment, in the order of the hand-written model
+// report.
 func Markdown(w io.Writer, in Input) error {
 	var b strings.Builder
 	for _, s := range newModel(in).sections() {
@@ -36,9 +38,11 @@ const (
 	secStatus
 	secError
 	secFailures
+	secGates
 	secTables
 	secResources
 	secPerCore
+	secLatency
 	secErrors
 	secClaims
 	secThreats
@@ -66,9 +70,11 @@ func (m *model) sections() []section {
 		{secStatus, m.mdStatus},
 		{secError, m.mdError},
 		{secFailures, m.mdFailures},
+		{secGates, m.mdGates},
 		{secTables, m.mdTables},
 		{secResources, m.mdResources},
 		{secPerCore, m.mdPerCore},
+		{secLatency, m.mdLatency},
 		{secErrors, m.mdErrors},
 		{secClaims, m.mdClaims},
 		{secThreats, m.mdThreats},
@@ -168,6 +174,12 @@ func (m *model) outcomeText(emoji bool) string {
 	switch c.Outcome {
 	case gate.Fail:
 		var parts []string
+		if n := m.failuresOf(gate.FailAgreement); n > 0 {
+			parts = append(parts, plural(n, "agreement failure", "agreement failures"))
+		}
+		if n := m.failuresOf(gate.FailPreflight); n > 0 {
+			parts = append(parts, plural(n, "pre-flight failure", "pre-flight failures"))
+		}
 		if n := m.failuresOf("regression"); n > 0 {
 			parts = append(parts, plural(n, "regression", "regressions"))
 		}
@@ -264,6 +276,15 @@ func (m *model) mdFailures(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
+// gateFailureText marks a correctness gate's failure, which always fails
+// the gate.
+func gateFailureText(s string, markdown bool) string {
+	if markdown {
+		return "❌ " + s
+	}
+	return s
+}
+
 // failureText is one failure in a sentence; md selects markdown escaping
 // and emphasis, else terminal-safe plain text.
 func failureText(it failureItem, markdown bool) string {
@@ -285,10 +306,31 @@ func failureText(it failureItem, markdown bool) string {
 			fmt.Sprintf(" (%d of %d candidate requests failed)", it.cand.Errors, it.cand.Requests)
 	case "inconclusive":
 		s = strong(metric+" undecided") + " in " + esc(cellName(f.Key))
+	case gate.FailAgreement:
+		// The key names the class and variant probed, not a cell. The
+		// reason the gate command gives reads on from the class: "answers
+		// differ at request 3 (GET /s): $.n: 1 vs 2".
+		s = strong("agreement") + ": class " + classLabel(f.Key.Class, f.Key.Variant, esc)
+		if rest, ok := strings.CutPrefix(f.Reason, "answers differ"); ok {
+			return gateFailureText(s+" answers differ"+esc(truncateMiddle(rest, reasonRunes)), markdown)
+		}
+		s += " answers differently"
+	case gate.FailPreflight:
+		// The key is empty: the reason names the command, as in
+		// "pre-flight conformance fails on the candidate (exit 1: …)".
+		if rest, ok := strings.CutPrefix(f.Reason, "pre-flight "); ok {
+			return gateFailureText(strong("pre-flight")+" "+esc(truncateMiddle(rest, reasonRunes)), markdown)
+		}
+		s = strong("pre-flight check failed")
 	default:
 		s = strong(esc(f.Kind)+" "+metric) + " in " + esc(cellName(f.Key))
 	}
-	if f.Reason != "" {
+	switch {
+	case f.Reason == "":
+	case gateFailure(f.Kind):
+		// It may quote a target's output.
+		s += ": " + esc(truncateMiddle(f.Reason, reasonRunes))
+	default:
 		s += ": " + esc(f.Reason)
 	}
 	if markdown {
@@ -404,6 +446,115 @@ func (m *model) mdPerCore(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
+// mdLatency writes each cell's latency distribution, folded one cell to a
+// <details> element: the percentiles of both targets side by side and a
+// text histogram whose buckets both share.
+func (m *model) mdLatency(b *strings.Builder) {
+	if !m.anyLatency() {
+		return
+	}
+	b.WriteString("### Latency distribution\n\n")
+	b.WriteString("Every completed request's latency per cell and target, merged over the decided rounds' rungs " +
+		"(HdrHistogram, 3 significant digits). The histogram's buckets are shared by both targets, " +
+		"from the fastest request to the slower 99.9th percentile, with any slower requests in a last row; " +
+		"each target's bars are scaled to its largest bucket.\n\n")
+	for _, t := range m.tables {
+		for _, cl := range t.latency {
+			fmt.Fprintf(b, "<details><summary>%s</summary>\n\n", m.latencySummary(t, cl))
+			u := cl.unit
+			fmt.Fprintf(b, "| percentile | baseline (%s) | candidate (%s) | Δ |\n", u.name, u.name)
+			b.WriteString("| --- | ---: | ---: | ---: |\n")
+			for _, st := range latencyStats {
+				cells := latencyCells(cl, st)
+				fmt.Fprintf(b, "| %s | %s | %s | %s |\n", st.name, cells[0], cells[1], cells[2])
+			}
+			b.WriteString("\n")
+			text := histogramText(sharedBuckets(cl.sides, 10), cl.sides, u, 24)
+			f := fence(text)
+			fmt.Fprintf(b, "%stext\n%s%s\n\n</details>\n\n", f, text, f)
+		}
+	}
+	if m.unreadable > 0 {
+		fmt.Fprintf(b, "%s could not be read and %s left out.\n\n",
+			plural(m.unreadable, "rung's histogram", "rungs' histograms"), map[bool]string{true: "is", false: "are"}[m.unreadable == 1])
+	}
+}
+
+// latencySummary heads a cell's latency detail: the table and cell, then
+// the median and 99th percentile of each target. It is HTML-escaped
+// rather than markdown-escaped: GitHub may render <summary> either way.
+func (m *model) latencySummary(t table, cl cellLatency) string {
+	name := escapeHTML(cl.key.Class) + " c=" + strconv.Itoa(cl.key.Concurrency)
+	if tn := m.tableName(t, escapeHTML); tn != "" {
+		name = tn + " · " + name
+	}
+	var parts []string
+	for _, p := range []float64{50, 99} {
+		parts = append(parts, percentileName(p)+" "+latencyChange(cl, func(d *latencyDist) float64 { return d.percentile(p) }))
+	}
+	return name + ": " + strings.Join(parts, ", ")
+}
+
+// latencyChange is "1.20 → 1.45 ms (+20.8%)", or one side's value with a
+// dash for the other.
+func latencyChange(cl cellLatency, of func(*latencyDist) float64) string {
+	b, c := cl.sides[0], cl.sides[1]
+	s := dash
+	if b != nil {
+		s = cl.unit.micros(of(b))
+	}
+	s += " → "
+	if c != nil {
+		s += cl.unit.micros(of(c))
+	} else {
+		s += dash
+	}
+	s += " " + cl.unit.name
+	if b != nil && c != nil && of(b) != 0 {
+		s += " (" + percent((of(c)-of(b))/of(b)) + ")"
+	}
+	return s
+}
+
+// latencyStat is one row of a cell's latency table.
+type latencyStat struct {
+	name  string
+	of    func(*latencyDist) float64 // µs, or a count
+	count bool
+}
+
+// latencyStats are the rows of a cell's latency table, in order.
+var latencyStats = func() []latencyStat {
+	st := []latencyStat{{name: "min", of: func(d *latencyDist) float64 { return d.min }}}
+	for _, p := range latencyPercentiles {
+		st = append(st, latencyStat{name: percentileName(p), of: func(d *latencyDist) float64 { return d.percentile(p) }})
+	}
+	return append(st,
+		latencyStat{name: "max", of: func(d *latencyDist) float64 { return d.max }},
+		latencyStat{name: "mean", of: func(d *latencyDist) float64 { return d.mean }},
+		latencyStat{name: "count", of: func(d *latencyDist) float64 { return float64(d.count) }, count: true},
+	)
+}()
+
+// latencyCells are a stat's baseline, candidate and Δ columns.
+func latencyCells(cl cellLatency, st latencyStat) [3]string {
+	out := [3]string{dash, dash, dash}
+	for i, d := range cl.sides {
+		if d == nil {
+			continue
+		}
+		if st.count {
+			out[i] = strconv.FormatInt(d.count, 10)
+		} else {
+			out[i] = cl.unit.micros(st.of(d))
+		}
+	}
+	if b, c := cl.sides[0], cl.sides[1]; b != nil && c != nil && st.of(b) != 0 {
+		out[2] = percent((st.of(c) - st.of(b)) / st.of(b))
+	}
+	return out
+}
+
 // verdictText is the verdict column. Without colour or emphasis a gated
 // regression must still stand out, so plain text shouts it.
 func verdictText(r row, markdown bool) string {
@@ -510,7 +661,11 @@ func (m *model) mdClaims(b *strings.Builder) {
 	if c.Policy.MaxErrorRate >= 0 {
 		fmt.Fprintf(b, "- a candidate error rate above %s in any cell\n", fraction(c.Policy.MaxErrorRate))
 	}
-	if len(c.Policy.FailOn) == 0 && c.Policy.MaxErrorRate < 0 {
+	gates := m.gateRules()
+	for _, g := range gates {
+		b.WriteString("- " + g + "\n")
+	}
+	if len(c.Policy.FailOn) == 0 && c.Policy.MaxErrorRate < 0 && len(gates) == 0 {
 		b.WriteString("- nothing: no rule is declared, so this run can only inform\n")
 	}
 	b.WriteString("\n**Inconclusive** means too few repetitions to form an interval (at least 2 are needed); " +
@@ -629,7 +784,7 @@ func (m *model) threats() []string {
 		out = append(out, "Some requests failed (see Errors): a side that fails fast can look faster, "+
 			"and its latency mixes error responses with real ones.")
 	}
-	return out
+	return append(out, m.gateThreats()...)
 }
 
 func sideName(t baselines.TargetInfo) string {

@@ -38,6 +38,12 @@ type model struct {
 	// incomplete is the number of rounds, over the pin sets, whose
 	// uncounted rungs are.
 	incomplete int
+	// latency is each target's latency distribution per cell over the
+	// decided rounds, for the rungs that carry a histogram (latency.go).
+	latency map[sideKey]*latencyDist
+	// unreadable counts the decided rungs whose histogram could not be
+	// read.
+	unreadable int
 }
 
 // table is the grid of one pin set and variant.
@@ -51,6 +57,18 @@ type table struct {
 	// res is the resources table; nil when no rung of the table's cells
 	// measured resources.
 	res *resTable
+	// latency holds the latency detail of the table's cells that have
+	// any, in row order.
+	latency []cellLatency
+}
+
+// cellLatency is the latency detail of one cell: each target's merged
+// distribution (nil for a side without histograms) and the unit it prints
+// in.
+type cellLatency struct {
+	key   gate.CellKey // untrusted names
+	sides [2]*latencyDist
+	unit  latencyUnit
 }
 
 // row is one cell. The numeric columns are preformatted.
@@ -98,6 +116,7 @@ func newModel(in Input) *model {
 	m := &model{in: in}
 	m.buildRounds()
 	m.buildUsage()
+	m.buildLatency()
 	m.buildFailures()
 	m.buildTables()
 	m.buildErrors()
@@ -109,6 +128,9 @@ func newModel(in Input) *model {
 func (m *model) buildTables() {
 	failed := map[gate.CellKey]map[string]bool{}
 	for _, f := range m.in.Comparison.Failures {
+		if gateFailure(f.Kind) {
+			continue // of a class or a command, not of a cell
+		}
 		if failed[f.Key] == nil {
 			failed[f.Key] = map[string]bool{}
 		}
@@ -162,7 +184,49 @@ func (m *model) buildTables() {
 			r.candErr = errorCell(c.Candidate)
 		}
 		t.res = m.newResTable(t.cells)
+		for _, c := range t.cells {
+			sides := [2]*latencyDist{m.latency[sideKey{cellOf(c.Key), "baseline"}], m.latency[sideKey{cellOf(c.Key), "candidate"}]}
+			if sides[0] != nil || sides[1] != nil {
+				t.latency = append(t.latency, cellLatency{key: c.Key, sides: sides, unit: cellUnit(t.unit, sides)})
+			}
+		}
 	}
+}
+
+// buildLatency merges each target's histograms per cell over the decided
+// rounds, the rounds the verdicts rest on. Rungs without a histogram (from
+// before the results file carried them) are left out.
+func (m *model) buildLatency() {
+	encoded := map[sideKey][]string{}
+	var keys []sideKey
+	for _, g := range m.in.Results.Rungs {
+		if g.Histogram == "" || !m.decided(g.Pins, g.Round) {
+			continue
+		}
+		k := sideKey{g.Cell, g.Target}
+		if _, seen := encoded[k]; !seen {
+			keys = append(keys, k)
+		}
+		encoded[k] = append(encoded[k], g.Histogram)
+	}
+	m.latency = map[sideKey]*latencyDist{}
+	for _, k := range keys {
+		d, bad := mergeLatency(encoded[k])
+		m.unreadable += bad
+		if d != nil {
+			m.latency[k] = d
+		}
+	}
+}
+
+// anyLatency says whether some table has latency detail.
+func (m *model) anyLatency() bool {
+	for _, t := range m.tables {
+		if len(t.latency) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // tableName heads a table: "cpus=1 · csv", the pin set first as the
@@ -229,15 +293,24 @@ func newRow(c gate.CellResult, failed map[string]bool) row {
 
 func (m *model) buildFailures() {
 	list := m.in.Comparison.Failures
-	if len(list) == 0 {
+	if !slices.ContainsFunc(list, func(f gate.Failure) bool { return !gateFailure(f.Kind) }) {
 		// A comparison built without the summary list still carries its
-		// failures per cell; a report must not read that as a pass.
+		// failures per cell; a report must not read that as a pass. The
+		// correctness gates' failures have no cell, so they may be all the
+		// list holds.
+		list = slices.Clone(list)
 		for _, c := range m.in.Comparison.Cells {
 			list = append(list, c.Failures...)
 		}
 	}
 	for _, f := range list {
 		it := failureItem{f: f}
+		if gateFailure(f.Kind) {
+			// Its key names a class, or nothing: no cell's figures
+			// belong to it.
+			m.failures = append(m.failures, it)
+			continue
+		}
 		for _, c := range m.in.Comparison.Cells {
 			if c.Key != f.Key {
 				continue
@@ -345,6 +418,13 @@ func counts(m map[string]int64) []count {
 	}
 	slices.SortFunc(out, func(a, b count) int { return cmp.Compare(a.name, b.name) })
 	return out
+}
+
+// gateFailure reports the kinds of failure the correctness gates raise
+// before any load: their key names at most a class and variant, never a
+// cell, and they have no metric.
+func gateFailure(kind string) bool {
+	return kind == gate.FailAgreement || kind == gate.FailPreflight
 }
 
 // failuresOf counts the listed failures of one kind.

@@ -6,9 +6,11 @@
 // (model.go) so the three formats can never disagree about a number or a
 // verdict; the renderers only lay that model out. The package decides
 // nothing: verdicts, reasons and the outcome come from package gate, and
-// counts of errors and resource figures come from the results file. Names
-// of classes, variants, pin sets, scenarios, target specs, commits and
-// error texts are controlled by whoever opens the pull request, so each
+// counts of errors, resource figures, latency distributions and what the
+// correctness gates found come from the results file. Names of classes,
+// variants, pin sets, scenarios, target specs, commits, error texts, the
+// pre-flight commands' output and the response bodies the agreement gate
+// quotes are controlled by whoever opens the pull request, so each
 // renderer neutralises them for its medium
 // (EscapeMarkdown for markdown, visible escapes for a terminal, encoding/json
 // for JSON). Output is a function of the Input alone — no clock, no

@@ -38,9 +38,10 @@ func colorFor(fd uintptr, getenv func(string) string) bool {
 	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 }
 
-// Terminal writes a compact report: the outcome, one aligned table per pin
-// set and variant, the resources when measured, the load generator's CPU
-// and the failures. Untrusted names are shown with control
+// Terminal writes a compact report: the outcome, the correctness gates, one
+// aligned table per pin set and variant, the resources when measured, each
+// cell's latency distribution when the rungs carry histograms, the load
+// generator's CPU and the failures. Untrusted names are shown with control
 // characters escaped, so a class name cannot move the cursor or recolour the
 // terminal; with opt.Color false the output holds no escape sequence at all.
 func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
@@ -62,6 +63,7 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	if s := m.statusText(false); s != "" {
 		fmt.Fprintf(&b, "%s\n", paint.warn.Sprint(s))
 	}
+	m.termGates(&b, paint)
 
 	for _, t := range m.tables {
 		b.WriteString("\n")
@@ -94,6 +96,9 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	}
 
 	if err := m.termResources(&b, paint); err != nil {
+		return err
+	}
+	if err := m.termLatency(&b); err != nil {
 		return err
 	}
 	if g := m.generator; g != nil {
@@ -152,6 +157,63 @@ func (m *model) termResources(b *strings.Builder, paint palette) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// termLatency writes, per cell with latency detail, each target's
+// percentiles on one row and a compact histogram of both side by side.
+func (m *model) termLatency(b *strings.Builder) error {
+	for _, t := range m.tables {
+		if len(t.latency) == 0 {
+			continue
+		}
+		title := "latency"
+		if name := m.tableName(t, cleanTerminal); name != "" {
+			title += " · " + name
+		}
+		fmt.Fprintf(b, "\n%s\n", title)
+		for _, cl := range t.latency {
+			u := cl.unit
+			label := cleanTerminal(cl.key.Class) + " c=" + strconv.Itoa(cl.key.Concurrency) + " (" + u.name + ")"
+			// Names on the left, numbers on the right, as in the verdict
+			// tables.
+			width := max(utf8.RuneCountInString(label), utf8.RuneCountInString("  candidate"))
+			pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
+			tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+			head := []string{pad(label)}
+			for _, p := range latencyPercentiles {
+				head = append(head, percentileName(p))
+			}
+			head = append(head, "max", "count")
+			fmt.Fprintf(tw, "%s\t\n", strings.Join(head, "\t"))
+			for i, name := range []string{"baseline", "candidate"} {
+				d := cl.sides[i]
+				cells := []string{pad("  " + name)}
+				for _, p := range latencyPercentiles {
+					if d == nil {
+						cells = append(cells, dash)
+					} else {
+						cells = append(cells, u.micros(d.percentile(p)))
+					}
+				}
+				if d == nil {
+					cells = append(cells, dash, dash)
+				} else {
+					cells = append(cells, u.micros(d.max), strconv.FormatInt(d.count, 10))
+				}
+				fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			text := histogramText(sharedBuckets(cl.sides, 8), cl.sides, u, 12)
+			for _, line := range strings.SplitAfter(text, "\n") {
+				if line != "" {
+					b.WriteString("    " + line)
+				}
+			}
 		}
 	}
 	return nil
