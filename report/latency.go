@@ -281,7 +281,7 @@ func histogramText(bs []latencyBucket, sides [2]*latencyDist, u latencyUnit, wid
 }
 
 // labelDecimals is enough decimals, at least u's, that neighbouring bucket
-// bounds print differently.
+// bounds print differently, down to a microsecond.
 func labelDecimals(bs []latencyBucket, u latencyUnit) int {
 	dec := u.dec
 	if len(bs) < 2 {
@@ -290,7 +290,7 @@ func labelDecimals(bs []latencyBucket, u latencyUnit) int {
 	step := (bs[1].upper - bs[0].upper) * 1e-6 / u.scale
 	// With a margin for the step's rounding error: 0.1 ms may come out a
 	// hair under.
-	for dec < 6 && step > 0 && step < math.Pow(10, -float64(dec))*(1-1e-9) {
+	for dec < microDecimals(u) && step > 0 && step < math.Pow(10, -float64(dec))*(1-1e-9) {
 		dec++
 	}
 	return dec
@@ -298,7 +298,8 @@ func labelDecimals(bs []latencyBucket, u latencyUnit) int {
 
 // cellUnit is the unit of a cell's latency detail: the table's, so the
 // figures compare with its p95 column, with enough decimals for the
-// cell's smallest value to keep two or three significant digits.
+// cell's smallest value to keep two or three significant digits, down to
+// a microsecond.
 func cellUnit(table latencyUnit, sides [2]*latencyDist) latencyUnit {
 	u := table
 	lo := math.Inf(1)
@@ -320,7 +321,15 @@ func cellUnit(table latencyUnit, sides [2]*latencyDist) latencyUnit {
 	default:
 		u.dec = 4
 	}
+	u.dec = min(u.dec, microDecimals(u))
 	return u
+}
+
+// microDecimals is the number of decimals that shows a whole microsecond
+// in unit u (3 in ms, 0 in µs): the histograms hold whole microseconds, so
+// more would show digits that were never measured.
+func microDecimals(u latencyUnit) int {
+	return max(0, int(math.Round(math.Log10(u.scale/1e-6))))
 }
 
 // micros formats a value in µs in unit u.

@@ -157,10 +157,17 @@ func TestCellUnit(t *testing.T) {
 	for _, tc := range []struct {
 		min float64 // µs
 		dec int
-	}{{250_000, 0}, {25_000, 1}, {2_500, 2}, {250, 3}, {25, 4}} {
+	}{{250_000, 0}, {25_000, 1}, {2_500, 2}, {250, 3}, {25, 3}} {
 		u := cellUnit(ms, [2]*latencyDist{{min: tc.min}, nil})
 		if u.name != "ms" || u.dec != tc.dec {
 			t.Errorf("min %v µs: unit %+v, want ms with %d decimals", tc.min, u, tc.dec)
 		}
+	}
+	// Never finer than the histograms' microsecond.
+	if u := cellUnit(latencyUnit{name: "µs", scale: 1e-6}, [2]*latencyDist{{min: 3}, nil}); u.dec != 0 {
+		t.Errorf("µs: %d decimals", u.dec)
+	}
+	if u := cellUnit(latencyUnit{name: "s", scale: 1}, [2]*latencyDist{{min: 20}, nil}); u.dec != 4 {
+		t.Errorf("20 µs in s: %d decimals, want 4", u.dec)
 	}
 }
