@@ -152,14 +152,11 @@ func classLabel(class, variant string, esc func(string) string) string {
 	return esc(class) + " (variant " + esc(variant) + ")"
 }
 
-// requestOf is a disagreement's request and its place in the stream:
-// "request 4 of 5", 1-based, as a reader counts.
+// requestOf is a disagreement's place in the stream: "request 4",
+// 1-based, as a reader counts. The probe stops at the first difference,
+// so it is also the number of requests compared.
 func requestOf(c baselines.ClassAgreement) string {
-	s := "request " + strconv.Itoa(c.First.Index+1)
-	if c.Requests > 0 {
-		s += " of " + strconv.Itoa(c.Requests)
-	}
-	return s
+	return "request " + strconv.Itoa(c.First.Index+1)
 }
 
 // requestText is "GET /search?q=x" raw, cut to lineRunes.

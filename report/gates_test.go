@@ -61,12 +61,12 @@ func TestGatesMarkdown(t *testing.T) {
 		"  - candidate: <code>FAIL /search?q=&#60;b&#62;x&#60;/b&#62;: response does not match the schema &#96;#&#8203;/items&#96; &#124; expected number",
 		"got string; e…</code> (whole output in <code>gates/conformance-candidate.log</code>)\n",
 		"\nAgreement gate: 2 classes agree, 2 disagree, over 5 requests each.\n\n",
-		"- ❌ **mix (variant csv)** answers differently, fails the gate: request 3 of 5, " +
+		"- ❌ **mix (variant csv)** answers differently, fails the gate: request 3, " +
 			"<code>GET /search?q=&#60;b&#62;x&#60;/b&#62;&#38;fmt=csv</code> (json) — \\$.items\\[0\\].price: 12 vs 13\n" +
 			"  - baseline: <code>{\"price\": 12, \"note\": \"&#60;script&#62;&#96;&#124;&#42;&#60;/script&#62; @&#8203;team\"}</code>\n" +
 			"  - candidate: <code>{\"price\": 13, \"note\": \"ok\"}</code>\n",
 		// Statuses only where they differ; a warning does not fail.
-		"- ⚠️ **mix (variant json)** answers differently, warning only: request 1 of 5, <code>POST /mix</code> (text) — status 200 vs 500\n" +
+		"- ⚠️ **mix (variant json)** answers differently, warning only: request 1, <code>POST /mix</code> (text) — status 200 vs 500\n" +
 			"  - baseline (status 200): <code>ok</code>\n" +
 			"  - candidate (status 500): <code>internal error &#96;&#96;&#96;  &#91;31mpanic</code>\n",
 		"Absent classes, left out of the grid by a gate:\n\n- **export** — pre-flight conformance failed on candidate\n\n### csv\n",
@@ -90,7 +90,7 @@ func TestGatesTerminal(t *testing.T) {
 			"    candidate: FAIL /search?q=<b>x</b>: response does not match the schema `#/items` | expected number",
 		"expected number, got string; e…\n  pre-flight lint: baseline PASS, candidate PASS\n",
 		"  Agreement gate: 2 classes agree, 2 disagree, over 5 requests each.\n" +
-			"    DISAGREES mix (variant csv), fails the gate: request 3 of 5 GET /search?q=<b>x</b>&fmt=csv: $.items[0].price: 12 vs 13\n" +
+			"    DISAGREES mix (variant csv), fails the gate: request 3 GET /search?q=<b>x</b>&fmt=csv: $.items[0].price: 12 vs 13\n" +
 			"      baseline:  {\"price\": 12, \"note\": \"<script>`|*</script> @team\"}\n" +
 			"      candidate: {\"price\": 13, \"note\": \"ok\"}\n",
 		"      candidate (status 500): internal error\\n```\\n\\x1b[31mpanic\n",
@@ -304,7 +304,7 @@ func TestGatesComment(t *testing.T) {
 	if !ok {
 		t.Fatalf("no fold:\n%s", whole)
 	}
-	disagreement := "- ❌ **mix (variant csv)** answers differently, fails the gate: request 3 of 5"
+	disagreement := "- ❌ **mix (variant csv)** answers differently, fails the gate: request 3"
 	for _, want := range []string{
 		"- ❌ **pre-flight** conformance fails on the candidate (exit 1: FAIL /search?q=",
 		"Agreement gate: 2 classes agree, 2 disagree, over 5 requests each.",

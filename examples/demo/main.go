@@ -160,11 +160,17 @@ func newHandler(o options) http.Handler {
 			v["generated_at"] = time.Now().UTC().Format(time.RFC3339Nano)
 		}
 		w.Header().Set("Content-Type", "application/json")
+		// Like many APIs, the demo does not escape HTML in JSON: an answer
+		// can carry markup, which reports must neutralise.
+		var raw bytes.Buffer
+		enc := json.NewEncoder(&raw)
+		enc.SetEscapeHTML(false)
+		enc.Encode(v)
 		if !o.reorder {
-			json.NewEncoder(w).Encode(v)
+			w.Write(raw.Bytes())
 			return
 		}
-		b, _ := json.Marshal(v)
+		b := raw.Bytes()
 		var tree any
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber()
