@@ -18,8 +18,13 @@ const FormatVersion = 1
 
 // Results is the content of results.json.
 type Results struct {
-	Version  int          `json:"version"`
-	Tool     string       `json:"tool"` // "benchgate <version>"
+	Version int    `json:"version"`
+	Tool    string `json:"tool"` // "benchgate <version>"
+	// Kind is what was measured: "" or "http" for load on services,
+	// "gobench" for go test -bench results (cells are benchmarks, a
+	// rung's Values its measurements by unit), or "import:TOOL" for
+	// another load tool's reports read from files.
+	Kind     string       `json:"kind,omitempty"`
 	Scenario ScenarioInfo `json:"scenario"`
 	Env      Environment  `json:"environment"`
 	// Plan is the grid in schedule order, with the planned rounds.
@@ -158,9 +163,13 @@ type Cell struct {
 	Concurrency int    `json:"concurrency"`
 }
 
-// String is the cell's name in progress lines and errors.
+// String is the cell's name in progress lines and errors. A cell without
+// a concurrency (a Go benchmark) is its class alone.
 func (c Cell) String() string {
-	s := fmt.Sprintf("%s c=%d", c.Class, c.Concurrency)
+	s := c.Class
+	if c.Concurrency > 0 {
+		s = fmt.Sprintf("%s c=%d", c.Class, c.Concurrency)
+	}
 	if c.Variant != "" {
 		s = c.Variant + "/" + s
 	}
@@ -210,6 +219,10 @@ type Rung struct {
 	// Histogram is the HdrHistogram of latencies in microseconds, in the
 	// standard compressed base64 encoding (hdrhistogram-go Encode V2).
 	Histogram string `json:"histogram,omitempty"`
+	// Values are a gobench rung's measurements by unit, as benchfmt
+	// tidies them: "sec/op", "B/op", "allocs/op", "B/s" and custom units.
+	// The request fields above are zero then.
+	Values map[string]float64 `json:"values,omitempty"`
 }
 
 // Answered counts the responses of a rung: every status code seen.

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"net/http"
+	"regexp"
 	"time"
 )
 
@@ -17,6 +18,12 @@ type Scenario struct {
 
 	Name string
 	Seed uint64
+	// Kind is the workload: KindHTTP (requests to services, the
+	// default) or KindGoBench (go test -bench of two versions of a Go
+	// module).
+	Kind string
+	// GoBench is the gobench section; nil unless Kind is KindGoBench.
+	GoBench *GoBench
 
 	Baseline  Target
 	Candidate Target
@@ -72,6 +79,11 @@ type Target struct {
 	// whitespace or a quote single-quoted as a shell would read it. An
 	// image target shows its image only, even with a command.
 	Shown string
+	// Ref is a git commit-ish of the repository holding the scenario,
+	// for a gobench target: benchgate checks it out into a temporary
+	// worktree. A gobench target has a Ref or a Dir (the module's
+	// directory, the scenario's own by default), nothing else.
+	Ref string
 	// Image is a docker image to run, with Command, Env, Port; it is
 	// built before benchgate runs.
 	Image  string
@@ -79,6 +91,53 @@ type Target struct {
 	Health string // path polled until 2xx before any load; "/" unless the file says otherwise
 	// StartupTimeout bounds the build-less start until healthy.
 	StartupTimeout time.Duration
+}
+
+// Workload kinds.
+const (
+	KindHTTP    = "http"
+	KindGoBench = "gobench"
+)
+
+// GoBench is how a gobench scenario runs the benchmarks of a Go module:
+// each target is a version of the module (Target.Ref or Target.Dir), its
+// test binaries are built once with go test -c, and each round runs every
+// package's binary on both sides, in the seeded AB/BA order.
+type GoBench struct {
+	// Packages are go list patterns relative to the module root, e.g.
+	// "./..." (the default) or "./internal/store".
+	Packages []string
+	// Bench is the -test.bench regular expression; "." by default.
+	Bench string
+	// CPU is the -test.cpu list; empty leaves it to the binary (GOMAXPROCS).
+	CPU []int
+	// Benchtime is -test.benchtime as written ("1s", "1000x"); "" leaves the
+	// default.
+	Benchtime string
+	// Timeout bounds one run of one test binary (-test.timeout too).
+	Timeout time.Duration
+	// Rename pairs differently named benchmarks: each result's name (without
+	// the package) is rewritten by the first rule whose pattern matches it,
+	// on both sides, so "QoordinatorInsert_100rows" and
+	// "NcoRestInsert_100rows" can become one cell.
+	Rename []Rename
+}
+
+// Rename is one rule of GoBench.Rename: Pattern.ReplaceAllString(name,
+// Replace), Go regexp syntax with $1 for groups.
+type Rename struct {
+	Pattern *regexp.Regexp
+	Replace string
+}
+
+// ApplyRename returns name rewritten by the first matching rule, or name.
+func ApplyRename(rules []Rename, name string) string {
+	for _, r := range rules {
+		if r.Pattern.MatchString(name) {
+			return r.Pattern.ReplaceAllString(name, r.Replace)
+		}
+	}
+	return name
 }
 
 // Kind is "command", "url" or "image". An image target with a Command
