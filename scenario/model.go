@@ -104,6 +104,11 @@ const (
 // test binaries are built once with go test -c, and each round runs every
 // package's binary on both sides, in the seeded AB/BA order.
 type GoBench struct {
+	// Module is the module's root directory (absolute; gobench.module,
+	// the scenario's directory by default). A Dir target is a copy of the
+	// module elsewhere; a Ref target's module is at the same path,
+	// relative to the repository's top level, in the ref's worktree.
+	Module string
 	// Packages are go list patterns relative to the module root, e.g.
 	// "./..." (the default) or "./internal/store".
 	Packages []string
