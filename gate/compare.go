@@ -123,7 +123,7 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 	for _, m := range measured(ci) {
 		cell.Decisions = append(cell.Decisions, Decide(m,
 			Summarize(ci.Baseline.Samples[m], s.Confidence),
-			Summarize(ci.Candidate.Samples[m], s.Confidence), s))
+			Summarize(ci.Candidate.Samples[m], s.Confidence), s.For(m)))
 	}
 	for _, r := range p.FailOn {
 		if r.Matches(ci.Key) && !slices.Contains(cell.Gated, r.Metric) {

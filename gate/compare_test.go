@@ -73,7 +73,7 @@ func TestCompareGrid(t *testing.T) {
 		Counts{Regressions: 2, Improvements: 1, Ties: 1},
 		[]Failure{{Key: kQ01c8, Metric: RPS, Kind: "regression", Reason: "candidate 50.0% lower, intervals apart"}},
 		Fail)
-	if c.Settings != DefaultSettings || len(c.Policy.FailOn) != 1 {
+	if !reflect.DeepEqual(c.Settings, DefaultSettings) || len(c.Policy.FailOn) != 1 {
 		t.Errorf("comparison does not carry its settings and policy: %+v %+v", c.Settings, c.Policy)
 	}
 
@@ -356,4 +356,38 @@ func TestPolicyValidate(t *testing.T) {
 	check(Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95, Variants: []string{"a", "[b"}}}},
 		`fail_on[1]: glob "[b": syntax error in pattern`)
 	check(Policy{FailOn: []Rule{{Classes: []string{"Q01"}}}}, "fail_on[0]: no metric")
+}
+
+func TestCompareUnits(t *testing.T) {
+	// Go benchmark units: sec/op and allocs/op lower is better, B/s higher;
+	// allocs/op is deterministic, so tie_within 0 makes 10 → 10.5 a
+	// regression where the default band calls it a tie.
+	in := CellInput{Key: CellKey{Class: "pkg.BenchmarkX"},
+		Baseline: Side{Samples: map[Metric][]float64{
+			"sec/op": {1e-6, 1.02e-6, 0.99e-6}, "allocs/op": {10, 10, 10}, "B/s": {100, 101, 99}}},
+		Candidate: Side{Samples: map[Metric][]float64{
+			"sec/op": {3e-6, 3.1e-6, 2.9e-6}, "allocs/op": {10.5, 10.5, 10.5}, "B/s": {300, 301, 299}}},
+	}
+	p := Policy{FailOn: []Rule{{Metric: "sec/op"}, {Metric: "allocs/op"}}, MaxErrorRate: -1}
+	verdicts := func(s Settings) map[Metric]Verdict {
+		c := Compare([]CellInput{in}, s, p)
+		v := map[Metric]Verdict{}
+		for _, d := range c.Cells[0].Decisions {
+			v[d.Metric] = d.Verdict
+		}
+		return v
+	}
+	got := verdicts(DefaultSettings)
+	if got["sec/op"] != Regression || got["allocs/op"] != Tie || got["B/s"] != Improvement {
+		t.Errorf("default band: %v", got)
+	}
+	s := DefaultSettings
+	s.TieWithinFor = map[Metric]float64{"allocs/op": 0}
+	if got := verdicts(s); got["allocs/op"] != Regression || got["sec/op"] != Regression {
+		t.Errorf("allocs/op within 0: %v", got)
+	}
+	s.TieWithinFor = map[Metric]float64{"allocs/op": -1}
+	if err := s.Validate(); err == nil {
+		t.Error("a negative per-metric band validated")
+	}
 }

@@ -15,6 +15,11 @@ func (s Settings) Validate() error {
 	if !(s.TieWithin >= 0) || math.IsInf(s.TieWithin, 1) {
 		return fmt.Errorf("tie_within %v is not a finite fraction >= 0", s.TieWithin)
 	}
+	for m, t := range s.TieWithinFor {
+		if !(t >= 0) || math.IsInf(t, 1) {
+			return fmt.Errorf("tie_within of %s: %v is not a finite fraction >= 0", m, t)
+		}
+	}
 	return nil
 }
 

@@ -4,6 +4,8 @@
 // benchgate packages, so every number it produces can be checked by hand.
 package gate
 
+import "strings"
+
 // Metric names a measured quantity of a cell. The names are the ones a
 // scenario's fail_on rules use.
 type Metric string
@@ -25,8 +27,10 @@ const (
 // AllMetrics lists the metrics in the order reports show them.
 var AllMetrics = []Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate, CPUPerReq, MemMean, MemPeak}
 
-// HigherIsBetter says in which direction a metric improves.
-func (m Metric) HigherIsBetter() bool { return m == RPS }
+// HigherIsBetter says in which direction a metric improves: throughput
+// (rps, and any rate: a unit ending in "/s" such as a Go benchmark's B/s)
+// higher; time, memory, allocations, errors and any other unit lower.
+func (m Metric) HigherIsBetter() bool { return m == RPS || strings.HasSuffix(string(m), "/s") }
 
 // Settings are the knobs of the tie rule. Use DefaultSettings and change what
 // differs, so a new knob never changes a signature.
@@ -36,6 +40,17 @@ type Settings struct {
 	// TieWithin: two means closer than this fraction of the baseline's mean
 	// are a tie whatever their intervals say, e.g. 0.10.
 	TieWithin float64
+	// TieWithinFor overrides TieWithin for the metrics it names: 0 suits a
+	// deterministic unit such as a Go benchmark's allocs/op.
+	TieWithinFor map[Metric]float64
+}
+
+// For returns the settings that decide metric m.
+func (s Settings) For(m Metric) Settings {
+	if t, ok := s.TieWithinFor[m]; ok {
+		s.TieWithin = t
+	}
+	return s
 }
 
 // DefaultSettings is the pre-registered rule of DESIGN.md.
