@@ -131,7 +131,7 @@ func (l *loader) parse(src []byte, getenv func(string) string) *node {
 }
 
 func (l *loader) scenario(root *node, profile string) {
-	m, _ := l.fields(root, "", "version", "name", "seed", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles", "agreement", "preflight")
+	m, _ := l.fields(root, "", "version", "name", "seed", "kind", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles", "agreement", "preflight", "gobench")
 	// Other versions may mean other fields: checking them as version 1
 	// would bury the one error that matters.
 	if v := m["version"]; v == nil {
@@ -150,6 +150,27 @@ func (l *loader) scenario(root *node, profile string) {
 		if v, ok := l.uint64(n, "seed"); ok {
 			l.s.Seed = v
 		}
+	}
+	l.s.Kind = KindHTTP
+	if n := m["kind"]; n != nil {
+		if k, ok := l.str(n, "kind"); ok {
+			switch k {
+			case KindHTTP, KindGoBench:
+				l.s.Kind = k
+			default:
+				// Another kind means other fields: checking them as http
+				// would bury the one error that matters.
+				l.errNode(n, "kind", "unknown kind %q (want http, the default, or gobench)", n.errText())
+				return
+			}
+		}
+	}
+	if l.s.Kind == KindGoBench {
+		l.goBenchScenario(m, profile)
+		return
+	}
+	if n := m["gobench"]; n != nil {
+		l.errAt(n.keyLine, n.keyCol, "gobench", "only for a gobench scenario (add kind: gobench)")
 	}
 	l.targets(m["targets"])
 	if n := m["pins"]; n != nil {
@@ -887,10 +908,13 @@ func validToken(s string) bool {
 func (l *loader) gate(n *node) {
 	g := &l.s.Gate
 	*g = Gate{Confidence: DefaultConfidence, TieWithin: DefaultTieWithin, MaxErrorRate: DefaultMaxErrorRate, FailOn: []FailRule{{Metric: "rps"}}}
+	if l.s.Kind == KindGoBench {
+		g.FailOn = []FailRule{{Metric: "sec/op"}}
+	}
 	if n == nil {
 		return
 	}
-	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate", "max_error_increase")
+	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate", "max_error_increase", "metrics")
 	if !ok {
 		return
 	}
@@ -919,6 +943,28 @@ func (l *loader) gate(n *node) {
 			g.MaxErrorIncrease = &inc
 		}
 	}
+	if v := m["metrics"]; v != nil && l.mapping(v, "gate.metrics", "settings by metric") {
+		g.TieWithinFor = map[string]float64{}
+		for i, k := range v.keys {
+			f := join("gate.metrics", k.text)
+			if l.s.Kind != KindGoBench && !slices.Contains(Metrics, k.text) {
+				l.errAt(k.line, k.col, f, "unknown metric %q (want one of %s)", k.text, strings.Join(Metrics, ", "))
+				continue
+			}
+			mm, ok := l.fields(v.vals[i], f, "tie_within")
+			if !ok || mm["tie_within"] == nil {
+				continue
+			}
+			tv := mm["tie_within"]
+			if x, ok := l.float(tv, f+".tie_within"); ok {
+				if x < 0 || x >= 1 {
+					l.errNode(tv, f+".tie_within", "%s is out of range (want 0 <= tie_within < 1, e.g. 0 for a deterministic unit)", tv.errNum(tv.text))
+				} else {
+					g.TieWithinFor[k.text] = x
+				}
+			}
+		}
+	}
 	v := m["fail_on"]
 	if v == nil || !l.list(v, "gate.fail_on", "rules") {
 		return
@@ -933,6 +979,12 @@ func (l *loader) gate(n *node) {
 		var r FailRule
 		if mv := rm["metric"]; mv == nil {
 			l.errNode(it, f+".metric", "missing (want one of %s)", strings.Join(Metrics, ", "))
+		} else if l.s.Kind == KindGoBench {
+			// A benchmark's units are known once it ran: sec/op, B/op,
+			// allocs/op, B/s or its own.
+			if s, ok := l.nonEmptyStr(mv, f+".metric"); ok {
+				r.Metric = s
+			}
 		} else if s, ok := l.str(mv, f+".metric"); ok {
 			if !slices.Contains(Metrics, s) {
 				msg := fmt.Sprintf("unknown metric %q", mv.errText())
@@ -955,6 +1007,19 @@ func (l *loader) gate(n *node) {
 					}
 				}
 			}
+		}
+		if l.s.Kind == KindGoBench {
+			// Benchmarks are found when they run: the globs cannot be
+			// checked against them here.
+			r.Classes = l.anyGlobs(rm["classes"], f+".classes")
+			if cv := rm["concurrency"]; cv != nil {
+				l.errAt(cv.keyLine, cv.keyCol, f+".concurrency", "not for a gobench scenario (a benchmark has no concurrency; name the -cpu suffix in classes)")
+			}
+			if vv := rm["variants"]; vv != nil {
+				l.errAt(vv.keyLine, vv.keyCol, f+".variants", "not for a gobench scenario")
+			}
+			g.FailOn = append(g.FailOn, r)
+			continue
 		}
 		r.Classes = l.globs(rm["classes"], f+".classes", "class", slices.Sorted(mapKeys(l.s.AllClasses)))
 		var vnames []string
@@ -1096,16 +1161,7 @@ func (l *loader) applyProfile(n *node, name string) {
 	}
 	p := l.profiles[name]
 	if p == nil {
-		have := slices.Sorted(mapKeys(l.profiles))
-		line, col := 1, 1
-		if n != nil {
-			line, col = n.reportPos()
-		}
-		if len(have) == 0 {
-			l.errAt(line, col, "profiles", "no profile %q: the file defines no profiles", name)
-		} else {
-			l.errAt(line, col, "profiles", "no profile %q (have %s)", name, strings.Join(have, ", "))
-		}
+		l.noProfile(n, name, slices.Collect(mapKeys(l.profiles)))
 		return
 	}
 	l.s.Load = p.load
@@ -1117,6 +1173,21 @@ func (l *loader) applyProfile(n *node, name string) {
 	}
 	if p.pins != nil {
 		l.s.PinSets = selected(l.s.PinSets, p.pins, func(p Pins) string { return p.Name })
+	}
+}
+
+// noProfile reports a -profile name the file does not define; have are
+// the names it does.
+func (l *loader) noProfile(n *node, name string, have []string) {
+	slices.Sort(have)
+	line, col := 1, 1
+	if n != nil {
+		line, col = n.reportPos()
+	}
+	if len(have) == 0 {
+		l.errAt(line, col, "profiles", "no profile %q: the file defines no profiles", name)
+	} else {
+		l.errAt(line, col, "profiles", "no profile %q (have %s)", name, strings.Join(have, ", "))
 	}
 }
 

@@ -233,6 +233,8 @@ type Gate struct {
 	// MaxErrorIncrease, when set, fails a cell whose candidate error rate
 	// exceeds the baseline's by more than it.
 	MaxErrorIncrease *float64
+	// TieWithinFor overrides TieWithin per metric (gate.metrics).
+	TieWithinFor map[string]float64
 }
 
 // FailRule is one fail_on entry. Globs; empty means all.

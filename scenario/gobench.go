@@ -1,0 +1,297 @@
+package scenario
+
+import (
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// DefaultGoBenchTimeout bounds one run of one test binary.
+const DefaultGoBenchTimeout = 10 * time.Minute
+
+// goBenchScenario reads a kind: gobench file: targets are versions of a
+// Go module (a git ref or a directory), the gobench section says what to
+// run, load has only repetitions, and there are no classes, data or
+// variants: the cells are the benchmarks the binaries report.
+func (l *loader) goBenchScenario(m map[string]*node, profile string) {
+	for _, k := range []string{"classes", "data", "variants", "agreement", "preflight"} {
+		if n := m[k]; n != nil {
+			l.errAt(n.keyLine, n.keyCol, k, "not for a gobench scenario (its cells are the benchmarks the test binaries report)")
+		}
+	}
+	gb := &GoBench{Module: l.s.Dir, Packages: []string{"./..."}, Bench: ".", Timeout: DefaultGoBenchTimeout}
+	l.s.GoBench = gb
+	l.s.AllClasses = map[string]*Class{}
+	l.s.Variants = []Variant{{Name: "", Vars: map[string]string{}}}
+	l.goBenchTargets(m["targets"])
+	if n := m["pins"]; n != nil {
+		l.pins(n)
+	}
+	l.s.Load = LoadSettings{Repetitions: DefaultRepetitions, Defaults: Defaults{Headers: map[string]string{}, Query: map[string]string{}}}
+	if n := m["load"]; n != nil {
+		if lm, ok := l.fields(n, "load", "repetitions"); ok {
+			if v := lm["repetitions"]; v != nil {
+				if r, ok := l.intRange(v, "load.repetitions", 1, math.MaxInt32); ok {
+					l.s.Load.Repetitions = r
+				}
+			}
+		}
+	}
+	if n := m["gobench"]; n != nil {
+		l.goBenchSection(n, gb)
+	}
+	l.gate(m["gate"])
+	l.goBenchProfiles(m["profiles"], profile)
+}
+
+func (l *loader) goBenchTargets(n *node) {
+	if n == nil {
+		l.errAt(1, 1, "targets", "missing (want baseline and candidate: each a ref or a dir)")
+		return
+	}
+	m, ok := l.fields(n, "targets", "baseline", "candidate")
+	if !ok {
+		return
+	}
+	for _, name := range []string{"baseline", "candidate"} {
+		f := "targets." + name
+		tn := m[name]
+		if tn == nil {
+			line, col := n.reportPos()
+			l.errAt(line, col, f, "missing (both baseline and candidate are required)")
+			continue
+		}
+		t := Target{Name: name}
+		tm, ok := l.fields(tn, f, "ref", "dir")
+		if ok {
+			ref, dir := tm["ref"], tm["dir"]
+			switch {
+			case ref == nil && dir == nil:
+				l.errNode(tn, f, "want ref (a git commit-ish, e.g. origin/main) or dir (a directory holding the module)")
+			case ref != nil && dir != nil:
+				l.errAt(dir.keyLine, dir.keyCol, f+".dir", "ref and dir are exclusive")
+			case ref != nil:
+				if s, ok := l.nonEmptyStr(ref, f+".ref"); ok {
+					if s[0] == '-' {
+						l.errNode(ref, f+".ref", "%q is not a ref (it would read as an option)", ref.errText())
+					} else {
+						t.Ref, t.Shown = s, "ref "+ref.raw
+					}
+				}
+			default:
+				if s, ok := l.nonEmptyStr(dir, f+".dir"); ok {
+					d := s
+					if !filepath.IsAbs(d) {
+						d = filepath.Join(l.s.Dir, d)
+					}
+					shown := d
+					if dir.expanded {
+						shown = dir.raw
+					}
+					if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+						l.errNode(dir, f+".dir", "%s is not a directory", shown)
+					} else {
+						t.Dir, t.Shown = d, "dir "+dir.raw
+					}
+				}
+			}
+		}
+		if name == "baseline" {
+			l.s.Baseline = t
+		} else {
+			l.s.Candidate = t
+		}
+	}
+}
+
+func (l *loader) goBenchSection(n *node, gb *GoBench) {
+	m, ok := l.fields(n, "gobench", "module", "packages", "bench", "cpu", "benchtime", "timeout", "rename")
+	if !ok {
+		return
+	}
+	if v := m["module"]; v != nil {
+		if s, ok := l.nonEmptyStr(v, "gobench.module"); ok {
+			d := s
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(l.s.Dir, d)
+			}
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err != nil {
+				l.errNode(v, "gobench.module", "%s holds no go.mod", v.raw)
+			} else {
+				gb.Module = d
+			}
+		}
+	}
+	if v := m["packages"]; v != nil {
+		if pk, ok := l.strList(v, "gobench.packages"); ok {
+			if len(pk) == 0 {
+				l.errNode(v, "gobench.packages", "must not be empty (leave it out for ./...)")
+			}
+			for i, p := range pk {
+				if p == "" || p[0] == '-' {
+					l.errNode(v.items[i], index("gobench.packages", i), "%q is not a package pattern (want e.g. ./..., ./internal/store)", v.items[i].errText())
+				}
+			}
+			gb.Packages = pk
+		}
+	}
+	l.goBenchRun(m, "gobench", gb)
+	if v := m["timeout"]; v != nil {
+		if d, ok := l.duration(v, "gobench.timeout"); ok {
+			if d <= 0 {
+				l.errNode(v, "gobench.timeout", "must be positive")
+			} else {
+				gb.Timeout = d
+			}
+		}
+	}
+	if v := m["rename"]; v != nil && l.list(v, "gobench.rename", "rules") {
+		for i, it := range v.items {
+			f := index("gobench.rename", i)
+			rm, ok := l.fields(it, f, "match", "replace")
+			if !ok {
+				continue
+			}
+			var r Rename
+			if mv := rm["match"]; mv == nil {
+				l.errNode(it, f+".match", "missing (want a regular expression, e.g. ^BenchmarkQoordinator(.*))")
+			} else if s, ok := l.nonEmptyStr(mv, f+".match"); ok {
+				re, err := regexp.Compile(s)
+				if err != nil {
+					l.errNode(mv, f+".match", "not a regular expression: %v", err)
+				} else {
+					r.Pattern = re
+				}
+			}
+			if rv := rm["replace"]; rv == nil {
+				l.errNode(it, f+".replace", "missing (want the common name, e.g. BenchmarkInsert$1)")
+			} else if s, ok := l.str(rv, f+".replace"); ok {
+				r.Replace = s
+			}
+			if r.Pattern != nil {
+				gb.Rename = append(gb.Rename, r)
+			}
+		}
+	}
+}
+
+// goBenchRun reads the fields a profile may override: bench, cpu,
+// benchtime.
+func (l *loader) goBenchRun(m map[string]*node, f string, gb *GoBench) {
+	if v := m["bench"]; v != nil {
+		if s, ok := l.nonEmptyStr(v, join(f, "bench")); ok {
+			// go test splits the pattern on unbracketed slashes, one
+			// regexp per level of sub-benchmark.
+			valid := true
+			for _, part := range splitBenchPattern(s) {
+				if _, err := regexp.Compile(part); err != nil {
+					l.errNode(v, join(f, "bench"), "not a -test.bench pattern: %v", err)
+					valid = false
+					break
+				}
+			}
+			if valid {
+				gb.Bench = s
+			}
+		}
+	}
+	if v := m["cpu"]; v != nil {
+		if c, ok := l.concurrency(v, join(f, "cpu")); ok {
+			gb.CPU = c
+		}
+	}
+	if v := m["benchtime"]; v != nil {
+		if s, ok := l.nonEmptyStr(v, join(f, "benchtime")); ok {
+			if !benchtimeRE.MatchString(s) {
+				l.errNode(v, join(f, "benchtime"), "%q is not a benchtime (want a duration such as 500ms or a count such as 1000x)", v.errText())
+			} else {
+				gb.Benchtime = s
+			}
+		}
+	}
+}
+
+var benchtimeRE = regexp.MustCompile(`^([1-9][0-9]*x|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`)
+
+// splitBenchPattern splits a -test.bench pattern as go test does: on
+// slashes outside brackets and parentheses.
+func splitBenchPattern(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth--
+		case '\\':
+			i++
+		case '/':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+func (l *loader) goBenchProfiles(n *node, name string) {
+	type prof struct {
+		gb   GoBench
+		reps int
+	}
+	profiles := map[string]*prof{}
+	if n != nil && l.mapping(n, "profiles", "profiles by name") {
+		for i, k := range n.keys {
+			f := join("profiles", k.text)
+			m, ok := l.fields(n.vals[i], f, "repetitions", "bench", "cpu", "benchtime")
+			if !ok {
+				continue
+			}
+			p := &prof{gb: *l.s.GoBench, reps: l.s.Load.Repetitions}
+			if v := m["repetitions"]; v != nil {
+				if r, ok := l.intRange(v, f+".repetitions", 1, math.MaxInt32); ok {
+					p.reps = r
+				}
+			}
+			l.goBenchRun(m, f, &p.gb)
+			profiles[k.text] = p
+		}
+	}
+	if name == "" {
+		return
+	}
+	p := profiles[name]
+	if p == nil {
+		l.noProfile(n, name, slices.Collect(mapKeys(profiles)))
+		return
+	}
+	*l.s.GoBench = p.gb
+	l.s.Load.Repetitions = p.reps
+}
+
+// anyGlobs reads a list of path.Match globs that cannot be checked
+// against names yet.
+func (l *loader) anyGlobs(n *node, f string) []string {
+	if n == nil {
+		return nil
+	}
+	items, ok := l.strList(n, f)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i, g := range items {
+		if _, err := path.Match(g, ""); err != nil {
+			l.errNode(n.items[i], index(f, i), "%q is not a glob (path.Match syntax, e.g. \"*\", \"store.Benchmark*\")", n.items[i].errText())
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+const goBenchFile = `version: 1
+name: client
+kind: gobench
+targets:
+  baseline: {ref: origin/main}
+  candidate: {dir: .}
+gobench:
+  packages: [./..., ./internal/store]
+  bench: 'Insert/rows=(10|100)$'
+  cpu: [1, 4]
+  benchtime: 200ms
+  timeout: 2m
+  rename:
+    - {match: '^BenchmarkQoordinator(.*)', replace: 'BenchmarkInsert$1'}
+    - {match: '^BenchmarkNcoRest(.*)', replace: 'BenchmarkInsert$1'}
+load: {repetitions: 6}
+gate:
+  tie_within: 0.05
+  metrics:
+    allocs/op: {tie_within: 0}
+  fail_on:
+    - {metric: sec/op}
+    - {metric: allocs/op, classes: ["store.Benchmark*"]}
+profiles:
+  pr: {repetitions: 3, benchtime: 1000x, bench: Insert}
+`
+
+func TestLoadGoBench(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n"), 0o644)
+	path := filepath.Join(dir, "benchgate.yml")
+	os.WriteFile(path, []byte(goBenchFile), 0o644)
+	s, err := Load(path, "", mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != KindGoBench || s.Load.Repetitions != 6 || len(s.Classes) != 0 {
+		t.Errorf("kind %q, repetitions %d, classes %v", s.Kind, s.Load.Repetitions, s.Classes)
+	}
+	if b, c := s.Baseline, s.Candidate; b.Ref != "origin/main" || b.Shown != "ref origin/main" || b.Dir != "" ||
+		c.Dir != s.Dir || c.Shown != "dir ." || c.Ref != "" {
+		t.Errorf("targets %+v %+v", b, c)
+	}
+	gb := *s.GoBench
+	rules := gb.Rename
+	gb.Rename = nil
+	want := GoBench{Module: s.Dir, Packages: []string{"./...", "./internal/store"}, Bench: "Insert/rows=(10|100)$",
+		CPU: []int{1, 4}, Benchtime: "200ms", Timeout: 2 * time.Minute}
+	if !reflect.DeepEqual(gb, want) {
+		t.Errorf("gobench %+v\nwant %+v", gb, want)
+	}
+	if len(rules) != 2 || ApplyRename(rules, "BenchmarkNcoRestInsert_SingleThread_100rows") != "BenchmarkInsertInsert_SingleThread_100rows" ||
+		ApplyRename(rules, "BenchmarkQoordinator_100rows-4") != "BenchmarkInsert_100rows-4" || ApplyRename(rules, "BenchmarkOther") != "BenchmarkOther" {
+		t.Errorf("rename rules %v", rules)
+	}
+	wantGate := Gate{Confidence: 0.95, TieWithin: 0.05, MaxErrorRate: 0.001, TieWithinFor: map[string]float64{"allocs/op": 0},
+		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "allocs/op", Classes: []string{"store.Benchmark*"}}}}
+	if !reflect.DeepEqual(s.Gate, wantGate) {
+		t.Errorf("gate %+v", s.Gate)
+	}
+
+	s, err = Load(path, "pr", mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Load.Repetitions != 3 || s.GoBench.Benchtime != "1000x" || s.GoBench.Bench != "Insert" || !reflect.DeepEqual(s.GoBench.CPU, []int{1, 4}) {
+		t.Errorf("profile pr: %d %+v", s.Load.Repetitions, s.GoBench)
+	}
+
+	// The defaults: ./..., every benchmark, sec/op gated.
+	os.WriteFile(path, []byte("version: 1\nname: m\nkind: gobench\ntargets: {baseline: {ref: HEAD~1}, candidate: {dir: .}}\n"), 0o644)
+	if s, err = Load(path, "", mapEnv(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.GoBench, &GoBench{Module: s.Dir, Packages: []string{"./..."}, Bench: ".", Timeout: DefaultGoBenchTimeout}) ||
+		!reflect.DeepEqual(s.Gate.FailOn, []FailRule{{Metric: "sec/op"}}) || s.Load.Repetitions != DefaultRepetitions {
+		t.Errorf("defaults: %+v %+v %d", s.GoBench, s.Gate.FailOn, s.Load.Repetitions)
+	}
+}
+
+func TestLoadGoBenchErrors(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"unknown kind", "version: 1\nname: m\nkind: grpc\n",
+			`s.yml:3:7: kind: unknown kind "grpc" (want http, the default, or gobench)`},
+		{"gobench section without the kind", minimal + "gobench: {bench: .}\n",
+			"s.yml:9:1: gobench: only for a gobench scenario (add kind: gobench)"},
+		{"http sections and target fields", `version: 1
+name: m
+kind: gobench
+targets:
+  baseline: {ref: main, dir: .}
+  candidate: {url: "http://127.0.0.1:1"}
+load: {concurrency: [1]}
+classes: []
+gobench: {bench: "Insert/(", benchtime: 10 s, cpu: [0], rename: [{match: "(", replace: x}, {replace: y}]}
+gate:
+  fail_on: [{metric: allocs/op, concurrency: [1]}]
+profiles:
+  pr: {duration: 1s}
+`, "s.yml:5:25: targets.baseline.dir: ref and dir are exclusive\n" +
+			`s.yml:6:15: targets.candidate.url: unknown field "url" (want one of ref, dir)` + "\n" +
+			"s.yml:6:15: targets.candidate: want ref (a git commit-ish, e.g. origin/main) or dir (a directory holding the module)\n" +
+			`s.yml:7:8: load.concurrency: unknown field "concurrency" (want one of repetitions)` + "\n" +
+			"s.yml:8:1: classes: not for a gobench scenario (its cells are the benchmarks the test binaries report)\n" +
+			"s.yml:9:18: gobench.bench: not a -test.bench pattern: error parsing regexp: missing closing ): `(`\n" +
+			`s.yml:9:41: gobench.benchtime: "10 s" is not a benchtime (want a duration such as 500ms or a count such as 1000x)` + "\n" +
+			"s.yml:9:53: gobench.cpu[0]: 0 is out of range (want at least 1)\n" +
+			"s.yml:9:74: gobench.rename[0].match: not a regular expression: error parsing regexp: missing closing ): `(`\n" +
+			"s.yml:9:93: gobench.rename[1].match: missing (want a regular expression, e.g. ^BenchmarkQoordinator(.*))\n" +
+			"s.yml:11:33: gate.fail_on[0].concurrency: not for a gobench scenario (a benchmark has no concurrency; name the -cpu suffix in classes)\n" +
+			`s.yml:13:8: profiles.pr.duration: unknown field "duration" (want one of repetitions, bench, cpu, benchtime)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := loadErr(t, tt.src, "", nil); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
