@@ -34,6 +34,10 @@ type Results struct {
 	Gates *Gates `json:"gates,omitempty"`
 	// Rungs holds every measured rung, in the order it ran.
 	Rungs []Rung `json:"rungs"`
+	// RoundsDone is, for a gobench run, the number of rounds in which
+	// every package ran on both sides: its cells are found as they run,
+	// and one side may lack a benchmark, so rungs alone cannot say.
+	RoundsDone int `json:"rounds_done,omitempty"`
 	// Status is "running" while rungs are being written, then "complete",
 	// "cancelled" or "failed".
 	Status string `json:"status"`
@@ -75,6 +79,8 @@ type GateConfig struct {
 	Confidence   float64 `json:"confidence"`
 	TieWithin    float64 `json:"tie_within"`
 	MaxErrorRate float64 `json:"max_error_rate"`
+	// TieWithinFor is gate.metrics' tie_within by metric.
+	TieWithinFor map[string]float64 `json:"tie_within_for,omitempty"`
 	// MaxErrorIncrease is gate.max_error_increase; nil when unset.
 	MaxErrorIncrease *float64   `json:"max_error_increase,omitempty"`
 	FailOn           []RuleInfo `json:"fail_on"`
@@ -289,6 +295,9 @@ func (r *Results) CompleteRounds() int {
 // other, so a run cancelled in its second pin set has complete rounds of
 // the first: a cell is decided on the complete rounds of its own pin set.
 func (r *Results) CompleteRoundsOf(pins string) int {
+	if r.Kind == "gobench" {
+		return r.RoundsDone
+	}
 	want := 0
 	for _, c := range r.Plan.Cells {
 		if c.Pins == pins {

@@ -547,6 +547,7 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 			TieWithin:        sc.Gate.TieWithin,
 			MaxErrorRate:     sc.Gate.MaxErrorRate,
 			MaxErrorIncrease: sc.Gate.MaxErrorIncrease,
+			TieWithinFor:     sc.Gate.TieWithinFor,
 			FailOn:           []baselines.RuleInfo{},
 		},
 		Load: baselines.LoadInfo{

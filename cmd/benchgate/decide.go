@@ -40,6 +40,13 @@ func decide(res *baselines.Results) (report.Input, error) {
 		if r.Target == "candidate" {
 			side = &inputs[i].Candidate
 		}
+		if r.Values != nil {
+			// A Go benchmark's result: its units are its metrics.
+			for unit, v := range r.Values {
+				side.Samples[gate.Metric(unit)] = append(side.Samples[gate.Metric(unit)], v)
+			}
+			continue
+		}
 		side.Samples[gate.RPS] = append(side.Samples[gate.RPS], r.RPS)
 		// A rung in which nothing was answered has no latency, and one in
 		// which nothing ended has no error rate: their zeros would read as
@@ -97,6 +104,12 @@ func decide(res *baselines.Results) (report.Input, error) {
 		settings.Confidence = g.Confidence
 	}
 	settings.TieWithin = g.TieWithin
+	for m, t := range g.TieWithinFor {
+		if settings.TieWithinFor == nil {
+			settings.TieWithinFor = map[gate.Metric]float64{}
+		}
+		settings.TieWithinFor[gate.Metric(m)] = t
+	}
 	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease}
 	for _, r := range g.FailOn {
 		policy.FailOn = append(policy.FailOn, gate.Rule{
