@@ -126,6 +126,11 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 			Summarize(ci.Candidate.Samples[m], s.Confidence), s.For(m)))
 	}
 	for _, r := range p.FailOn {
+		if p.OnlyMeasured {
+			if _, ok := cell.Decision(r.Metric); !ok {
+				continue
+			}
+		}
 		if r.Matches(ci.Key) && !slices.Contains(cell.Gated, r.Metric) {
 			cell.Gated = append(cell.Gated, r.Metric)
 		}
@@ -204,7 +209,7 @@ func measured(ci CellInput) []Metric {
 		return len(ci.Baseline.Samples[m]) > 0 || len(ci.Candidate.Samples[m]) > 0
 	}
 	var ms []Metric
-	for _, m := range AllMetrics {
+	for _, m := range slices.Concat(AllMetrics, GoUnits) {
 		if has(m) {
 			ms = append(ms, m)
 		}
@@ -212,7 +217,7 @@ func measured(ci CellInput) []Metric {
 	var extra []Metric
 	for _, samples := range []map[Metric][]float64{ci.Baseline.Samples, ci.Candidate.Samples} {
 		for m := range samples {
-			if has(m) && !slices.Contains(AllMetrics, m) && !slices.Contains(extra, m) {
+			if has(m) && !slices.Contains(AllMetrics, m) && !slices.Contains(GoUnits, m) && !slices.Contains(extra, m) {
 				extra = append(extra, m)
 			}
 		}
@@ -221,12 +226,13 @@ func measured(ci CellInput) []Metric {
 	return append(ms, extra...)
 }
 
-// metricRank orders metrics as AllMetrics does, unknown ones last.
+// metricRank orders metrics as AllMetrics then GoUnits do, unknown ones
+// last.
 func metricRank(m Metric) int {
-	if i := slices.Index(AllMetrics, m); i >= 0 {
+	if i := slices.Index(slices.Concat(AllMetrics, GoUnits), m); i >= 0 {
 		return i
 	}
-	return len(AllMetrics)
+	return len(AllMetrics) + len(GoUnits)
 }
 
 // ratePercent formats an error rate so that small rates stay visible:

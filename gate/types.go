@@ -27,6 +27,10 @@ const (
 // AllMetrics lists the metrics in the order reports show them.
 var AllMetrics = []Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate, CPUPerReq, MemMean, MemPeak}
 
+// GoUnits are the units of Go benchmark results that reports show first,
+// in this order; other units follow by name.
+var GoUnits = []Metric{"sec/op", "B/op", "allocs/op", "B/s"}
+
 // HigherIsBetter says in which direction a metric improves: throughput
 // (rps, and any rate: a unit ending in "/s" such as a Go benchmark's B/s)
 // higher; time, memory, allocations, errors and any other unit lower.
@@ -135,6 +139,11 @@ type Policy struct {
 	// MaxErrorRate: a candidate whose error rate in a cell is above this
 	// fails the gate. Negative disables the check.
 	MaxErrorRate float64 `json:"max_error_rate"`
+	// OnlyMeasured: a gated metric that neither side measured in a cell
+	// does not apply to it, rather than leaving it inconclusive. Go
+	// benchmarks need it: a rule on a custom unit names the benchmarks
+	// that report it.
+	OnlyMeasured bool `json:"only_measured,omitempty"`
 	// MaxErrorIncrease: a candidate whose error rate in a cell exceeds
 	// the baseline's by more than this fails the gate; nil disables the
 	// check.

@@ -343,6 +343,10 @@ func failureText(it failureItem, markdown bool) string {
 }
 
 func (m *model) mdTables(b *strings.Builder) {
+	if m.isGoBench() {
+		m.mdGoTable(b)
+		return
+	}
 	if len(m.tables) == 0 {
 		b.WriteString("No cell was decided.\n\n")
 		return

@@ -65,7 +65,15 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	}
 	m.termGates(&b, paint)
 
+	if m.isGoBench() {
+		if err := m.termGoTable(&b, paint); err != nil {
+			return err
+		}
+	}
 	for _, t := range m.tables {
+		if m.isGoBench() {
+			break
+		}
 		b.WriteString("\n")
 		if name := m.tableName(t, cleanTerminal); name != "" {
 			fmt.Fprintf(&b, "%s\n", name)

@@ -110,7 +110,10 @@ func decide(res *baselines.Results) (report.Input, error) {
 		}
 		settings.TieWithinFor[gate.Metric(m)] = t
 	}
-	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease}
+	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
+		// A benchmark reports the units it reports: a rule on a custom
+		// unit applies to those that have it.
+		OnlyMeasured: res.Kind == "gobench"}
 	for _, r := range g.FailOn {
 		policy.FailOn = append(policy.FailOn, gate.Rule{
 			Metric: gate.Metric(r.Metric), Classes: r.Classes,
