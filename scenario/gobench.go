@@ -66,8 +66,14 @@ func (l *loader) goBenchTargets(n *node) {
 			continue
 		}
 		t := Target{Name: name}
-		tm, ok := l.fields(tn, f, "ref", "dir")
+		tm, ok := l.fields(tn, f, "ref", "dir", "packages", "bench")
 		if ok {
+			if v := tm["packages"]; v != nil {
+				t.Packages = l.packages(v, f+".packages")
+			}
+			if v := tm["bench"]; v != nil {
+				t.Bench = l.benchPattern(v, f+".bench")
+			}
 			ref, dir := tm["ref"], tm["dir"]
 			switch {
 			case ref == nil && dir == nil:
@@ -127,15 +133,7 @@ func (l *loader) goBenchSection(n *node, gb *GoBench) {
 		}
 	}
 	if v := m["packages"]; v != nil {
-		if pk, ok := l.strList(v, "gobench.packages"); ok {
-			if len(pk) == 0 {
-				l.errNode(v, "gobench.packages", "must not be empty (leave it out for ./...)")
-			}
-			for i, p := range pk {
-				if p == "" || p[0] == '-' {
-					l.errNode(v.items[i], index("gobench.packages", i), "%q is not a package pattern (want e.g. ./..., ./internal/store)", v.items[i].errText())
-				}
-			}
+		if pk := l.packages(v, "gobench.packages"); pk != nil {
 			gb.Packages = pk
 		}
 	}
@@ -183,20 +181,8 @@ func (l *loader) goBenchSection(n *node, gb *GoBench) {
 // benchtime.
 func (l *loader) goBenchRun(m map[string]*node, f string, gb *GoBench) {
 	if v := m["bench"]; v != nil {
-		if s, ok := l.nonEmptyStr(v, join(f, "bench")); ok {
-			// go test splits the pattern on unbracketed slashes, one
-			// regexp per level of sub-benchmark.
-			valid := true
-			for _, part := range splitBenchPattern(s) {
-				if _, err := regexp.Compile(part); err != nil {
-					l.errNode(v, join(f, "bench"), "not a -test.bench pattern: %v", err)
-					valid = false
-					break
-				}
-			}
-			if valid {
-				gb.Bench = s
-			}
+		if s := l.benchPattern(v, join(f, "bench")); s != "" {
+			gb.Bench = s
 		}
 	}
 	if v := m["cpu"]; v != nil {
@@ -213,6 +199,42 @@ func (l *loader) goBenchRun(m map[string]*node, f string, gb *GoBench) {
 			}
 		}
 	}
+}
+
+// packages reads a list of go list patterns; nil when it is wrong.
+func (l *loader) packages(v *node, f string) []string {
+	pk, ok := l.strList(v, f)
+	if !ok {
+		return nil
+	}
+	if len(pk) == 0 {
+		l.errNode(v, f, "must not be empty (leave it out for ./...)")
+		return nil
+	}
+	for i, p := range pk {
+		if p == "" || p[0] == '-' {
+			l.errNode(v.items[i], index(f, i), "%q is not a package pattern (want e.g. ./..., ./internal/store)", v.items[i].errText())
+			return nil
+		}
+	}
+	return pk
+}
+
+// benchPattern reads a -test.bench pattern; "" when it is wrong.
+func (l *loader) benchPattern(v *node, f string) string {
+	s, ok := l.nonEmptyStr(v, f)
+	if !ok {
+		return ""
+	}
+	// go test splits the pattern on unbracketed slashes, one regexp per
+	// level of sub-benchmark.
+	for _, part := range splitBenchPattern(s) {
+		if _, err := regexp.Compile(part); err != nil {
+			l.errNode(v, f, "not a -test.bench pattern: %v", err)
+			return ""
+		}
+	}
+	return s
 }
 
 var benchtimeRE = regexp.MustCompile(`^([1-9][0-9]*x|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`)

@@ -13,7 +13,7 @@ name: client
 kind: gobench
 targets:
   baseline: {ref: origin/main}
-  candidate: {dir: .}
+  candidate: {dir: ., packages: [./ncorest], bench: NcoRest}
 gobench:
   packages: [./..., ./internal/store]
   bench: 'Insert/rows=(10|100)$'
@@ -48,7 +48,7 @@ func TestLoadGoBench(t *testing.T) {
 		t.Errorf("kind %q, repetitions %d, classes %v", s.Kind, s.Load.Repetitions, s.Classes)
 	}
 	if b, c := s.Baseline, s.Candidate; b.Ref != "origin/main" || b.Shown != "ref origin/main" || b.Dir != "" ||
-		c.Dir != s.Dir || c.Shown != "dir ." || c.Ref != "" {
+		c.Dir != s.Dir || c.Shown != "dir ." || c.Ref != "" || !reflect.DeepEqual(c.Packages, []string{"./ncorest"}) || c.Bench != "NcoRest" || b.Packages != nil || b.Bench != "" {
 		t.Errorf("targets %+v %+v", b, c)
 	}
 	gb := *s.GoBench
@@ -108,7 +108,7 @@ gate:
 profiles:
   pr: {duration: 1s}
 `, "s.yml:5:25: targets.baseline.dir: ref and dir are exclusive\n" +
-			`s.yml:6:15: targets.candidate.url: unknown field "url" (want one of ref, dir)` + "\n" +
+			`s.yml:6:15: targets.candidate.url: unknown field "url" (want one of ref, dir, packages, bench)` + "\n" +
 			"s.yml:6:15: targets.candidate: want ref (a git commit-ish, e.g. origin/main) or dir (a directory holding the module)\n" +
 			`s.yml:7:8: load.concurrency: unknown field "concurrency" (want one of repetitions)` + "\n" +
 			"s.yml:8:1: classes: not for a gobench scenario (its cells are the benchmarks the test binaries report)\n" +

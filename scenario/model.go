@@ -84,6 +84,11 @@ type Target struct {
 	// worktree. A gobench target has a Ref or a Dir (the module's
 	// directory, the scenario's own by default), nothing else.
 	Ref string
+	// Packages and Bench override GoBench's for this side of a gobench
+	// scenario (nil, "": the scenario's): two clients of one tree compare
+	// as two sides, paired by Rename.
+	Packages []string
+	Bench    string
 	// Image is a docker image to run, with Command, Env, Port; it is
 	// built before benchgate runs.
 	Image  string
@@ -121,10 +126,11 @@ type GoBench struct {
 	Benchtime string
 	// Timeout bounds one run of one test binary (-test.timeout too).
 	Timeout time.Duration
-	// Rename pairs differently named benchmarks: each result's name (without
-	// the package) is rewritten by the first rule whose pattern matches it,
-	// on both sides, so "QoordinatorInsert_100rows" and
-	// "NcoRestInsert_100rows" can become one cell.
+	// Rename pairs differently named benchmarks: each result's cell name
+	// (package-qualified, as gobench.CellName makes it) is rewritten by the
+	// first rule whose pattern matches it, on both sides, so
+	// "qoordinator.BenchmarkQoordinatorInsert_100rows-8" and
+	// "ncorest.BenchmarkNcoRestInsert_100rows-8" can become one cell.
 	Rename []Rename
 }
 
