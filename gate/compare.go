@@ -53,8 +53,9 @@ func (p Policy) Validate() error {
 // The outcome is Fail on any regression of a gated metric or any candidate
 // error rate above p.MaxErrorRate or more than p.MaxErrorIncrease above
 // the baseline's (such a cell's headline is a regression); otherwise
-// OutcomeUndecided when a gated metric is inconclusive; otherwise Pass. Settings are not validated here:
-// under invalid settings every metric is inconclusive (see Decide).
+// OutcomeUndecided when a gated metric is inconclusive or there is no cell
+// at all; otherwise Pass. Settings are not validated here: under invalid
+// settings every metric is inconclusive (see Decide).
 func Compare(in []CellInput, s Settings, p Policy) Comparison {
 	c := Comparison{
 		Settings: s,
@@ -77,6 +78,10 @@ func Compare(in []CellInput, s Settings, p Policy) Comparison {
 		case Inconclusive:
 			c.Counts.Inconclusive++
 		}
+	}
+	if len(in) == 0 {
+		// Nothing measured is nothing shown: never a pass by silence.
+		c.Failures = append(c.Failures, Failure{Kind: FailInconclusive, Reason: "no cell was measured"})
 	}
 	for _, f := range c.Failures {
 		switch {

@@ -307,8 +307,11 @@ func TestCompareMetrics(t *testing.T) {
 }
 
 func TestCompareEdges(t *testing.T) {
+	// Nothing measured (every class absent, a run that ended before its
+	// first round) is never a pass.
 	c := Compare(nil, DefaultSettings, Policy{})
-	if c.Cells == nil || c.Failures == nil || c.Outcome != Pass || c.Counts != (Counts{}) {
+	if c.Cells == nil || c.Outcome != OutcomeUndecided || c.Counts != (Counts{}) ||
+		!reflect.DeepEqual(c.Failures, []Failure{{Kind: FailInconclusive, Reason: "no cell was measured"}}) {
 		t.Errorf("empty comparison: %+v", c)
 	}
 	// Invalid settings decide nothing.

@@ -305,6 +305,10 @@ func failureText(it failureItem, markdown bool) string {
 		s = strong("error rate") + " in " + esc(cellName(f.Key)) +
 			fmt.Sprintf(" (%d of %d candidate requests failed)", it.cand.Errors, it.cand.Requests)
 	case "inconclusive":
+		if f.Key == (gate.CellKey{}) {
+			s = strong("nothing decided") // the comparison has no cell
+			break
+		}
 		s = strong(metric+" undecided") + " in " + esc(cellName(f.Key))
 	case gate.FailAgreement:
 		// The key names the class and variant probed, not a cell. The

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benchgate/benchgate/agreement"
@@ -108,9 +107,6 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = p.Dir
 	cmd.Env = childEnv(os.Environ(), []string{"BENCHGATE_URL=" + t.URL(), "BENCHGATE_TARGET=" + t.Name()})
-	cmd.SysProcAttr = childAttr()
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second // a grandchild holding the output open
 
 	tail := newLineTail(16)
 	var out io.Writer = tail
@@ -124,10 +120,11 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 			r.Log = logName
 		}
 	}
-	cmd.Stdout, cmd.Stderr = out, out
 
+	// Whatever the command leaves running in its group is killed when it
+	// exits: it would otherwise run through the measurement.
 	start := time.Now()
-	err := cmd.Run()
+	err := runGrouped(cmd, out)
 	r.Duration = time.Since(start).Seconds()
 	for _, l := range slices.Backward(tail.Lines()) {
 		if l = strings.TrimSpace(l); l != "" {

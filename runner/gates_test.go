@@ -174,12 +174,15 @@ preflight:
     run: ["sh", "-c", "echo started; sleep 31.25 & sleep 31.25"]
     targets: [candidate]
     timeout: 300ms
+  - name: background
+    run: ["sh", "-c", "sleep 41.5 & echo backgrounded"]
+    targets: [baseline]
 agreement: off
 `
 	sc := gatesScenario(t, base.URL, cand.URL, extra)
 	res, progress := runGates(t, sc)
 	got := res.Gates.Preflight
-	if len(got) != 5 {
+	if len(got) != 6 {
 		t.Fatalf("preflight %+v", got)
 	}
 	type short struct {
@@ -197,6 +200,9 @@ agreement: off
 		{"lint", "baseline", "bad <thing>", "", true, 0},
 		{"lint", "candidate", "bad <thing>", "", false, 3},
 		{"slow", "candidate", "started", "timed out after 300ms", false, -1},
+		// A job left in the background holds the output open: the
+		// command passed when it exited, and the job is killed.
+		{"background", "baseline", "backgrounded", "", true, 0},
 	}
 	if !slices.Equal(have, want) {
 		t.Errorf("preflight\n got %+v\nwant %+v\n%s", have, want, progress)
@@ -224,6 +230,7 @@ agreement: off
 	}
 	// The timed-out command's group is gone: no sleep of it is left.
 	noneLeft(t, "sleep 31.25")
+	noneLeft(t, "sleep 41.5")
 }
 
 // TestPreflightCancelled: a run cancelled while a pre-flight command runs

@@ -188,37 +188,49 @@ func (t *Target) Build(ctx context.Context) error {
 	fail := func(err error) error {
 		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("%s: %w", commandLine(t.spec.Build), err), Output: tail.Lines()}
 	}
-	// The output goes through a pipe of our own rather than one os/exec
-	// copies: Wait then returns when the build exits, not when the last
-	// process holding the pipe does, and its group can be killed first.
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return fail(err)
-	}
-	defer pr.Close()
 	cmd := exec.CommandContext(ctx, t.spec.Build[0], t.spec.Build[1:]...)
 	cmd.Dir = t.spec.Dir
 	cmd.Env = childEnv(os.Environ(), nil)
+	err := runGrouped(cmd, io.MultiWriter(tail, t.log))
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return fail(err)
+	}
+	return nil
+}
+
+// runGrouped runs cmd (built with exec.CommandContext, its Dir and Env
+// set) in a process group of its own, its output and errors through a
+// pipe of our own to out, and returns Wait's error. The pipe is ours
+// rather than one os/exec copies, so Wait returns when the command exits,
+// not when the last process holding the pipe does; then whatever it left
+// in its group (a daemon, a compiler server, a background job) is killed
+// and reaped, since it would compete with the targets during measurement.
+// Cancelling ctx kills the whole group. A process that left the group
+// (setsid) is out of reach.
+func runGrouped(cmd *exec.Cmd, out io.Writer) error {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = childAttr()
-	// A build tool's helpers share its group: cancelling must not leave
-	// them running.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	err = cmd.Start()
 	pw.Close() // the child has its copy; ours would keep the pipe open
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	copied := make(chan struct{})
 	go func() {
-		io.Copy(io.MultiWriter(tail, t.log), pr)
+		io.Copy(out, pr)
 		close(copied)
 	}()
 	err = cmd.Wait()
-	// Whatever the build left behind in its group (a daemon, a compiler
-	// server) would compete with the targets during measurement. A
-	// process that left the group (setsid) is out of reach.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	waitGroupGone(cmd.Process.Pid)
 	select {
@@ -228,13 +240,7 @@ func (t *Target) Build(ctx context.Context) error {
 		pr.Close()
 		<-copied
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-		}
-		return fail(err)
-	}
-	return nil
+	return err
 }
 
 // childAttr puts a child in a process group of its own, so Stop and Build

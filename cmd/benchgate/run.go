@@ -358,6 +358,9 @@ func outcomeError(c gate.Comparison) error {
 		}
 		return withCode(exitRegression, fmt.Errorf("gate failed: %s", strings.Join(parts, "; ")))
 	default:
+		if len(c.Cells) == 0 {
+			return withCode(exitRegression, errors.New("gate inconclusive: no cell was measured (see the absent classes, if any)"))
+		}
 		return withCode(exitRegression, fmt.Errorf("gate inconclusive: %d gated cell(s) could not be decided (too few repetitions)", len(c.Failures)))
 	}
 }
