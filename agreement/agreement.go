@@ -46,7 +46,10 @@ type Options struct {
 type Response struct {
 	Status      int
 	ContentType string
-	Body        []byte
+	// Location is the Location header: a redirect's answer is where it
+	// points, so it is compared for a 3xx status.
+	Location string
+	Body     []byte
 }
 
 // Result is the verdict of Compare.
@@ -100,6 +103,18 @@ func Compare(a, b Response, opt Options) Result {
 		res.ExcerptA = excerpt(a.Body, 0, false)
 		res.ExcerptB = excerpt(b.Body, 0, false)
 		return res
+	}
+	if a.Status >= 300 && a.Status < 400 && a.Location != b.Location {
+		res.Reason = fmt.Sprintf("status %d redirects to %q vs %q", a.Status, short(a.Location, 80), short(b.Location, 80))
+		return res
+	}
+	ma, mb := mediaType(a.ContentType), mediaType(b.ContentType)
+	if reason == "" && ma != mb && ((ma == "") != (mb == "") ||
+		formatFromContentType(a.ContentType) != formatFromContentType(b.ContentType)) {
+		// A client reads the header before the body: the same bytes
+		// declared as another kind of content (or as none) are another
+		// answer. Aliases of one format (text/xml, application/xml) agree.
+		reason = fmt.Sprintf("content type %q vs %q", short(a.ContentType, 60), short(b.ContentType, 60))
 	}
 	if reason != "" {
 		res.Reason = reason
@@ -160,6 +175,13 @@ func chooseFormat(a, b Response, explicit string) (string, string) {
 		}
 	}
 	return FormatText, ""
+}
+
+// mediaType is a Content-Type's media type, lower case, parameters (the
+// charset) left out; "" for none.
+func mediaType(ct string) string {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 func formatFromContentType(ct string) string {

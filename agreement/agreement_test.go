@@ -360,3 +360,47 @@ func TestDeepNesting(t *testing.T) {
 		t.Errorf("got %q", got.Reason)
 	}
 }
+
+// TestCompareReviewCases: answers that differ in ways a JSON decoder or a
+// format check alone would miss.
+func TestCompareReviewCases(t *testing.T) {
+	js := func(body string) Response {
+		return Response{Status: 200, ContentType: "application/json", Body: []byte(body)}
+	}
+	cases := []struct {
+		name   string
+		a, b   Response
+		opt    Options
+		agree  bool
+		reason string
+	}{
+		{"two index paths on one array ignore the elements they name",
+			js(`{"a":[1,2,3]}`), js(`{"a":[1,2,4]}`), Options{Ignore: []string{"$.a[0]", "$.a[1]"}}, false, "$.a[2]: 3 vs 4"},
+		{"two index paths, the rest equal",
+			js(`{"a":[1,2,3]}`), js(`{"a":[7,8,3]}`), Options{Ignore: []string{"$.a[0]", "$.a[1]"}}, true, ""},
+		{"a duplicate key is ambiguous",
+			js(`{"a":2,"a":1}`), js(`{"a":1}`), Options{}, false, "response A is not valid JSON: duplicate key \"a\" at offset 7"},
+		{"invalid UTF-8 is not U+FFFD",
+			js("{\"s\":\"\xff\"}"), js("{\"s\":\"\xfe\"}"), Options{}, false, "a body is not valid UTF-8 and the bodies differ"},
+		{"same JSON declared as octet-stream",
+			js(`{"a":1}`), Response{Status: 200, ContentType: "application/octet-stream", Body: []byte(`{"a":1}`)}, Options{}, false,
+			`content type "application/json" vs "application/octet-stream"`},
+		{"declared against undeclared",
+			js(`{"a":1}`), Response{Status: 200, Body: []byte(`{"a":1}`)}, Options{}, false, `content type "application/json" vs ""`},
+		{"charset parameters do not matter",
+			js(`{"a":1}`), Response{Status: 200, ContentType: "application/json; charset=utf-8", Body: []byte(`{"a": 1}`)}, Options{}, true, ""},
+		{"a redirect elsewhere",
+			Response{Status: 302, Location: "/login"}, Response{Status: 302, Location: "/home"}, Options{}, false,
+			`status 302 redirects to "/login" vs "/home"`},
+		{"a redirect to the same place",
+			Response{Status: 302, Location: "/login"}, Response{Status: 302, Location: "/login"}, Options{}, true, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Compare(c.a, c.b, c.opt)
+			if r.Agree != c.agree || r.Reason != c.reason {
+				t.Errorf("agree %v, reason %q; want %v, %q", r.Agree, r.Reason, c.agree, c.reason)
+			}
+		})
+	}
+}

@@ -11,11 +11,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // jv is a decoded JSON value that remembers where it came from.
 type jv struct {
-	kind   byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
+	kind   byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null, 'x' ignored
 	s      string
 	b      bool
 	obj    map[string]*jv
@@ -88,6 +89,11 @@ func parseValue(dec *json.Decoder, raw []byte, depth int) (*jv, error) {
 					return nil, err
 				}
 				c.keyOff = keyOff
+				if _, dup := v.obj[key]; dup {
+					// Parsers disagree on which one counts: the answer
+					// is ambiguous, so it cannot be said to agree.
+					return nil, fmt.Errorf("duplicate key %q at offset %d", key, keyOff)
+				}
 				v.obj[key] = c
 			}
 		case '[':
@@ -122,6 +128,11 @@ func parseValue(dec *json.Decoder, raw []byte, depth int) (*jv, error) {
 }
 
 func compareJSON(ra, rb []byte, ignore [][]seg, unordered bool) *diff {
+	// The decoder turns invalid UTF-8 into U+FFFD: two different byte
+	// strings would read as one.
+	if !utf8.Valid(ra) || !utf8.Valid(rb) {
+		return &diff{reason: "a body is not valid UTF-8 and the bodies differ", offA: 0, offB: 0}
+	}
 	a, errA := parseJSON(ra)
 	b, errB := parseJSON(rb)
 	switch {
@@ -332,6 +343,8 @@ func render(v *jv) string {
 		return strings.TrimSuffix(buf.String(), "\n")
 	case 'o':
 		return fmt.Sprintf("object(%d keys)", len(v.obj))
+	case 'x':
+		return "(ignored)"
 	default:
 		return fmt.Sprintf("array(%d)", len(v.arr))
 	}

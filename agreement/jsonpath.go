@@ -176,7 +176,9 @@ func applyHere(v *jv, s seg, rest []seg) {
 				return
 			}
 			if len(rest) == 0 {
-				v.arr = append(v.arr[:i:i], v.arr[i+1:]...)
+				// Marked, not spliced out: the next path's indexes still
+				// name the elements they named in the answer.
+				v.arr[i] = &jv{kind: 'x', off: v.arr[i].off, keyOff: v.arr[i].keyOff}
 			} else {
 				apply(v.arr[i], rest)
 			}

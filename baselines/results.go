@@ -14,7 +14,11 @@ import (
 )
 
 // FormatVersion is the version of the results file this code writes.
-const FormatVersion = 1
+// Version 2 added what changes a verdict (the correctness gates,
+// max_error_increase, per-metric bands, gobench values): an older
+// benchgate must refuse such a file rather than pass it by ignoring them.
+// Version 1 files read as they are.
+const FormatVersion = 2
 
 // Results is the content of results.json.
 type Results struct {
@@ -360,8 +364,8 @@ func Read(path string) (*Results, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a benchgate results file: %v", path, err)
 	}
-	if r.Version != FormatVersion {
-		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads version %d", path, r.Version, FormatVersion)
+	if r.Version < 1 || r.Version > FormatVersion {
+		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads versions 1 to %d", path, r.Version, FormatVersion)
 	}
 	return &r, nil
 }

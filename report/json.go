@@ -62,11 +62,15 @@ type (
 	jsonSettings struct {
 		Confidence float64 `json:"confidence"`
 		TieWithin  float64 `json:"tie_within"`
+		// TieWithinFor holds the metrics with a band of their own.
+		TieWithinFor map[gate.Metric]float64 `json:"tie_within_for,omitempty"`
 	}
 	jsonPolicy struct {
 		FailOn []jsonRule `json:"fail_on"`
 		// MaxErrorRate is null when the check is disabled.
 		MaxErrorRate *float64 `json:"max_error_rate"`
+		// MaxErrorIncrease is omitted when the check is disabled.
+		MaxErrorIncrease *float64 `json:"max_error_increase,omitempty"`
 	}
 	jsonRule struct {
 		Metric      string   `json:"metric"`
@@ -278,7 +282,7 @@ func buildJSON(m *model) jsonDoc {
 		Rounds:   jsonRounds{Decided: m.in.Rounds, Planned: r.Plan.Rounds, PinSets: []jsonPinRounds{}},
 		Outcome:  c.Outcome,
 		Counts:   c.Counts,
-		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin},
+		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin, TieWithinFor: c.Settings.TieWithinFor},
 		Policy:   jsonPolicy{FailOn: []jsonRule{}},
 		Cells:    []jsonCell{},
 		Failures: []jsonFailure{},
@@ -305,6 +309,7 @@ func buildJSON(m *model) jsonDoc {
 	if !r.Env.Start.IsZero() && !r.Env.End.IsZero() {
 		doc.Environment.DurationS = r.Env.End.Sub(r.Env.Start).Seconds()
 	}
+	doc.Policy.MaxErrorIncrease = c.Policy.MaxErrorIncrease
 	if c.Policy.MaxErrorRate >= 0 {
 		v := c.Policy.MaxErrorRate
 		doc.Policy.MaxErrorRate = &v

@@ -666,6 +666,9 @@ func (m *model) mdClaims(b *strings.Builder) {
 	for _, rule := range c.Policy.FailOn {
 		b.WriteString("- " + ruleText(rule) + "\n")
 	}
+	if inc := c.Policy.MaxErrorIncrease; inc != nil {
+		fmt.Fprintf(b, "- a candidate error rate more than %s above the baseline's in any cell\n", fraction(*inc))
+	}
 	if c.Policy.MaxErrorRate >= 0 {
 		fmt.Fprintf(b, "- a candidate error rate above %s in any cell\n", fraction(c.Policy.MaxErrorRate))
 	}

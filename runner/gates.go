@@ -65,6 +65,17 @@ func (s *schedule) gates() error {
 			fmt.Fprintf(s.progress, "preflight %s: %s %s in %.1fs: %s\n", p.Name, t.Name(), verdict, r.Duration, r.LastLine)
 		}
 	}
+	// A mix drawing from an absent class would still send its requests:
+	// it is absent too.
+	for _, c := range s.sc.Classes {
+		for _, e := range c.Mix {
+			if why, ok := absent[e.Class]; ok {
+				if _, already := absent[c.Name]; !already {
+					absent[c.Name] = fmt.Sprintf("it draws from %s, absent: %s", e.Class, why)
+				}
+			}
+		}
+	}
 	for _, c := range s.sc.Classes {
 		if why, ok := absent[c.Name]; ok {
 			g.Absent = append(g.Absent, baselines.AbsentClass{Class: c.Name, Reason: why})
@@ -187,7 +198,16 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 				if err := s.ctxErr(); err != nil {
 					return nil, err
 				}
-				d, format, err := s.probe(client, req, opt.Options())
+				// A mix's request is compared as its own class says: its
+				// ignore paths, its format, its mode off.
+				ropt := opt
+				if comp := s.sc.AllClasses[req.Class]; comp != nil && comp != c && comp.Request != nil {
+					ropt = comp.Agreement
+					if ropt.Mode == scenario.AgreementOff || ropt.Mode == "" {
+						continue
+					}
+				}
+				d, format, err := s.probe(client, req, ropt.Options())
 				if err != nil {
 					return nil, err
 				}
@@ -304,7 +324,7 @@ func send(ctx context.Context, client *http.Client, base string, r *scenario.Req
 	if err != nil {
 		return agreement.Response{}, err
 	}
-	return agreement.Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: b}, nil
+	return agreement.Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Location: resp.Header.Get("Location"), Body: b}, nil
 }
 
 // truncateRunes cuts s to at most n runes, marking the cut with "…".

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,4 +283,45 @@ func noneLeft(t *testing.T, pattern string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("pre-flight processes left: %s", out)
+}
+
+// TestAgreementMix: a mix's requests are compared as their own class
+// says, and a mix drawing from an absent class is absent too.
+func TestAgreementMix(t *testing.T) {
+	var clock atomic.Int64
+	stamped := func(n int) string { return fmt.Sprintf(`{"n":%d,"t":%d}`, n, clock.Add(1)) }
+	base, cand := jsonServer(t, stamped), jsonServer(t, stamped)
+	extra := `    agreement: {ignore: ["$.t"]}
+  - name: plain
+    request: GET /plain?n=1
+  - name: both
+    mix: {item: 1}
+`
+	res, _ := runGates(t, gatesScenario(t, base.URL, cand.URL, extra))
+	got := map[string]bool{}
+	for _, c := range res.Gates.Agreement.Classes {
+		got[c.Class] = c.Agree
+	}
+	if want := map[string]bool{"item": true, "plain": false, "both": true}; !reflect.DeepEqual(got, want) {
+		t.Errorf("agree by class %v, want %v", got, want)
+	}
+
+	extra += `preflight:
+  - name: item-check
+    run: ["false"]
+    classes: [item]
+`
+	res, _ = runGates(t, gatesScenario(t, base.URL, cand.URL, extra))
+	want := []baselines.AbsentClass{
+		{Class: "item", Reason: "pre-flight item-check failed on baseline"},
+		{Class: "both", Reason: "it draws from item, absent: pre-flight item-check failed on baseline"},
+	}
+	if !reflect.DeepEqual(res.Gates.Absent, want) {
+		t.Errorf("absent %+v", res.Gates.Absent)
+	}
+	for _, c := range res.Plan.Cells {
+		if c.Class != "plain" {
+			t.Errorf("plan has %v", c)
+		}
+	}
 }

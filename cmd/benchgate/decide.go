@@ -165,11 +165,16 @@ func gateFailures(g *baselines.Gates) []gate.Failure {
 	}
 	if g.Agreement != nil {
 		for _, c := range g.Agreement.Classes {
-			if c.Agree || c.Mode != "required" || c.First == nil {
+			// Only warn is let through: a mode this code does not know,
+			// or none, fails closed.
+			if c.Agree || c.Mode == "warn" {
 				continue
 			}
-			fs = append(fs, gate.Failure{Key: gate.CellKey{Variant: c.Variant, Class: c.Class}, Kind: gate.FailAgreement,
-				Reason: fmt.Sprintf("answers differ at request %d (%s %s): %s", c.First.Index+1, c.First.Method, c.First.Target, c.First.Reason)})
+			reason := "answers differ"
+			if d := c.First; d != nil {
+				reason = fmt.Sprintf("answers differ at request %d (%s %s): %s", d.Index+1, d.Method, d.Target, d.Reason)
+			}
+			fs = append(fs, gate.Failure{Key: gate.CellKey{Variant: c.Variant, Class: c.Class}, Kind: gate.FailAgreement, Reason: reason})
 		}
 	}
 	return fs

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/ghaction"
 )
@@ -39,8 +41,29 @@ func mainExit(args []string) int {
 			// must not be read as workflow commands.
 			ghaction.WriteUntrusted(os.Stderr, msg)
 		} else {
-			fmt.Fprint(os.Stderr, msg)
+			// The same text on a terminal must not carry escape sequences.
+			fmt.Fprint(os.Stderr, visible(msg))
 		}
 	}
 	return exitCode(err)
+}
+
+// visible shows control characters other than newline and tab, and
+// invalid UTF-8, as escapes, so text from a target or a results file
+// cannot drive the terminal it is printed on.
+func visible(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
