@@ -1,0 +1,186 @@
+package importers
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// rpcError matches a gRPC status error as ghz records it:
+// "rpc error: code = Unavailable desc = ...".
+var rpcError = regexp.MustCompile(`rpc error: code = (\w+) desc = (.*)`)
+
+// parseGhz reads `ghz --format json` (or -O json; ghz runner.Report).
+//
+//   - The end is "date" (written when the run finished, to the second);
+//     Start is "date" − "total".
+//   - Duration is "total" (nanoseconds): the whole run.
+//   - Requests is "count", every call reported. In a run bounded by time
+//     (-z, so "options.duration" is set) ghz's default --duration-stop=close
+//     fails the calls still in flight at the end with "transport is
+//     closing" or "the client connection is closing": those are left out,
+//     as benchgate leaves out the requests in flight when its window
+//     closes.
+//   - Statuses is "statusCodeDistribution" (gRPC code names: "OK",
+//     "Unavailable", ...) without the calls that failed in transport, so it
+//     counts the calls the server answered.
+//   - Errors, from "errorDistribution" (message → count): DeadlineExceeded
+//     is "timeout"; a failure to dial ("connection refused", "error while
+//     dialing", "connection error") is "connect"; a dropped connection is
+//     "reset"; any other gRPC status is an answer that is not OK: "status";
+//     a message that is no gRPC status goes by its text, else "other".
+//   - RPS is the answered calls over Duration. ghz's own "rps" counts every
+//     call, the failed ones too.
+//   - Latencies: "average" (over every call, errors included; 0 when no
+//     call was answered), the 50, 90, 95 and 99 entries of
+//     "latencyDistribution" and "slowest" (both over the calls without
+//     error, unless --count-errors). 50 and 95 are required when a call
+//     succeeded; ghz writes no distribution when none did.
+//   - ghz records no bytes.
+//   - Concurrency is "options.concurrency" (-c) when the concurrency
+//     schedule is constant.
+func parseGhz(f *file) (measurement, error) {
+	var m measurement
+	top := f.top
+	r := &m.rung
+
+	count, err := top.count("count")
+	if err != nil {
+		return m, err
+	}
+	total, err := top.num("total")
+	if err != nil {
+		return m, err
+	}
+	r.Duration = total / 1e9
+	if m.end, err = top.time("date"); err != nil {
+		return m, err
+	}
+	if !m.end.IsZero() {
+		r.Start = m.end.Add(-time.Duration(total))
+	}
+	timed := false
+	if opts, ok, err := top.optObject("options"); err != nil {
+		return m, err
+	} else if ok {
+		if d, _, err := opts.optNum("duration"); err != nil {
+			return m, err
+		} else if d > 0 {
+			timed = true
+		}
+		sched, err := opts.str("concurrency-schedule")
+		if err != nil {
+			return m, err
+		}
+		if c, _, err := opts.optNum("concurrency"); err != nil {
+			return m, err
+		} else if sched == "" || sched == "const" {
+			m.conc = int(c)
+		}
+	}
+
+	statuses, err := top.counts("statusCodeDistribution")
+	if err != nil {
+		return m, err
+	}
+	errs, err := top.counts("errorDistribution")
+	if err != nil {
+		return m, err
+	}
+	requests := count
+	for msg, n := range errs {
+		code, desc := "Unknown", msg
+		if sub := rpcError.FindStringSubmatch(msg); sub != nil {
+			code, desc = sub[1], sub[2]
+		}
+		kind := errStatus
+		switch {
+		case timed && (strings.Contains(desc, "transport is closing") || strings.Contains(desc, "client connection is closing")):
+			// In flight when the time was up: not counted at all.
+			requests -= n
+			statuses[code] -= n
+			continue
+		case code == "DeadlineExceeded":
+			kind = errTimeout
+		case code == "Unknown" && desc == msg:
+			kind = classify(msg) // not a gRPC status
+		default:
+			if k := classify(desc); k == errConnect || k == errReset {
+				kind = k
+			}
+		}
+		if kind != errStatus {
+			// A transport failure: not an answer.
+			statuses[code] -= n
+			addError(r, kind, n)
+		}
+	}
+	if requests < 0 {
+		return m, top.errf("errorDistribution counts more calls than \"count\" (%d)", count)
+	}
+	r.Requests = requests
+	var answered, ok int64
+	for code, n := range statuses {
+		if n <= 0 {
+			continue
+		}
+		if r.Statuses == nil {
+			r.Statuses = map[string]int64{}
+		}
+		r.Statuses[code] = n
+		answered += n
+		if code == "OK" {
+			ok += n
+		} else {
+			addError(r, errStatus, n)
+		}
+	}
+	if err := setRPS(top, r, answered, "total"); err != nil {
+		return m, err
+	}
+
+	r.Mean, _, err = top.optNum("average")
+	if err != nil {
+		return m, err
+	}
+	r.Mean /= 1e9
+	if answered == 0 {
+		r.Mean = 0 // ghz averages the failed calls too; nothing was answered
+	}
+	r.Max, _, err = top.optNum("slowest")
+	if err != nil {
+		return m, err
+	}
+	r.Max /= 1e9
+	var dist []struct {
+		Percentage *float64 `json:"percentage"`
+		Latency    *float64 `json:"latency"`
+	}
+	if v := top.m["latencyDistribution"]; !isNull(v) {
+		if err := json.Unmarshal(v, &dist); err != nil {
+			return m, top.errf("field \"latencyDistribution\" is not a list of {percentage, latency}: %s", short(v))
+		}
+	}
+	got := map[float64]float64{}
+	for _, d := range dist {
+		if d.Percentage != nil && d.Latency != nil {
+			got[*d.Percentage] = *d.Latency / 1e9
+		}
+	}
+	for _, x := range []struct {
+		dst  *float64
+		pct  float64
+		need bool
+	}{{&r.P50, 50, true}, {&r.P90, 90, false}, {&r.P95, 95, true}, {&r.P99, 99, false}} {
+		v, has := got[x.pct]
+		if !has && x.need && ok > 0 {
+			if dist == nil {
+				return m, top.errf("no \"latencyDistribution\" although %d calls succeeded", ok)
+			}
+			return m, top.errf("\"latencyDistribution\" has no %v%% entry", x.pct)
+		}
+		*x.dst = v
+	}
+	return m, nil
+}
