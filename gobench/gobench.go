@@ -128,14 +128,16 @@ func lineText(data []byte, n int) string {
 // CellName is the class of a benchmark's cell: the package path relative
 // to the module, then "." and the name, so equal benchmark names in two
 // packages never collide: "internal/store.BenchmarkInsert-4". The module's
-// root package is ".", giving "..BenchmarkInsert-4". When modulePath is ""
+// root package's benchmarks are their names alone, "BenchmarkInsert-4"
+// (no other package's cell can be named so). When modulePath is ""
 // or not a prefix of pkg, the full package path is used; when pkg is ""
 // (output without a "pkg:" line) the name alone.
 func CellName(pkg, modulePath, name string) string {
-	if pkg == "" {
+	rel := RelPackage(pkg, modulePath)
+	if pkg == "" || rel == "." {
 		return name
 	}
-	return RelPackage(pkg, modulePath) + "." + name
+	return rel + "." + name
 }
 
 // Cell is the cell of a result as a gobench scenario names it: CellName,

@@ -93,7 +93,7 @@ func TestParseRealOutput(t *testing.T) {
 		}
 		cells[c] = true
 	}
-	for _, c := range []string{"..BenchmarkLookup", "..BenchmarkLookup-4", "internal/store.BenchmarkLookup", "internal/store.BenchmarkLookup-4", "..BenchmarkInsert/rows=100-4"} {
+	for _, c := range []string{"BenchmarkLookup", "BenchmarkLookup-4", "internal/store.BenchmarkLookup", "internal/store.BenchmarkLookup-4", "BenchmarkInsert/rows=100-4"} {
 		if !cells[c] {
 			t.Errorf("no cell %q in %v", c, cells)
 		}
@@ -184,7 +184,7 @@ BenchmarkOther-8	1	5 ns/op
 func TestCellName(t *testing.T) {
 	for _, c := range []struct{ pkg, mod, name, want string }{
 		{"example.com/m/internal/store", "example.com/m", "BenchmarkInsert-4", "internal/store.BenchmarkInsert-4"},
-		{"example.com/m", "example.com/m", "BenchmarkInsert-4", "..BenchmarkInsert-4"},
+		{"example.com/m", "example.com/m", "BenchmarkInsert-4", "BenchmarkInsert-4"},
 		{"example.com/m/internal/store", "", "BenchmarkInsert", "example.com/m/internal/store.BenchmarkInsert"},
 		{"example.com/mx/store", "example.com/m", "BenchmarkInsert", "example.com/mx/store.BenchmarkInsert"},
 		{"other.org/p", "example.com/m", "BenchmarkInsert/rows=100-8", "other.org/p.BenchmarkInsert/rows=100-8"},

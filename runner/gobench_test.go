@@ -22,7 +22,7 @@ import (
 // The test module's cells (see testdata/gobench/README.md) under
 // -test.cpu=1,2.
 var goBenchCells = []string{
-	"..BenchmarkSum", "..BenchmarkSum-2", "..BenchmarkConst", "..BenchmarkConst-2",
+	"BenchmarkSum", "BenchmarkSum-2", "BenchmarkConst", "BenchmarkConst-2",
 	"store.BenchmarkConst", "store.BenchmarkConst-2",
 }
 
@@ -167,7 +167,7 @@ func TestGoBenchDirs(t *testing.T) {
 				if r.Duration <= 0 || r.Start.IsZero() || r.Requests != 0 || r.RPS != 0 {
 					t.Errorf("%s %s: duration %v start %v requests %d rps %v", c.Class, target, r.Duration, r.Start, r.Requests, r.RPS)
 				}
-				if strings.HasPrefix(c.Class, "..BenchmarkSum") && (r.Values["items/op"] != 1024 || r.Values["B/s"] <= 0) {
+				if strings.HasPrefix(c.Class, "BenchmarkSum") && (r.Values["items/op"] != 1024 || r.Values["B/s"] <= 0) {
 					t.Errorf("%s %s: custom unit or B/s missing: %v", c.Class, target, r.Values)
 				}
 			}
@@ -186,7 +186,9 @@ func TestGoBenchDirs(t *testing.T) {
 			prev = want
 			var seq []string
 			for _, r := range res.Rungs {
-				if r.Round == round && strings.HasPrefix(r.Class, pkg+".") {
+				// The root package's cells are the benchmarks' names alone.
+				inPkg := strings.HasPrefix(r.Class, pkg+".") || pkg == "." && strings.HasPrefix(r.Class, "Benchmark")
+				if r.Round == round && inPkg {
 					if r.Order != want {
 						t.Errorf("%s round %d: order %s, want %s", r.Class, round, r.Order, want)
 					}
@@ -210,7 +212,7 @@ func TestGoBenchDirs(t *testing.T) {
 
 	// The injected regression: deterministic in B/op and allocs/op, and
 	// 3× or more in time, which 3 rounds of 5ms see in the mean.
-	for _, class := range []string{"..BenchmarkSum", "..BenchmarkSum-2"} {
+	for _, class := range []string{"BenchmarkSum", "BenchmarkSum-2"} {
 		b, c := rungsOf(res, class, "baseline"), rungsOf(res, class, "candidate")
 		for i := range b {
 			if b[i].Values["allocs/op"] != 0 || c[i].Values["allocs/op"] < 1 {
@@ -224,7 +226,7 @@ func TestGoBenchDirs(t *testing.T) {
 			t.Errorf("%s: mean sec/op %.3g → %.3g, want the candidate slower", class, mb, mc)
 		}
 	}
-	for _, class := range []string{"..BenchmarkConst", "store.BenchmarkConst-2"} {
+	for _, class := range []string{"BenchmarkConst", "store.BenchmarkConst-2"} {
 		if b, c := meanOf(rungsOf(res, class, "baseline"), "allocs/op"), meanOf(rungsOf(res, class, "candidate"), "allocs/op"); b != 0 || c != 0 {
 			t.Errorf("%s: allocs/op %v → %v, want 0 on both", class, b, c)
 		}
@@ -331,9 +333,9 @@ func TestGoBenchRefs(t *testing.T) {
 	if !slices.Equal(res.Plan.PinSets, []string{"cpu0"}) {
 		t.Errorf("plan pin sets %v", res.Plan.PinSets)
 	}
-	b, c := rungsOf(res, "..BenchmarkSum", "baseline"), rungsOf(res, "..BenchmarkSum", "candidate")
+	b, c := rungsOf(res, "BenchmarkSum", "baseline"), rungsOf(res, "BenchmarkSum", "candidate")
 	if len(b) != 2 || len(c) != 2 || b[0].Values["allocs/op"] != 0 || c[0].Values["allocs/op"] < 1 {
-		t.Errorf("..BenchmarkSum allocs/op: %v → %v", b, c)
+		t.Errorf("BenchmarkSum allocs/op: %v → %v", b, c)
 	}
 	// CPU 0 is always online: the affinity takes unless the machine
 	// refuses, and either way both sides say which.
@@ -513,7 +515,7 @@ func TestGoBenchOneSidedRenameBuildFailure(t *testing.T) {
 	if !strings.Contains(progress.String(), "extra: tests on candidate only: it runs there only") {
 		t.Errorf("progress:\n%s", progress.String())
 	}
-	if got := classes(res.Plan.Cells); !slices.Equal(got, []string{"..BenchmarkConst", "extra.BenchmarkConst", "store.BenchmarkConst"}) {
+	if got := classes(res.Plan.Cells); !slices.Equal(got, []string{"BenchmarkConst", "extra.BenchmarkConst", "store.BenchmarkConst"}) {
 		t.Errorf("cells %q", got)
 	}
 	if n := len(rungsOf(res, "extra.BenchmarkConst", "candidate")); n != 2 {
@@ -567,10 +569,10 @@ func TestGoBenchOneSidedRenameBuildFailure(t *testing.T) {
 	// Rename rules that give two benchmarks of one run one name.
 	sc.Baseline.Packages, sc.Candidate.Packages = nil, nil
 	sc.GoBench.Bench = "."
-	sc.GoBench.Rename = []scenario.Rename{{Pattern: regexp.MustCompile(`^\.\.Benchmark(Sum|Const)$`), Replace: "..BenchmarkAny"}}
+	sc.GoBench.Rename = []scenario.Rename{{Pattern: regexp.MustCompile(`^Benchmark(Sum|Const)$`), Replace: "BenchmarkAny"}}
 	sc.Candidate = dirTarget(base)
 	sc.Candidate.Name = "candidate"
-	if _, err := RunGoBench(context.Background(), sc, Options{OutDir: out}); err == nil || !strings.Contains(err.Error(), "the one name ..BenchmarkAny") {
+	if _, err := RunGoBench(context.Background(), sc, Options{OutDir: out}); err == nil || !strings.Contains(err.Error(), "the one name BenchmarkAny") {
 		t.Errorf("error %v", err)
 	}
 	sc.GoBench.Rename, sc.GoBench.Bench = nil, "Const"

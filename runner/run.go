@@ -539,6 +539,11 @@ func fmtSeconds(s float64) string {
 	return strconv.FormatFloat(v, 'f', dec, 64) + unit
 }
 
+// ScenarioInfo is what a results file records of sc: its identity, its
+// load settings and its gate section, so a file compared later is decided
+// by the rule declared before the run.
+func ScenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo { return scenarioInfo(sc) }
+
 func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 	info := baselines.ScenarioInfo{
 		Name: sc.Name, File: sc.File, Hash: sc.Hash, Profile: sc.Profile, Seed: sc.Seed, Source: sc.Source,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/importers"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 	"github.com/benchgate/benchgate/scenario"
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "run":
 		return cmdRun(ctx, rest, stdout, stderr, getenv)
 	case "compare":
-		return cmdCompare(rest, stdout, stderr)
+		return cmdCompare(rest, stdout, stderr, getenv)
 	case "gate":
 		return cmdGate(ctx, rest, stdout, stderr, getenv)
 	case "comment":
@@ -118,24 +119,31 @@ func (f *compareFlags) check() error {
 // newFlagSet makes a flag set whose errors and -h go to stderr, and parses
 // args. A -h returns errSilent with exit 0; a bad flag, exit 2.
 func parseFlags(name, summary string, args []string, stderr io.Writer, register func(*flag.FlagSet)) error {
+	_, err := parseFlagsArgs(name, "[flags]", summary, args, 0, stderr, register)
+	return err
+}
+
+// parseFlagsArgs is parseFlags for a command that also takes up to max
+// arguments after its flags, which it returns; usage shows how.
+func parseFlagsArgs(name, usage, summary string, args []string, max int, stderr io.Writer, register func(*flag.FlagSet)) ([]string, error) {
 	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: benchgate %s [flags]\n\n%s\n\nFlags:\n", name, summary)
+		fmt.Fprintf(stderr, "Usage: benchgate %s %s\n\n%s\n\nFlags:\n", name, usage, summary)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return withCode(exitPass, errSilent)
+			return nil, withCode(exitPass, errSilent)
 		}
-		return withCode(exitUsage, errSilent)
+		return nil, withCode(exitUsage, errSilent)
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > max {
 		fs.Usage()
-		return withCode(exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+		return nil, withCode(exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(max)))
 	}
-	return nil
+	return fs.Args(), nil
 }
 
 const runSummary = `Starts the scenario's baseline and candidate, drives the identical seeded
@@ -166,7 +174,11 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 			return nil, withCode(exitUsage, err)
 		}
 	}
-	res, err := runner.Run(ctx, sc, runner.Options{
+	run := runner.Run
+	if sc.Kind == scenario.KindGoBench {
+		run = runner.RunGoBench
+	}
+	res, err := run(ctx, sc, runner.Options{
 		OutDir:      rf.out,
 		Progress:    stderr,
 		Budget:      rf.budget,
@@ -180,6 +192,11 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 	if errors.As(err, &be) {
 		return res, withCode(exitUsage, err)
 	}
+	if res == nil && sc.Kind == scenario.KindGoBench {
+		// Refused before anything ran: an unknown ref, a directory
+		// without the module. The scenario names what cannot be.
+		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario: %w", err))
+	}
 	if errors.Is(err, context.Canceled) {
 		return res, withCode(exitRunFailed, fmt.Errorf("run cancelled: %w", err))
 	}
@@ -189,14 +206,26 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 const compareSummary = `Decides every cell of a results file with the pre-registered rule that the
 scenario declared, prints the report and writes report.md and
 decisions.json beside the results. Exits 1 when a pre-declared regression
-happened or a gated cell could not be decided.`
+happened or a gated cell could not be decided.
 
-func cmdCompare(args []string, stdout, stderr io.Writer) error {
+With two files, OLD and NEW, it compares saved "go test -bench" outputs as
+benchstat does: each occurrence of a benchmark is one repetition. With
+-import it reads another load tool's reports (vegeta, ghz, oha, k6), one
+file per repetition of each side. Both write results.json to -out too, and
+take the gate section (and a gobench scenario's rename rules) from
+-scenario when given.`
+
+func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	var cf compareFlags
-	var results, out string
-	err := parseFlags("compare", compareSummary, args, stderr, func(fs *flag.FlagSet) {
+	var results, out, scenarioFile, tool, class, baseList, candList string
+	files, err := parseFlagsArgs("compare", "[flags] [OLD.txt NEW.txt]", compareSummary, args, 2, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
-		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory)")
+		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
+		fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them)")
+		fs.StringVar(&tool, "import", "", "read `tool`'s reports: "+strings.Join(importers.Tools, ", "))
+		fs.StringVar(&baseList, "baseline", "", "with -import: the baseline's report `files`, comma-separated, one per repetition")
+		fs.StringVar(&candList, "candidate", "", "with -import: the candidate's report `files`, comma-separated, as many")
+		fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
 		cf.register(fs)
 	})
 	if err != nil {
@@ -205,7 +234,47 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if err := cf.check(); err != nil {
 		return withCode(exitUsage, err)
 	}
-	res, err := baselines.Read(results)
+	var res *baselines.Results
+	switch {
+	case len(files) == 1:
+		return withCode(exitUsage, errors.New("compare of files needs two: the baseline's go test -bench output and the candidate's"))
+	case len(files) == 2 || tool != "":
+		if len(files) == 2 && tool != "" {
+			return withCode(exitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
+		}
+		kind := scenario.KindGoBench
+		if tool != "" {
+			kind = scenario.KindHTTP
+		}
+		var sc *scenario.Scenario
+		if scenarioFile != "" {
+			if sc, err = scenario.Load(scenarioFile, "", getenv); err != nil {
+				return withCode(exitUsage, err)
+			}
+			if sc.Kind != kind {
+				return withCode(exitUsage, fmt.Errorf("%s: a %s scenario cannot decide %s (want kind: %s)", scenarioFile, sc.Kind, map[bool]string{true: tool + " reports", false: "go test -bench outputs"}[tool != ""], kind))
+			}
+		}
+		if tool != "" {
+			res, err = importResults(tool, baseList, candList, class, sc)
+		} else {
+			res, err = goBenchFiles(files[0], files[1], sc)
+		}
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		if out == "" {
+			out = "benchgate-results"
+		}
+		if err := baselines.Write(out, res); err != nil {
+			return withCode(exitRunFailed, err)
+		}
+		_, err = decideAndReport(res, out, cf, stdout, stderr)
+		return err
+	case baseList != "" || candList != "" || class != "":
+		return withCode(exitUsage, errors.New("-baseline, -candidate and -class go with -import"))
+	}
+	res, err = baselines.Read(results)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
