@@ -354,7 +354,7 @@ func (g *goBench) run() error {
 	if b := g.bench(g.sides[1]); b != bench {
 		bench = fmt.Sprintf("%s (%s), %s (%s)", bench, g.sides[0].name, b, g.sides[1].name)
 	}
-	fmt.Fprintf(g.progress, "plan: go test -bench %s, %d packages × %d rounds × 2 targets\n", bench, len(g.slots), g.res.Plan.Rounds)
+	fmt.Fprintf(g.progress, "plan: go test -bench %s, %s × %d rounds × 2 targets\n", bench, countOf(len(g.slots), "package", "packages"), g.res.Plan.Rounds)
 
 	sets := g.sc.PinSets
 	if len(sets) == 0 {
@@ -580,7 +580,7 @@ func (g *goBench) build(side int) error {
 		p.bin = bin
 		n++
 	}
-	fmt.Fprintf(g.progress, "%s: built %d test binaries in %.1fs\n", s.name, n, time.Since(start).Seconds())
+	fmt.Fprintf(g.progress, "%s: built %s in %.1fs\n", s.name, countOf(n, "test binary", "test binaries"), time.Since(start).Seconds())
 	return nil
 }
 
@@ -798,8 +798,8 @@ func (g *goBench) rounds(pi int) error {
 				if pinName != "" {
 					label = "[" + pinName + "] " + label
 				}
-				fmt.Fprintf(g.progress, "[round %d/%d] %s %s: %d results in %.1fs (rung %d/%s)\n",
-					round+1, plan.Rounds, label, s.name, len(rungs), took.Seconds(), len(g.res.Rungs), total)
+				fmt.Fprintf(g.progress, "[round %d/%d] %s %s: %s in %.1fs (rung %d/%s)\n",
+					round+1, plan.Rounds, label, s.name, countOf(len(rungs), "result", "results"), took.Seconds(), len(g.res.Rungs), total)
 			}
 		}
 		if round == 0 && pi == 0 {
@@ -974,4 +974,12 @@ func (g *goBench) cleanup() {
 			fmt.Fprintf(g.progress, "warning: %v\n", err)
 		}
 	}
+}
+
+// countOf is "1 package", "2 packages".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
