@@ -38,10 +38,11 @@ type Results struct {
 	Gates *Gates `json:"gates,omitempty"`
 	// Rungs holds every measured rung, in the order it ran.
 	Rungs []Rung `json:"rungs"`
-	// RoundsDone is, for a gobench run, the number of rounds in which
-	// every package ran on both sides: its cells are found as they run,
-	// and one side may lack a benchmark, so rungs alone cannot say.
-	RoundsDone int `json:"rounds_done,omitempty"`
+	// RoundsDone is, for a gobench run, the number of rounds of each pin
+	// set ("" without pins) in which every package ran on both sides: its
+	// cells are found as they run, and one side may lack a benchmark, so
+	// rungs alone cannot say.
+	RoundsDone map[string]int `json:"rounds_done,omitempty"`
 	// Status is "running" while rungs are being written, then "complete",
 	// "cancelled" or "failed".
 	Status string `json:"status"`
@@ -300,7 +301,7 @@ func (r *Results) CompleteRounds() int {
 // the first: a cell is decided on the complete rounds of its own pin set.
 func (r *Results) CompleteRoundsOf(pins string) int {
 	if r.Kind == "gobench" {
-		return r.RoundsDone
+		return r.RoundsDone[pins]
 	}
 	want := 0
 	for _, c := range r.Plan.Cells {

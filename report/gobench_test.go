@@ -23,7 +23,7 @@ func goBenchInput() Input {
 	s := gate.DefaultSettings
 	s.TieWithinFor = map[gate.Metric]float64{"allocs/op": 0}
 	c := gate.Compare(cells, s, gate.Policy{FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "allocs/op"}}, MaxErrorRate: -1, OnlyMeasured: true})
-	res := &baselines.Results{Kind: "gobench", Status: "complete", RoundsDone: 3,
+	res := &baselines.Results{Kind: "gobench", Status: "complete", RoundsDone: map[string]int{"": 3},
 		Scenario: baselines.ScenarioInfo{Name: "client"},
 		Plan: baselines.Plan{Rounds: 3, Cells: []baselines.Cell{
 			{Class: "store.BenchmarkInsert/rows=100-4"}, {Class: ".BenchmarkParse|<b>"}}}}

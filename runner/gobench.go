@@ -744,10 +744,9 @@ func (g *goBench) releasePins() {
 // drawn as Run draws a cell's: Order of its index in the whole schedule,
 // pin sets outermost.
 //
-// Results.RoundsDone counts the rounds in which every slot ran: the least
-// over the pin sets, as CompleteRounds is for a service's run (the
-// results file has one count, and pin sets run one after the other, so
-// it is the current pin set's).
+// Results.RoundsDone counts, per pin set, the rounds in which every slot
+// ran: a cell is decided on its own pin set's complete rounds, as a
+// service's run's is.
 func (g *goBench) rounds(pi int) error {
 	plan := &g.res.Plan
 	pinName := ""
@@ -755,7 +754,10 @@ func (g *goBench) rounds(pi int) error {
 		pinName = g.pins.set.Name
 	}
 	sets := max(len(plan.PinSets), 1)
-	g.res.RoundsDone = 0
+	if g.res.RoundsDone == nil {
+		g.res.RoundsDone = map[string]int{}
+	}
+	g.res.RoundsDone[pinName] = 0
 	for round := range plan.Rounds {
 		for i, sl := range g.slots {
 			order := Order(g.sc.Seed, round, pi*len(g.slots)+i)
@@ -805,7 +807,7 @@ func (g *goBench) rounds(pi int) error {
 		if round == 0 && pi == 0 {
 			g.perRound = len(g.res.Rungs)
 		}
-		g.res.RoundsDone = round + 1
+		g.res.RoundsDone[pinName] = round + 1
 		if err := baselines.Write(g.opts.OutDir, g.res); err != nil {
 			return err
 		}

@@ -529,8 +529,8 @@ func TestGoBenchOneSidedRenameBuildFailure(t *testing.T) {
 			t.Errorf("one-sided rung at position %d", r.Position)
 		}
 	}
-	if res.CompleteRounds() != 2 || res.RoundsDone != 2 {
-		t.Errorf("%d complete rounds, %d done", res.CompleteRounds(), res.RoundsDone)
+	if res.CompleteRounds() != 2 || res.RoundsDone[""] != 2 {
+		t.Errorf("%d complete rounds, %v done", res.CompleteRounds(), res.RoundsDone)
 	}
 
 	// Two clients in one tree: each side names its package, and the rename

@@ -92,7 +92,7 @@ func goBenchFiles(oldPath, newPath string, sc *scenario.Scenario) (*baselines.Re
 	}
 	// Every repetition is used: a benchmark's count may differ between
 	// files, and each side's summary stands on its own samples.
-	res.Plan.Rounds, res.RoundsDone = rounds, rounds
+	res.Plan.Rounds, res.RoundsDone = rounds, map[string]int{"": rounds}
 	return res, nil
 }
 
