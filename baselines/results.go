@@ -245,6 +245,16 @@ func (r Rung) Answered() int64 {
 	return n
 }
 
+// HasLatency says whether the rung's latency figures measure something:
+// some request was answered. A report imported from a tool that records
+// no status codes (k6) counts as answered when it has a median.
+func (r Rung) HasLatency() bool {
+	if len(r.Statuses) == 0 && r.Values == nil {
+		return r.P50 > 0
+	}
+	return r.Answered() > 0
+}
+
 // Cores is the target's CPU use in cores over the measured window.
 func (r Rung) Cores() float64 {
 	if r.Duration <= 0 {

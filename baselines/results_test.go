@@ -123,3 +123,22 @@ func TestCompleteRoundsPerPinSet(t *testing.T) {
 		t.Errorf("an unknown pin set has %d complete rounds, want 0", got)
 	}
 }
+
+func TestHasLatency(t *testing.T) {
+	cases := []struct {
+		name string
+		r    Rung
+		want bool
+	}{
+		{"answered", Rung{Statuses: map[string]int64{"200": 5}, P50: 0.001}, true},
+		{"nothing answered", Rung{Requests: 5, Errors: map[string]int64{"connect": 5}}, false},
+		{"imported without status codes", Rung{Requests: 5, P50: 0.002}, true},
+		{"imported, nothing measured", Rung{Requests: 5}, false},
+		{"a Go benchmark", Rung{Values: map[string]float64{"sec/op": 1e-6}}, false},
+	}
+	for _, c := range cases {
+		if got := c.r.HasLatency(); got != c.want {
+			t.Errorf("%s: HasLatency %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func decide(res *baselines.Results) (report.Input, error) {
 		// which nothing ended has no error rate: their zeros would read as
 		// perfect. Left out, they leave the metric short of samples, and a
 		// gated metric short of samples is inconclusive, never a pass.
-		if r.Answered() > 0 {
+		if r.HasLatency() {
 			for m, v := range map[gate.Metric]float64{
 				gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
 			} {
