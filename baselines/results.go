@@ -4,6 +4,8 @@
 package baselines
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,6 +129,36 @@ type Environment struct {
 	Pins  []PinInfo `json:"pins,omitempty"`
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end,omitzero"`
+}
+
+// Fingerprint identifies the machine a run measured on, for comparing
+// runs over time: only runs with equal fingerprints are comparable. It
+// is a short hash of the CPU model, the number of CPUs, the kernel, the
+// architecture and the declared pin sets, so a kernel upgrade or a new
+// runner type starts a new series rather than reading as a regression.
+func (e Environment) Fingerprint() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "cpu=%s\ncpus=%d\nkernel=%s\nos=%s\narch=%s\n", e.CPUModel, e.CPUs, e.Kernel, e.OS, e.Arch)
+	for _, p := range e.Pins {
+		fmt.Fprintf(h, "pins=%s cpus=%s memory=%s generator=%s\n", p.Name, p.CPUs, p.Memory, p.GeneratorCPUs)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// FingerprintText is the fingerprint's parts, for a person.
+func (e Environment) FingerprintText() string {
+	s := fmt.Sprintf("%s × %d, %s/%s, kernel %s", orUnknown(e.CPUModel), e.CPUs, e.OS, e.Arch, orUnknown(e.Kernel))
+	for _, p := range e.Pins {
+		s += "; pins " + p.Name
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // PinInfo is one pin set of a run.

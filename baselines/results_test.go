@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,34 @@ func TestHasLatency(t *testing.T) {
 		if got := c.r.HasLatency(); got != c.want {
 			t.Errorf("%s: HasLatency %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	e := Environment{CPUModel: "AMD EPYC 7763", CPUs: 4, Kernel: "6.8.0", OS: "linux", Arch: "amd64", Host: "runner-1",
+		Pins: []PinInfo{{Name: "cpus=1", CPUs: "1"}}}
+	f := e.Fingerprint()
+	if len(f) != 12 {
+		t.Fatalf("fingerprint %q", f)
+	}
+	same := e
+	same.Host, same.Start = "runner-2", same.Start.Add(1) // another machine of the same kind
+	if same.Fingerprint() != f {
+		t.Error("host or time changed the fingerprint")
+	}
+	for name, change := range map[string]func(*Environment){
+		"kernel": func(e *Environment) { e.Kernel = "6.9.0" },
+		"cpus":   func(e *Environment) { e.CPUs = 8 },
+		"pins":   func(e *Environment) { e.Pins = []PinInfo{{Name: "cpus=1-2", CPUs: "1-2"}} },
+	} {
+		o := e
+		o.Pins = slices.Clone(e.Pins)
+		change(&o)
+		if o.Fingerprint() == f {
+			t.Errorf("a different %s kept the fingerprint", name)
+		}
+	}
+	if got := e.FingerprintText(); got != "AMD EPYC 7763 × 4, linux/amd64, kernel 6.8.0; pins cpus=1" {
+		t.Errorf("text %q", got)
 	}
 }
