@@ -35,6 +35,11 @@ type Results struct {
 	Env      Environment  `json:"environment"`
 	// Plan is the grid in schedule order, with the planned rounds.
 	Plan Plan `json:"plan"`
+	// Shard is set when the run measured one part of a split grid.
+	Shard *ShardInfo `json:"shard,omitempty"`
+	// Shards lists, in a merged results file, each shard's run and
+	// machine.
+	Shards []ShardRun `json:"shards,omitempty"`
 	// Gates is what the correctness gates found before any load; nil
 	// when the run had none or ended before them.
 	Gates *Gates `json:"gates,omitempty"`

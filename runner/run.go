@@ -38,6 +38,10 @@ type Options struct {
 	Progress    io.Writer // the plan and a line per rung; nil for none
 	Budget      time.Duration
 	ToolVersion string
+	// Shard, when Count > 0, runs only the cells baselines.ShardOf deals
+	// to shard Index (1-based) of Count; each pair keeps the order it has
+	// in the whole grid, so merged shards decide as one run.
+	Shard Shard
 	// Getenv reads the commit overrides; nil means os.Getenv.
 	Getenv func(string) string
 
@@ -47,6 +51,9 @@ type Options struct {
 	// was written and before the targets are stopped; only tests set it.
 	beforeStop func()
 }
+
+// Shard names one part of a split grid: Index of Count, 1-based.
+type Shard struct{ Index, Count int }
 
 // BudgetError refuses a run whose planned time exceeds the budget. Nothing
 // has been started when it is returned.
@@ -112,6 +119,27 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	}
 
 	plan := PlanOf(sc)
+	// Each pair's order is drawn from its index in the whole grid.
+	orderIndex := map[baselines.Cell]int{}
+	for i, c := range plan.Cells {
+		orderIndex[c] = i
+	}
+	var shard *baselines.ShardInfo
+	if sh := opts.Shard; sh.Count > 0 {
+		if sh.Index < 1 || sh.Index > sh.Count {
+			return nil, fmt.Errorf("runner: shard %d/%d does not exist", sh.Index, sh.Count)
+		}
+		shard = &baselines.ShardInfo{Index: sh.Index, Count: sh.Count, Grid: plan.Cells}
+		var mine []baselines.Cell
+		for i, c := range plan.Cells {
+			if baselines.ShardOf(i, sh.Count) == sh.Index {
+				mine = append(mine, c)
+			}
+		}
+		plan.Cells = mine
+		plan.Estimate = estimate(sc, plan).Seconds()
+		fmt.Fprintf(progress, "shard %d/%d: %d of the grid's %d cells\n", sh.Index, sh.Count, len(mine), len(shard.Grid))
+	}
 	planned := estimate(sc, plan)
 	if opts.Budget > 0 && planned > opts.Budget {
 		return nil, &BudgetError{Estimate: planned, Budget: opts.Budget, Plan: plan}
@@ -124,10 +152,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		Scenario: scenarioInfo(sc),
 		Env:      environment(sc, opts.ToolVersion, runID()),
 		Plan:     plan,
+		Shard:    shard,
 		Rungs:    []baselines.Rung{},
 		Status:   "running",
 	}
-	s := &schedule{ctx: ctx, sc: sc, opts: opts, res: res, progress: progress, getenv: getenv}
+	s := &schedule{ctx: ctx, sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex}
 	defer s.stopTargets()
 	if err := baselines.Write(opts.OutDir, res); err != nil {
 		return nil, err
@@ -206,6 +235,9 @@ type schedule struct {
 	getenv     func(string) string
 	docker     *dockerEnv // nil unless a target is an image
 	base, cand service    // of the current pin set
+	// orderIndex is each cell's index in the whole grid, which its pair's
+	// order is drawn from: a shard's pairs run as in an unsharded run.
+	orderIndex map[baselines.Cell]int
 }
 
 // runID names a run's containers and network: unique per run, and sortable
@@ -386,11 +418,11 @@ func (s *schedule) rounds(pins *scenario.Pins) error {
 		name = pins.Name
 	}
 	for round := range plan.Rounds {
-		for ci, cell := range plan.Cells {
+		for _, cell := range plan.Cells {
 			if cell.Pins != name {
 				continue
 			}
-			order := Order(s.sc.Seed, round, ci)
+			order := Order(s.sc.Seed, round, s.orderIndex[cell])
 			pair := [2]service{s.base, s.cand}
 			if order == "BA" {
 				pair = [2]service{s.cand, s.base}

@@ -647,3 +647,29 @@ func TestDifferentLimits(t *testing.T) {
 		t.Errorf("memory on the candidate only: %q", got)
 	}
 }
+
+// TestRunShard: a shard runs the cells dealt to it, each pair in the
+// order it has in the whole grid, and records the split.
+func TestRunShard(t *testing.T) {
+	out := t.TempDir()
+	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource, Shard: Shard{Index: 2, Count: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid := PlanOf(sc).Cells
+	if res.Shard == nil || res.Shard.Index != 2 || res.Shard.Count != 2 || !slices.Equal(res.Shard.Grid, grid) {
+		t.Fatalf("shard %+v", res.Shard)
+	}
+	if !slices.Equal(res.Plan.Cells, grid[1:2]) || len(res.Rungs) != 4 {
+		t.Fatalf("plan %v, %d rungs", res.Plan.Cells, len(res.Rungs))
+	}
+	for _, r := range res.Rungs {
+		if want := Order(sc.Seed, r.Round, 1); r.Order != want {
+			t.Errorf("round %d: order %s, want %s (the cell's index in the whole grid)", r.Round, r.Order, want)
+		}
+	}
+	if _, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource, Shard: Shard{Index: 3, Count: 2}}); err == nil {
+		t.Error("shard 3/2 ran")
+	}
+}

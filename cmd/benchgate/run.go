@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cmdGate(ctx, rest, stdout, stderr, getenv)
 	case "comment":
 		return cmdComment(ctx, rest, stdout, stderr, getenv)
+	case "merge":
+		return cmdMerge(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "benchgate", toolVersion())
 		return nil
@@ -91,6 +94,18 @@ type runFlags struct {
 	profile  string
 	out      string
 	budget   time.Duration
+	shard    runner.Shard // run only: a part of the grid
+}
+
+// parseShard reads -shard i/n.
+func parseShard(s string) (runner.Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	idx, err1 := strconv.Atoi(i)
+	cnt, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || cnt < 1 || idx < 1 || idx > cnt {
+		return runner.Shard{}, fmt.Errorf("-shard %q: want i/n with 1 <= i <= n, e.g. 2/3", s)
+	}
+	return runner.Shard{Index: idx, Count: cnt}, nil
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -152,8 +167,18 @@ it completes. A cancelled or failed run keeps every rung measured.`
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	var rf runFlags
-	if err := parseFlags("run", runSummary, args, stderr, rf.register); err != nil {
+	var shard string
+	if err := parseFlags("run", runSummary, args, stderr, func(fs *flag.FlagSet) {
+		rf.register(fs)
+		fs.StringVar(&shard, "shard", "", "run only part `i/n` of the grid (1-based), e.g. 2/3 on the second of three runners; combine the parts with benchgate merge")
+	}); err != nil {
 		return err
+	}
+	if shard != "" {
+		var err error
+		if rf.shard, err = parseShard(shard); err != nil {
+			return withCode(exitUsage, err)
+		}
 	}
 	res, err := measure(ctx, rf, stderr, getenv, nil)
 	if res != nil {
@@ -176,6 +201,9 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 	}
 	run := runner.Run
 	if sc.Kind == scenario.KindGoBench {
+		if rf.shard.Count > 0 {
+			return nil, withCode(exitUsage, errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs"))
+		}
 		run = runner.RunGoBench
 	}
 	res, err := run(ctx, sc, runner.Options{
@@ -184,6 +212,7 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 		Budget:      rf.budget,
 		ToolVersion: toolVersion(),
 		Getenv:      getenv,
+		Shard:       rf.shard,
 	})
 	if err == nil {
 		return res, nil
