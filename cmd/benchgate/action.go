@@ -281,15 +281,20 @@ func postComment(ctx context.Context, env *ghaction.Env, rep report.Input, note 
 const commentSummary = `Posts the saved results of an earlier gate as the sticky PR comment: the
 second workflow of the fork-safe pattern (workflow_run), which checks out
 nothing of the PR. The comment is posted only when the results' head commit
-is the PR's current head and, under workflow_run, the run's head commit.`
+is the PR's current head and, under workflow_run, the run's head commit.
+
+With -issue N it posts them as the sticky comment of issue N instead: the
+nightly workflow's tracking issue. Only for results of a trusted workflow
+(a schedule on the default branch), never for a pull request's.`
 
 // cmdComment is "benchgate comment".
 func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	var results string
-	var pr int
+	var pr, issue int
 	err := parseFlags("comment", commentSummary, args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
 		fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
+		fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
 	})
 	if err != nil {
 		return err
@@ -300,6 +305,9 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 	if results == "" {
 		results = filepath.Join(env.Inputs.ResultsDir, "results.json")
+	}
+	if issue != 0 {
+		return commentIssue(ctx, env, results, issue, pr, stdout, stderr)
 	}
 	// The results file may come from a fork's workflow run: it is read
 	// with a size limit, and every value taken from it is checked before
@@ -398,4 +406,41 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// commentIssue posts results as the sticky comment of a tracking issue.
+// The nightly workflow runs on the default branch: its results are the
+// repository's own, but a pull_request event's are not, and are refused.
+func commentIssue(ctx context.Context, env *ghaction.Env, results string, issue, pr int, stdout, stderr io.Writer) error {
+	switch {
+	case issue < 0:
+		return withCode(exitUsage, fmt.Errorf("-issue %d: want an issue number", issue))
+	case pr != 0:
+		return withCode(exitUsage, errors.New("-issue and -pr are exclusive"))
+	case strings.HasPrefix(env.EventName, "pull_request") || env.EventName == "workflow_run":
+		return withCode(exitUsage, fmt.Errorf("-issue posts a trusted workflow's results (schedule, push, workflow_dispatch), not a %s event's", env.EventName))
+	case env.Token == "":
+		return withCode(exitUsage, errors.New("comment: no github-token"))
+	}
+	if fi, err := os.Stat(results); err == nil && fi.Size() > maxResultsBytes {
+		return withCode(exitUsage, fmt.Errorf("%s is %d bytes, more than a results file can be (%d)", results, fi.Size(), maxResultsBytes))
+	}
+	res, err := baselines.Read(results)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	rep, err := decide(res)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	env.PR, env.HeadSHA = issue, ""
+	env.Inputs.Comment = "always"
+	url, err := postComment(ctx, env, rep, "", stderr)
+	if err != nil {
+		return withCode(exitRunFailed, fmt.Errorf("comment on issue #%d: %w", issue, err))
+	}
+	if url != "" {
+		fmt.Fprintln(stdout, url)
+	}
+	return env.SetOutputs([][2]string{{"comment-url", url}, {"verdict", string(rep.Comparison.Outcome)}})
 }
