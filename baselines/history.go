@@ -1,0 +1,266 @@
+package baselines
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/benchgate/benchgate/gate"
+)
+
+// HistoryVersion is the version of the history records this code writes.
+// A record of a newer version is refused rather than read in part.
+const HistoryVersion = 1
+
+// Record is one run in the history: what a nightly keeps of its decided
+// comparison, one JSON line of the history file. It is compact on
+// purpose: per cell, target and metric only the centre, the interval and
+// the number of repetitions, enough to follow a trend and to find where
+// it stepped.
+type Record struct {
+	Version int `json:"version"`
+	// Date is when the run started (the results' environment start).
+	Date     time.Time `json:"date"`
+	Scenario string    `json:"scenario"`
+	Profile  string    `json:"profile,omitempty"`
+	RunID    string    `json:"run_id,omitempty"`
+	// BaselineCommit and CandidateCommit are the commits measured. In the
+	// nightly reference comparison the baseline is the pinned reference
+	// and the candidate the head of the default branch.
+	BaselineCommit  string `json:"baseline_commit,omitempty"`
+	CandidateCommit string `json:"candidate_commit,omitempty"`
+	// Fingerprint is the machine's Environment.Fingerprint(): only records
+	// with equal fingerprints are compared. Machine is the same for a
+	// person (Environment.FingerprintText()). A merged run takes its
+	// shards' common fingerprint; shards on machines of different
+	// fingerprints give MixedPrefix and theirs, which drift skips.
+	Fingerprint string       `json:"fingerprint"`
+	Machine     string       `json:"machine,omitempty"`
+	Cells       []RecordCell `json:"cells"`
+}
+
+// RecordCell is one metric of one target in one cell of a run: the
+// summary's mean, the half-width of its interval and the repetitions.
+type RecordCell struct {
+	Cell      Cell    `json:"cell"`
+	Target    string  `json:"target"` // "baseline" or "candidate"
+	Metric    string  `json:"metric"`
+	Mean      float64 `json:"mean"`
+	HalfWidth float64 `json:"half_width"`
+	N         int     `json:"n"`
+}
+
+// historyDropped are the metrics a record leaves out: the mean latency
+// and p90 sit between p50 and p95, and the mean memory follows its peak.
+// Every other metric is kept, Go benchmark units (standard or custom)
+// included.
+var historyDropped = map[gate.Metric]bool{gate.Mean: true, gate.P90: true, gate.MemMean: true}
+
+// NewRecord makes the history record of a run from its results and its
+// decided comparison: both sides' summary of every kept metric of every
+// cell. A side without repetitions (N == 0) or with a value JSON cannot
+// hold is left out.
+func NewRecord(res *Results, c gate.Comparison) Record {
+	r := Record{
+		Version:         HistoryVersion,
+		Date:            res.Env.Start,
+		Scenario:        res.Scenario.Name,
+		Profile:         res.Scenario.Profile,
+		RunID:           res.Env.RunID,
+		BaselineCommit:  res.Env.Baseline.Commit,
+		CandidateCommit: res.Env.Candidate.Commit,
+		Fingerprint:     res.Env.Fingerprint(),
+		Machine:         res.Env.FingerprintText(),
+		Cells:           []RecordCell{},
+	}
+	if len(res.Shards) > 0 {
+		r.RunID, r.Fingerprint, r.Machine = shardsMachine(res)
+	}
+	if gh := res.GitHub; gh != nil {
+		if r.BaselineCommit == "" {
+			r.BaselineCommit = gh.BaseSHA
+		}
+		if r.CandidateCommit == "" {
+			r.CandidateCommit = gh.HeadSHA
+		}
+	}
+	for _, cr := range c.Cells {
+		cell := Cell{Pins: cr.Key.Pins, Variant: cr.Key.Variant, Class: cr.Key.Class, Concurrency: cr.Key.Concurrency}
+		for _, d := range cr.Decisions {
+			if historyDropped[d.Metric] {
+				continue
+			}
+			for _, side := range []struct {
+				target string
+				s      gate.Summary
+			}{{"baseline", d.Baseline}, {"candidate", d.Candidate}} {
+				s := side.s
+				if s.N == 0 || !finite(s.Mean) || !finite(s.HalfWidth) {
+					continue
+				}
+				r.Cells = append(r.Cells, RecordCell{
+					Cell: cell, Target: side.target, Metric: string(d.Metric),
+					Mean: s.Mean, HalfWidth: s.HalfWidth, N: s.N,
+				})
+			}
+		}
+	}
+	return r
+}
+
+// MixedPrefix starts the fingerprint of a merged run whose shards ran on
+// machines of different fingerprints: which machine measured a cell is
+// not known then, so drift detection skips such records.
+const MixedPrefix = "mixed:"
+
+// shardsMachine is the run id, fingerprint and machine of a merged run:
+// its shards' run ids joined, and their common fingerprint, or when they
+// differ, MixedPrefix and the distinct fingerprints.
+func shardsMachine(res *Results) (runID, fingerprint, machine string) {
+	envs := map[string]Environment{}
+	var ids, fps []string
+	for _, s := range res.Shards {
+		fp := s.Fingerprint
+		if fp == "" {
+			fp = s.Env.Fingerprint()
+		}
+		if _, ok := envs[fp]; !ok {
+			envs[fp] = s.Env
+			fps = append(fps, fp)
+		}
+		if s.RunID != "" {
+			ids = append(ids, s.RunID)
+		}
+	}
+	runID = res.Env.RunID
+	if runID == "" {
+		runID = strings.Join(ids, "+")
+	}
+	if len(fps) == 1 {
+		return runID, fps[0], envs[fps[0]].FingerprintText()
+	}
+	sort.Strings(fps)
+	var texts []string
+	for _, fp := range fps {
+		texts = append(texts, fp+": "+envs[fp].FingerprintText())
+	}
+	return runID, MixedPrefix + strings.Join(fps, "+"), "shards on different machines (" + strings.Join(texts, " | ") + ")"
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// AppendHistory appends r to the history file at path as one JSON line,
+// creating the file and its directories when missing. The line is written
+// by a single write to a file opened for appending, then synced, so a
+// reader sees whole records. A file whose last line was cut short (a
+// crash in an earlier write) first gets the newline it lacks: the new
+// record stands on its own line, and the broken one is reported by
+// ReadHistory with its line number.
+func AppendHistory(path string, r Record) error {
+	if r.Date.IsZero() {
+		return errors.New("history record without a date: records are ordered by the run's start")
+	}
+	if r.Version == 0 {
+		r.Version = HistoryVersion
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("history record: %w", err)
+	}
+	line = append(line, '\n')
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if needsNewline(path) {
+		line = append([]byte{'\n'}, line...)
+	}
+	_, werr := f.Write(line)
+	serr := f.Sync()
+	cerr := f.Close()
+	return errors.Join(werr, serr, cerr)
+}
+
+// needsNewline says whether the file at path is not empty and does not
+// end with a newline.
+func needsNewline(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, st.Size()-1); err != nil {
+		return false
+	}
+	return b[0] != '\n'
+}
+
+// ReadHistory reads a history file: one record per line, blank lines
+// skipped. A line that is not a record, or a record of a version this
+// code does not know, is an error naming path:line. The records are
+// returned sorted by date, records of the same date in file order.
+func ReadHistory(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := ParseHistory(f, path)
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// ParseHistory is ReadHistory of an open stream; name is used in errors.
+func ParseHistory(r io.Reader, name string) ([]Record, error) {
+	br := bufio.NewReader(r)
+	var recs []Record
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			var rec Record
+			dec := json.NewDecoder(bytes.NewReader(t))
+			if derr := dec.Decode(&rec); derr != nil {
+				return nil, fmt.Errorf("%s:%d: not a history record: %v", name, n, derr)
+			}
+			if dec.More() {
+				return nil, fmt.Errorf("%s:%d: not a history record: more than one JSON value on the line", name, n)
+			}
+			switch {
+			case rec.Version < 1 || rec.Version > HistoryVersion:
+				return nil, fmt.Errorf("%s:%d: history record version %d, this benchgate reads versions 1 to %d", name, n, rec.Version, HistoryVersion)
+			case rec.Date.IsZero():
+				return nil, fmt.Errorf("%s:%d: history record without a date", name, n)
+			}
+			recs = append(recs, rec)
+		}
+		if err != nil { // io.EOF
+			break
+		}
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Date.Before(recs[j].Date) })
+	return recs, nil
+}
