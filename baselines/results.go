@@ -93,6 +93,8 @@ type GateConfig struct {
 	MaxErrorRate float64 `json:"max_error_rate"`
 	// TieWithinFor is gate.metrics' tie_within by metric.
 	TieWithinFor map[string]float64 `json:"tie_within_for,omitempty"`
+	// HigherBetterFor is gate.metrics' better by unit (true: higher).
+	HigherBetterFor map[string]bool `json:"higher_better_for,omitempty"`
 	// MaxErrorIncrease is gate.max_error_increase; nil when unset.
 	MaxErrorIncrease *float64   `json:"max_error_increase,omitempty"`
 	FailOn           []RuleInfo `json:"fail_on"`
@@ -284,10 +286,11 @@ func (r Rung) Answered() int64 {
 
 // HasLatency says whether the rung's latency figures measure something:
 // some request was answered. A report imported from a tool that records
-// no status codes (k6) counts as answered when it has a median.
+// no status codes (k6) counts as answered when some request did not fail
+// and it has a median.
 func (r Rung) HasLatency() bool {
 	if len(r.Statuses) == 0 && r.Values == nil {
-		return r.P50 > 0
+		return r.P50 > 0 && r.Requests > r.ErrorCount()
 	}
 	return r.Answered() > 0
 }

@@ -134,6 +134,7 @@ func TestHasLatency(t *testing.T) {
 		{"answered", Rung{Statuses: map[string]int64{"200": 5}, P50: 0.001}, true},
 		{"nothing answered", Rung{Requests: 5, Errors: map[string]int64{"connect": 5}}, false},
 		{"imported without status codes", Rung{Requests: 5, P50: 0.002}, true},
+		{"imported, every request failed", Rung{Requests: 5, P50: 0.002, Errors: map[string]int64{"connect": 5}}, false},
 		{"imported, nothing measured", Rung{Requests: 5}, false},
 		{"a Go benchmark", Rung{Values: map[string]float64{"sec/op": 1e-6}}, false},
 	}

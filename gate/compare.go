@@ -79,6 +79,18 @@ func Compare(in []CellInput, s Settings, p Policy) Comparison {
 			c.Counts.Inconclusive++
 		}
 	}
+	if p.RuleMustApply {
+		for _, r := range p.FailOn {
+			applied := false
+			for _, cell := range c.Cells {
+				applied = applied || slices.Contains(cell.Gated, r.Metric) && r.Matches(cell.Key)
+			}
+			if !applied && len(in) > 0 {
+				c.Failures = append(c.Failures, Failure{Metric: r.Metric, Kind: FailInconclusive,
+					Reason: fmt.Sprintf("the fail_on rule on %s gates no cell: no cell it matches measured it", r.Metric)})
+			}
+		}
+	}
 	if len(in) == 0 {
 		// Nothing measured is nothing shown: never a pass by silence.
 		c.Failures = append(c.Failures, Failure{Kind: FailInconclusive, Reason: "no cell was measured"})
@@ -132,7 +144,10 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 	}
 	for _, r := range p.FailOn {
 		if p.OnlyMeasured {
-			if _, ok := cell.Decision(r.Metric); !ok {
+			// Applies where both sides measured the metric: a benchmark
+			// added or removed by the change is shown, not failed.
+			d, ok := cell.Decision(r.Metric)
+			if !ok || d.Baseline.N == 0 || d.Candidate.N == 0 {
 				continue
 			}
 		}

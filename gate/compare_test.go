@@ -173,7 +173,7 @@ func TestCompareCancelledCell(t *testing.T) {
 		{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)},
 		{Key: kQ05c16, Baseline: side(300, 0.05), Candidate: Side{}},
 	}
-	const reason = "need >= 2 repetitions, have 5 (baseline) and 0 (candidate)"
+	const reason = "measured by the baseline only (5 repetitions, none of the candidate)"
 
 	c := Compare(in, DefaultSettings, Policy{MaxErrorRate: -1})
 	checkComparison(t, "ungated", c,
@@ -300,7 +300,7 @@ func TestCompareMetrics(t *testing.T) {
 	checkComparison(t, "metrics", c, []cellWant{{[]Metric{P50, "mem_bytes"}, Regression}},
 		Counts{Regressions: 1},
 		[]Failure{
-			{Key: kQ01c4, Metric: P50, Kind: "inconclusive", Reason: "need >= 2 repetitions, have 0 (baseline) and 5 (candidate)"},
+			{Key: kQ01c4, Metric: P50, Kind: "inconclusive", Reason: "measured by the candidate only (5 repetitions, none of the baseline)"},
 			{Key: kQ01c4, Metric: "mem_bytes", Kind: "regression", Reason: "candidate 100.0% higher, intervals apart"},
 		},
 		Fail)
@@ -392,5 +392,36 @@ func TestCompareUnits(t *testing.T) {
 	s.TieWithinFor = map[Metric]float64{"allocs/op": -1}
 	if err := s.Validate(); err == nil {
 		t.Error("a negative per-metric band validated")
+	}
+}
+
+func TestCompareGoBenchPolicy(t *testing.T) {
+	s := func(v ...float64) []float64 { return v }
+	in := []CellInput{
+		{Key: CellKey{Class: "BenchmarkOld"},
+			Baseline:  Side{Samples: map[Metric][]float64{"sec/op": s(1, 1.1, 0.9), "req/sec": s(1000, 1010, 990)}},
+			Candidate: Side{Samples: map[Metric][]float64{"sec/op": s(1, 1.1, 0.9), "req/sec": s(500, 505, 495)}}},
+		{Key: CellKey{Class: "BenchmarkNew"},
+			Candidate: Side{Samples: map[Metric][]float64{"sec/op": s(9, 9, 9)}}},
+	}
+	p := Policy{FailOn: []Rule{{Metric: "sec/op"}, {Metric: "req/sec"}}, MaxErrorRate: -1, OnlyMeasured: true, RuleMustApply: true}
+	// req/sec is a rate the "/s" suffix does not catch: the scenario says
+	// higher is better, and the halving is a regression.
+	st := DefaultSettings
+	st.HigherBetterFor = map[Metric]bool{"req/sec": true}
+	c := Compare(in, st, p)
+	if c.Outcome != Fail || len(c.Failures) != 1 || c.Failures[0].Metric != "req/sec" {
+		t.Errorf("req/sec halved: %s %+v", c.Outcome, c.Failures)
+	}
+	// A benchmark the change added is shown, not failed.
+	if d, _ := c.Cells[1].Decision("sec/op"); len(c.Cells[1].Gated) != 0 || d.Reason != "measured by the candidate only (3 repetitions, none of the baseline)" {
+		t.Errorf("new benchmark: gated %v, %+v", c.Cells[1].Gated, d)
+	}
+	// A rule on a unit no benchmark reports gates nothing: inconclusive,
+	// never a pass.
+	p.FailOn = []Rule{{Metric: "ns/op"}}
+	c = Compare(in, st, p)
+	if c.Outcome != OutcomeUndecided || len(c.Failures) != 1 || c.Failures[0].Metric != "ns/op" {
+		t.Errorf("rule on ns/op: %s %+v", c.Outcome, c.Failures)
 	}
 }

@@ -55,7 +55,7 @@ func Decide(m Metric, base, cand Summary, s Settings) Decision {
 	}
 	band := percent(s.TieWithin)
 	if base.Mean == 0 {
-		return decided(winner(m, base, cand), fmt.Sprintf(
+		return decided(winner(m, base, cand, s), fmt.Sprintf(
 			"candidate %s, intervals apart (baseline mean 0: intervals alone decide)",
 			direction(base, cand)))
 	}
@@ -64,12 +64,12 @@ func Decide(m Metric, base, cand Summary, s Settings) Decision {
 		return decided(Tie, fmt.Sprintf("means %s%% apart (< %s%%)",
 			percentAgainst(rel, band, true), band))
 	}
-	return decided(winner(m, base, cand), fmt.Sprintf("candidate %s%% %s, intervals apart",
+	return decided(winner(m, base, cand, s), fmt.Sprintf("candidate %s%% %s, intervals apart",
 		percentAgainst(rel, band, false), direction(base, cand)))
 }
 
-func winner(m Metric, base, cand Summary) Verdict {
-	if (cand.Mean > base.Mean) == m.HigherIsBetter() {
+func winner(m Metric, base, cand Summary, s Settings) Verdict {
+	if (cand.Mean > base.Mean) == s.HigherIsBetter(m) {
 		return Improvement
 	}
 	return Regression
@@ -83,7 +83,12 @@ func direction(base, cand Summary) string {
 }
 
 func tooFew(nb, nc int) string {
-	if nb == nc {
+	switch {
+	case nb == 0 && nc > 0:
+		return fmt.Sprintf("measured by the candidate only (%d repetitions, none of the baseline)", nc)
+	case nc == 0 && nb > 0:
+		return fmt.Sprintf("measured by the baseline only (%d repetitions, none of the candidate)", nb)
+	case nb == nc:
 		return fmt.Sprintf("need >= 2 repetitions, have %d", nb)
 	}
 	return fmt.Sprintf("need >= 2 repetitions, have %d (baseline) and %d (candidate)", nb, nc)

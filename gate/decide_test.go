@@ -90,7 +90,7 @@ func TestDecide(t *testing.T) {
 	check("N=1 candidate", RPS, ci(100, 1), Summary{N: 1, Mean: 50}, def, Inconclusive,
 		"need >= 2 repetitions, have 5 (baseline) and 1 (candidate)")
 	check("no candidate", RPS, ci(100, 1), Summary{}, def, Inconclusive,
-		"need >= 2 repetitions, have 5 (baseline) and 0 (candidate)")
+		"measured by the baseline only (5 repetitions, none of the candidate)")
 	check("NaN", RPS, ci(100, 1), ci(math.NaN(), 1), def, Inconclusive,
 		"a sample is not a finite number")
 	check("bad confidence", RPS, ci(100, 1), ci(200, 1), Settings{Confidence: 95, TieWithin: 0.1}, Inconclusive,

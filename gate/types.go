@@ -47,6 +47,17 @@ type Settings struct {
 	// TieWithinFor overrides TieWithin for the metrics it names: 0 suits a
 	// deterministic unit such as a Go benchmark's allocs/op.
 	TieWithinFor map[Metric]float64
+	// HigherBetterFor overrides Metric.HigherIsBetter for the metrics it
+	// names: a benchmark's own unit says which way is better.
+	HigherBetterFor map[Metric]bool
+}
+
+// HigherIsBetter is the direction m is decided in under s.
+func (s Settings) HigherIsBetter(m Metric) bool {
+	if h, ok := s.HigherBetterFor[m]; ok {
+		return h
+	}
+	return m.HigherIsBetter()
 }
 
 // For returns the settings that decide metric m.
@@ -144,6 +155,12 @@ type Policy struct {
 	// benchmarks need it: a rule on a custom unit names the benchmarks
 	// that report it.
 	OnlyMeasured bool `json:"only_measured,omitempty"`
+	// RuleMustApply: a fail_on rule that gates no cell at all (a unit no
+	// benchmark reports, a class glob that matches none) leaves the gate
+	// inconclusive rather than passing by silence. For results whose
+	// cells are not known when the rules are written: Go benchmarks,
+	// imported reports.
+	RuleMustApply bool `json:"rule_must_apply,omitempty"`
 	// MaxErrorIncrease: a candidate whose error rate in a cell exceeds
 	// the baseline's by more than this fails the gate; nil disables the
 	// check.

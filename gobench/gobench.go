@@ -7,6 +7,7 @@ package gobench
 
 import (
 	"bytes"
+	"math"
 	"errors"
 	"fmt"
 	"io"
@@ -75,10 +76,21 @@ func ParseFile(r io.Reader, fileName string, rename []scenario.Rename) ([]Result
 				Iters:  rec.Iters,
 				Values: make(map[string]float64, len(rec.Values)),
 			}
+			finite := true
 			for _, v := range rec.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					// A benchmark's own ReportMetric can say NaN: no
+					// statistic can use it, and results cannot store it.
+					finite = false
+					_, line := rec.Pos()
+					errs = append(errs, fmt.Errorf("%s:%d: %s reports %v %s: not a finite number", fileName, line, "Benchmark"+rec.Name.String(), v.Value, v.Unit))
+					break
+				}
 				res.Values[v.Unit] = v.Value
 			}
-			out = append(out, res)
+			if finite {
+				out = append(out, res)
+			}
 		case *benchfmt.SyntaxError:
 			errs = append(errs, &lineError{err: rec, text: lineText(data, rec.Line)})
 		}

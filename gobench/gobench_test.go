@@ -212,3 +212,15 @@ func TestCellRename(t *testing.T) {
 		t.Errorf("unmatched cell %q", c)
 	}
 }
+
+func TestParseNotFinite(t *testing.T) {
+	in := "pkg: example.com/m\nBenchmarkA-2 \t 10\t 5 ns/op\nBenchmarkB-2 \t 10\t NaN ns/op\nBenchmarkC-2 \t 10\t 7 ns/op\t +Inf hits/op\n"
+	rs, err := ParseFile(strings.NewReader(in), "x.txt", nil)
+	if len(rs) != 1 || rs[0].Name != "BenchmarkA-2" {
+		t.Errorf("results %+v", rs)
+	}
+	if err == nil || !strings.Contains(err.Error(), "x.txt:3: BenchmarkB-2 reports NaN sec/op: not a finite number") ||
+		!strings.Contains(err.Error(), "x.txt:4: BenchmarkC-2 reports +Inf hits/op") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -175,7 +175,7 @@ type goBench struct {
 	sides  [2]*goSide // baseline, candidate
 	slots  []goSlot   // what a round runs, in order
 	tmp    string     // holds the worktrees; "" until one is made
-	binDir string     // opts.OutDir/gobench, absolute
+	binDir string     // a fresh opts.OutDir/.gobench-bin-*, absolute
 	cells  map[baselines.Cell]bool
 	// perRound is the number of rungs of the first round, which gives the
 	// progress lines their total; 0 until it is known.
@@ -196,6 +196,10 @@ type goSide struct {
 	goVersion        string
 	pkgs             map[string]*goPkg // by import path: packages with tests
 	log, bench       *os.File
+	// source is where each cell's results came from on this side
+	// (package and benchmark name): two sources of one cell would mix
+	// two benchmarks' samples.
+	source map[string]string
 }
 
 // goSlot is one step of a round: a package's test binaries on both
@@ -327,7 +331,14 @@ func (g *goBench) run() error {
 	if err != nil {
 		return err
 	}
-	g.binDir = filepath.Join(dir, "gobench")
+	// A directory of its own: the output directory may hold anything,
+	// and cleanup removes this one only.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if g.binDir, err = os.MkdirTemp(dir, ".gobench-bin-"); err != nil {
+		return err
+	}
 	for _, s := range g.sides {
 		if err := g.prepare(s); err != nil {
 			return g.cancelledOr(err)
@@ -908,6 +919,14 @@ func (g *goBench) runPackage(side int, p *goPkg, round int) ([]baselines.Rung, t
 			return nil, took, fmt.Errorf("%s %s: the rename rules give %s and %s, of one run, the one name %s", label, s.name, prev, r.Name, class)
 		}
 		seen[class] = r.Name
+		src := pkg + "." + r.Name
+		if s.source == nil {
+			s.source = map[string]string{}
+		}
+		if prev, ok := s.source[class]; ok && prev != src {
+			return nil, took, fmt.Errorf("%s %s: %s and %s are both named %s (by the rename rules, or as packages of two modules): their samples would mix", label, s.name, prev, src, class)
+		}
+		s.source[class] = src
 		rungs = append(rungs, baselines.Rung{
 			Cell:     baselines.Cell{Class: class},
 			Start:    start,

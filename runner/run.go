@@ -585,6 +585,7 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 			MaxErrorRate:     sc.Gate.MaxErrorRate,
 			MaxErrorIncrease: sc.Gate.MaxErrorIncrease,
 			TieWithinFor:     sc.Gate.TieWithinFor,
+			HigherBetterFor:  sc.Gate.HigherBetterFor,
 			FailOn:           []baselines.RuleInfo{},
 		},
 		Load: baselines.LoadInfo{

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"golang.org/x/perf/benchunit"
 )
 
 // DefaultGoBenchTimeout bounds one run of one test binary.
@@ -316,4 +318,11 @@ func (l *loader) anyGlobs(n *node, f string) []string {
 		out = append(out, g)
 	}
 	return out
+}
+
+// TidyUnit names a benchmark unit as results do (benchunit.Tidy): ns/op
+// is sec/op, MB/s is B/s, other units are kept.
+func TidyUnit(unit string) string {
+	_, u := benchunit.Tidy(1, unit)
+	return u
 }

@@ -128,3 +128,28 @@ profiles:
 		})
 	}
 }
+
+func TestLoadGoBenchUnits(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "benchgate.yml")
+	os.WriteFile(path, []byte(`version: 1
+name: m
+kind: gobench
+targets: {baseline: {ref: HEAD~1}, candidate: {dir: .}}
+gate:
+  metrics:
+    ns/op: {tie_within: 0.05}
+    req/sec: {better: higher}
+  fail_on: [{metric: ns/op}, {metric: MB/s}, {metric: req/sec}]
+`), 0o644)
+	s, err := Load(path, "", mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
+		TieWithinFor: map[string]float64{"sec/op": 0.05}, HigherBetterFor: map[string]bool{"req/sec": true},
+		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "B/s"}, {Metric: "req/sec"}}}
+	if !reflect.DeepEqual(s.Gate, want) {
+		t.Errorf("gate %+v\nwant %+v", s.Gate, want)
+	}
+}

@@ -947,22 +947,46 @@ func (l *loader) gate(n *node) {
 		g.TieWithinFor = map[string]float64{}
 		for i, k := range v.keys {
 			f := join("gate.metrics", k.text)
-			if l.s.Kind != KindGoBench && !slices.Contains(Metrics, k.text) {
+			name := k.text
+			if l.s.Kind == KindGoBench {
+				name = TidyUnit(name)
+			} else if !slices.Contains(Metrics, name) {
 				l.errAt(k.line, k.col, f, "unknown metric %q (want one of %s)", k.text, strings.Join(Metrics, ", "))
 				continue
 			}
-			mm, ok := l.fields(v.vals[i], f, "tie_within")
-			if !ok || mm["tie_within"] == nil {
+			fields := []string{"tie_within"}
+			if l.s.Kind == KindGoBench {
+				fields = append(fields, "better")
+			}
+			mm, ok := l.fields(v.vals[i], f, fields...)
+			if !ok {
 				continue
 			}
-			tv := mm["tie_within"]
-			if x, ok := l.float(tv, f+".tie_within"); ok {
-				if x < 0 || x >= 1 {
-					l.errNode(tv, f+".tie_within", "%s is out of range (want 0 <= tie_within < 1, e.g. 0 for a deterministic unit)", tv.errNum(tv.text))
-				} else {
-					g.TieWithinFor[k.text] = x
+			if tv := mm["tie_within"]; tv != nil {
+				if x, ok := l.float(tv, f+".tie_within"); ok {
+					if x < 0 || x >= 1 {
+						l.errNode(tv, f+".tie_within", "%s is out of range (want 0 <= tie_within < 1, e.g. 0 for a deterministic unit)", tv.errNum(tv.text))
+					} else {
+						g.TieWithinFor[name] = x
+					}
 				}
 			}
+			if bv := mm["better"]; bv != nil {
+				if b, ok := l.str(bv, f+".better"); ok {
+					switch b {
+					case "higher", "lower":
+						if g.HigherBetterFor == nil {
+							g.HigherBetterFor = map[string]bool{}
+						}
+						g.HigherBetterFor[name] = b == "higher"
+					default:
+						l.errNode(bv, f+".better", "%q: want higher or lower", bv.errText())
+					}
+				}
+			}
+		}
+		if len(g.TieWithinFor) == 0 {
+			g.TieWithinFor = nil
 		}
 	}
 	v := m["fail_on"]
@@ -981,9 +1005,10 @@ func (l *loader) gate(n *node) {
 			l.errNode(it, f+".metric", "missing (want one of %s)", strings.Join(Metrics, ", "))
 		} else if l.s.Kind == KindGoBench {
 			// A benchmark's units are known once it ran: sec/op, B/op,
-			// allocs/op, B/s or its own.
+			// allocs/op, B/s or its own. ns/op and MB/s are the same as
+			// sec/op and B/s, as benchstat tidies them.
 			if s, ok := l.nonEmptyStr(mv, f+".metric"); ok {
-				r.Metric = s
+				r.Metric = TidyUnit(s)
 			}
 		} else if s, ok := l.str(mv, f+".metric"); ok {
 			if !slices.Contains(Metrics, s) {

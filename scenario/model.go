@@ -241,6 +241,10 @@ type Gate struct {
 	MaxErrorIncrease *float64
 	// TieWithinFor overrides TieWithin per metric (gate.metrics).
 	TieWithinFor map[string]float64
+	// HigherBetterFor says, per unit of a gobench scenario, whether higher
+	// is better (gate.metrics.UNIT.better); other units follow the rule:
+	// rates ending in /s higher, everything else lower.
+	HigherBetterFor map[string]bool
 }
 
 // FailRule is one fail_on entry. Globs; empty means all.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
@@ -31,6 +32,7 @@ func decide(res *baselines.Results) (report.Input, error) {
 			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
 		}
 	}
+	imported := strings.HasPrefix(res.Kind, "import:")
 	for _, r := range res.Rungs {
 		i, ok := idx[r.Cell]
 		if !ok || r.Round >= rounds[r.Pins] {
@@ -56,6 +58,11 @@ func decide(res *baselines.Results) (report.Input, error) {
 			for m, v := range map[gate.Metric]float64{
 				gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
 			} {
+				// An imported report stores a percentile its tool did
+				// not record as 0: not measured, not a zero latency.
+				if v == 0 && imported {
+					continue
+				}
 				side.Samples[m] = append(side.Samples[m], v)
 			}
 		}
@@ -110,10 +117,19 @@ func decide(res *baselines.Results) (report.Input, error) {
 		}
 		settings.TieWithinFor[gate.Metric(m)] = t
 	}
+	for m, h := range g.HigherBetterFor {
+		if settings.HigherBetterFor == nil {
+			settings.HigherBetterFor = map[gate.Metric]bool{}
+		}
+		settings.HigherBetterFor[gate.Metric(m)] = h
+	}
 	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
 		// A benchmark reports the units it reports: a rule on a custom
 		// unit applies to those that have it.
-		OnlyMeasured: res.Kind == "gobench"}
+		OnlyMeasured: res.Kind == "gobench",
+		// Cells found in the data, not declared in the scenario: a rule
+		// that gates none of them is a mistake, not a pass.
+		RuleMustApply: res.Kind == "gobench" || strings.HasPrefix(res.Kind, "import:")}
 	for _, r := range g.FailOn {
 		policy.FailOn = append(policy.FailOn, gate.Rule{
 			Metric: gate.Metric(r.Metric), Classes: r.Classes,

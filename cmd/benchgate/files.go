@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -55,6 +56,11 @@ func goBenchFiles(oldPath, newPath string, sc *scenario.Scenario) (*baselines.Re
 	var rename []scenario.Rename
 	if sc != nil {
 		rename = sc.GoBench.Rename
+		// Named as a run of the scenario names them, relative to its
+		// module, so its class globs mean the same here.
+		if mp := modulePath(sc.GoBench.Module); mp != "" {
+			module = mp
+		}
 	}
 
 	res := &baselines.Results{
@@ -72,12 +78,17 @@ func goBenchFiles(oldPath, newPath string, sc *scenario.Scenario) (*baselines.Re
 	for i, rs := range sides {
 		target := []string{"baseline", "candidate"}[i]
 		count := map[string]int{}
+		source := map[string]string{}
 		for _, r := range rs {
 			class := r.Name
 			if module != "\x00" {
 				class = gobench.Cell(r.Pkg, module, r.Name, nil)
 			}
 			class = scenario.ApplyRename(rename, class)
+			if prev, ok := source[class]; ok && prev != r.Pkg+"."+r.Name {
+				return nil, fmt.Errorf("%s: %s and %s are both named %s (by the rename rules?): their samples would mix", []string{oldPath, newPath}[i], prev, r.Pkg+"."+r.Name, class)
+			}
+			source[class] = r.Pkg + "." + r.Name
 			cell := baselines.Cell{Class: class}
 			if !seen[class] {
 				seen[class] = true
@@ -151,6 +162,11 @@ func importResults(tool, baseList, candList, class string, sc *scenario.Scenario
 	opt := importers.Options{Class: class}
 	if sc != nil {
 		opt.Name = sc.Name
+		// One report per repetition is one cell: the scenario's class,
+		// when it has one, so its fail_on globs match.
+		if class == "" && len(sc.Classes) == 1 {
+			opt.Class = sc.Classes[0].Name
+		}
 	}
 	res, err := importers.Read(tool, base, cand, opt)
 	if err != nil {
@@ -162,4 +178,19 @@ func importResults(tool, baseList, candList, class string, sc *scenario.Scenario
 		res.Scenario.File, res.Scenario.Hash, res.Scenario.Source = info.File, info.Hash, info.Source
 	}
 	return res, nil
+}
+
+// modulePath reads the module path from dir/go.mod; "" when it cannot.
+func modulePath(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			rest, _, _ = strings.Cut(rest, "//")
+			return strings.Trim(strings.TrimSpace(rest), `"`+"`")
+		}
+	}
+	return ""
 }
