@@ -7,10 +7,10 @@ package gobench
 
 import (
 	"bytes"
-	"math"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
