@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -205,6 +206,15 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 			return nil, withCode(exitUsage, errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs"))
 		}
 		run = runner.RunGoBench
+		tools := []string{"go"}
+		if sc.Baseline.Ref != "" || sc.Candidate.Ref != "" {
+			tools = append(tools, "git")
+		}
+		for _, tool := range tools {
+			if _, err := exec.LookPath(tool); err != nil {
+				return nil, withCode(exitRunFailed, fmt.Errorf("a gobench scenario needs the %s command on PATH (the action's container image has none: run it with the benchgate CLI): %w", tool, err))
+			}
+		}
 	}
 	res, err := run(ctx, sc, runner.Options{
 		OutDir:      rf.out,
