@@ -48,9 +48,14 @@ const usageText = `benchgate — a performance-regression gate for pull requests
 
 Usage:
   benchgate run     [flags]   measure baseline and candidate, write results.json
-  benchgate compare [flags]   decide and report from a results file
+                              (-shard i/n: one part of the grid, for several runners)
+  benchgate compare [flags]   decide and report from a results file, two saved
+                              go test -bench outputs, or other tools' reports
   benchgate gate    [flags]   run, then compare: the CI entry point
-  benchgate comment [flags]   post saved results as the sticky PR comment
+  benchgate comment [flags]   post saved results as the sticky PR (or issue) comment
+  benchgate merge   [flags]   combine the results of a grid's shards
+  benchgate history [command] keep nightly results, show trends, find drift
+  benchgate doctor  [flags]   check this machine for stable benchmarking
   benchgate version           print the version
 
 Run "benchgate <command> -h" for a command's flags.
@@ -77,6 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cmdComment(ctx, rest, stdout, stderr, getenv)
 	case "merge":
 		return cmdMerge(rest, stdout, stderr)
+	case "history":
+		return cmdHistory(ctx, rest, stdout, stderr, getenv)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "benchgate", toolVersion())
 		return nil
