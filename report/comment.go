@@ -53,11 +53,12 @@ type CommentOptions struct {
 // line of counts and the run's identity, then the rest of the markdown
 // report folded in a <details> element. The body stays within
 // opt.MaxRunes: when the whole does not fit, the latency distributions
-// leave the fold first, then the folded report gives way to a note
-// pointing to the job summary and report.md; then the gates' details go
-// (the failures still name each gate failure); when even the failures do
-// not fit, their list is cut at a line with "… and N more". It fails only
-// when the budget cannot hold the marker, the title and that note.
+// and the throughput charts leave the fold first, then the folded report
+// gives way to a note pointing to the job summary and report.md; then the
+// gates' details go (the failures still name each gate failure); when even
+// the failures do not fit, their list is cut at a line with "… and N
+// more". It fails only when the budget cannot hold the marker, the title
+// and that note.
 func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	m := newModel(in)
 	limit := cmp.Or(opt.MaxRunes, DefaultCommentRunes)
@@ -98,9 +99,9 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	fold := func(latency bool) string {
 		var b strings.Builder
 		b.WriteString("<details><summary>" + m.foldSummary(latency) + "</summary>\n\n")
-		for _, id := range []sectionID{secIdentity, secError, secGates, secTables, secResources, secPerCore,
+		for _, id := range []sectionID{secIdentity, secError, secGates, secTables, secCharts, secResources, secPerCore,
 			secLatency, secErrors, secClaims, secThreats, secReproduce, secEnvironment} {
-			if id != secLatency || latency {
+			if (id != secLatency && id != secCharts) || latency {
 				b.WriteString(secs[id])
 			}
 		}
@@ -113,7 +114,7 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 		list += "\n"
 	}
 	out := marker + title + list + gates + counts + fold(true)
-	if _, ok := secs[secLatency]; ok && runes(out) > limit {
+	if secs[secLatency]+secs[secCharts] != "" && runes(out) > limit {
 		out = marker + title + list + gates + counts + fold(false)
 	}
 	if runes(out) > limit {
@@ -259,6 +260,7 @@ var sectionNames = map[sectionID]string{
 	secFailures:    "the failures",
 	secGates:       "the correctness gates",
 	secTables:      "the verdict tables",
+	secCharts:      "the throughput charts",
 	secResources:   "the resources tables",
 	secPerCore:     "the throughput per core",
 	secLatency:     "the latency distributions",
@@ -276,7 +278,8 @@ const cutLine = "… the rest is left out here: report.md in the results has it 
 // one Markdown writes when it fits in opt.MaxBytes. When it does not, whole
 // parts give way: the latency distributions first, then the largest
 // tables: the resources, the throughput per core and the error distribution
-// (largest first), then the threats to validity and the environment; the
+// (largest first), then the threats to validity and the environment, then
+// the throughput charts (small, and a glance at the tables); the
 // title, failures, correctness gates, verdict tables, claims and how to
 // reproduce stay. Should those still not fit, the report is cut
 // at a line. A note after the failures says what was left out and that
@@ -304,7 +307,7 @@ func Summary(w io.Writer, in Input, opt SummaryOptions) error {
 	slices.SortStableFunc(tables, func(a, b sectionID) int { return cmp.Compare(present[b], present[a]) })
 	left := map[sectionID]bool{}
 	kept := secs
-	for _, id := range append(append([]sectionID{secLatency}, tables...), secThreats, secEnvironment) {
+	for _, id := range append(append([]sectionID{secLatency}, tables...), secThreats, secEnvironment, secCharts) {
 		if _, ok := present[id]; !ok {
 			continue
 		}

@@ -72,6 +72,7 @@ func (m *model) sections() []section {
 		{secFailures, m.mdFailures},
 		{secGates, m.mdGates},
 		{secTables, m.mdTables},
+		{secCharts, m.mdCharts},
 		{secResources, m.mdResources},
 		{secPerCore, m.mdPerCore},
 		{secLatency, m.mdLatency},
