@@ -428,6 +428,9 @@ func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout
 			return nil, withCode(exitRunFailed, err)
 		}
 	}
+	if err := writeCharts(out, in); err != nil {
+		return nil, withCode(exitRunFailed, err)
+	}
 	if cf.format != "none" {
 		show, err := report.ForFormat(cf.format, in, report.TerminalOptions{Color: colorFor(stdout)})
 		if err == nil {
