@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,7 +132,7 @@ func (m *model) mdIdentity(b *strings.Builder) {
 	}
 	parts = append(parts, plural(len(m.in.Comparison.Cells), "cell", "cells")+" × "+m.roundsText("round", "rounds", md))
 	parts = append(parts, fmt.Sprintf("%s intervals, tie within %s",
-		fraction(m.in.Comparison.Settings.Confidence), fraction(m.in.Comparison.Settings.TieWithin)))
+		fraction(m.in.Comparison.Settings.Confidence), m.bandText(md)))
 	b.WriteString(strings.Join(parts, " · ") + "\n\n")
 }
 
@@ -308,6 +310,9 @@ func failureText(it failureItem, markdown bool) string {
 	case "inconclusive":
 		if f.Key == (gate.CellKey{}) {
 			s = strong("nothing decided") // the comparison has no cell
+			if f.Metric != "" {
+				s = strong(esc(metric) + " rule undecided") // a rule gates no cell
+			}
 			break
 		}
 		s = strong(metric+" undecided") + " in " + esc(cellName(f.Key))
@@ -657,20 +662,28 @@ func (m *model) mdClaims(b *strings.Builder) {
 	if !m.uniformRounds() {
 		every = "every cell of its pin set"
 	}
+	order := fmt.Sprintf("The intervals rest on %s, each running %s once on each target in seeded AB/BA order.",
+		m.roundsText("complete round", "complete rounds", md), every)
+	if !m.interleaved() {
+		order = fmt.Sprintf("The intervals rest on %s per side, read from files: how the two sides were scheduled is not known to this report, so drift of the machine between them is not cancelled.",
+			m.roundsText("repetition", "repetitions", md))
+	}
+	better := "higher throughput, lower latency"
+	if m.isGoBench() {
+		better = "lower time, memory and allocations per op, higher rates"
+	}
 	fmt.Fprintf(b, "The rule was fixed before the run: per cell and metric, a **tie** when the two "+
 		"%s Student-t intervals overlap or the means are under %s apart relative to the baseline; "+
-		"otherwise the better side wins (higher throughput, lower latency). "+
-		"The intervals rest on %s, each running %s once on each target in seeded AB/BA order.\n\n",
-		fraction(c.Settings.Confidence), fraction(c.Settings.TieWithin),
-		m.roundsText("complete round", "complete rounds", md), every)
+		"otherwise the better side wins (%s). %s\n\n",
+		fraction(c.Settings.Confidence), m.bandText(md), better, order)
 	b.WriteString("The gate fails on:\n\n")
 	for _, rule := range c.Policy.FailOn {
 		b.WriteString("- " + ruleText(rule) + "\n")
 	}
-	if inc := c.Policy.MaxErrorIncrease; inc != nil {
+	if inc := c.Policy.MaxErrorIncrease; inc != nil && !m.isGoBench() {
 		fmt.Fprintf(b, "- a candidate error rate more than %s above the baseline's in any cell\n", fraction(*inc))
 	}
-	if c.Policy.MaxErrorRate >= 0 {
+	if c.Policy.MaxErrorRate >= 0 && !m.isGoBench() {
 		fmt.Fprintf(b, "- a candidate error rate above %s in any cell\n", fraction(c.Policy.MaxErrorRate))
 	}
 	gates := m.gateRules()
@@ -760,8 +773,14 @@ func (m *model) threats() []string {
 		out = append(out, "Pin set "+md(p.Name)+" was not fully applied ("+strings.Join(reasons, "; ")+
 			"): its cells ran outside the declared budget, so they do not show how the targets behave within it.")
 	}
-	out = append(out, "The load generator runs on the same host as the targets and competes with them for CPU; "+
-		"a saturated generator slows both sides alike and pushes verdicts towards a tie.")
+	if m.ownLoad() {
+		out = append(out, "The load generator runs on the same host as the targets and competes with them for CPU; "+
+			"a saturated generator slows both sides alike and pushes verdicts towards a tie.")
+	}
+	if fps := m.shardFingerprints(); len(fps) > 1 {
+		out = append(out, fmt.Sprintf("The grid's shards ran on %d different kinds of machine (fingerprints %s): each cell compares its two builds on one machine, but cells measured on different machines do not compare with each other.",
+			len(fps), strings.Join(fps, ", ")))
+	}
 	if s := m.generator.saturationText(md); s != "" {
 		out = append(out, strings.ToUpper(s[:1])+s[1:]+".")
 	}
@@ -810,10 +829,29 @@ func (m *model) mdReproduce(b *strings.Builder) {
 	s := m.in.Results.Scenario
 	b.WriteString("### Reproduce with\n\n")
 	cmd := reproduceCommand(s)
+	r := m.in.Results
+	switch {
+	case r.Kind == "gobench" && r.Env.Baseline.Kind == "file":
+		cmd = "benchgate compare " + shellWord(r.Env.Baseline.Spec) + " " + shellWord(r.Env.Candidate.Spec)
+	case strings.HasPrefix(r.Kind, "import:"):
+		cmd = "benchgate compare -import " + shellWord(strings.TrimPrefix(r.Kind, "import:")) +
+			" -baseline " + shellWord(strings.ReplaceAll(r.Env.Baseline.Spec, ", ", ",")) +
+			" -candidate " + shellWord(strings.ReplaceAll(r.Env.Candidate.Spec, ", ", ","))
+	}
 	f := fence(cmd)
 	fmt.Fprintf(b, "%ssh\n%s\n%s\n\n", f, cmd, f)
-	fmt.Fprintf(b, "The request stream is a function of the scenario's seed (%d), so a rerun sends the same requests; "+
-		"run it on the same runner type with the same two builds.\n\n", s.Seed)
+	switch {
+	case r.Kind == "gobench" && r.Env.Baseline.Kind == "file":
+		b.WriteString("These were saved go test -bench outputs: decided again from the same files, they give the same verdicts.\n\n")
+	case strings.HasPrefix(r.Kind, "import:"):
+		b.WriteString("These were another tool's reports: decided again from the same files, they give the same verdicts.\n\n")
+	case r.Kind == "gobench":
+		fmt.Fprintf(b, "The rounds' order is a function of the scenario's seed (%d); "+
+			"run it on the same runner type with the same two versions.\n\n", s.Seed)
+	default:
+		fmt.Fprintf(b, "The request stream is a function of the scenario's seed (%d), so a rerun sends the same requests; "+
+			"run it on the same runner type with the same two builds.\n\n", s.Seed)
+	}
 }
 
 func reproduceCommand(s baselines.ScenarioInfo) string {
@@ -844,7 +882,7 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 		line += ", profile " + md(s.Profile)
 	}
 	b.WriteString(line + "\n")
-	if l := s.Load; l.Repetitions > 0 || len(l.Concurrency) > 0 {
+	if l := s.Load; len(l.Concurrency) > 0 {
 		cs := make([]string, len(l.Concurrency))
 		for i, c := range l.Concurrency {
 			cs[i] = strconv.Itoa(c)
@@ -864,6 +902,10 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "- **runner**: %s; %s/%s, kernel %s; %s\n",
 		cpu, md(orDash(env.OS)), md(orDash(env.Arch)), md(orDash(env.Kernel)), md(orDash(env.GoVersion)))
+	for _, sh := range r.Shards {
+		fmt.Fprintf(b, "- **shard %d/%d**: %s, %s, on %s (fingerprint %s)\n", sh.Index, len(r.Shards),
+			plural(sh.Cells, "cell", "cells"), md(sh.Status), md(sh.Env.FingerprintText()), md(sh.Fingerprint))
+	}
 	tool := env.ToolVersion
 	if tool == "" {
 		tool = r.Tool
@@ -919,4 +961,44 @@ func orDash(s string) string {
 
 func seconds(f float64) string {
 	return time.Duration(f * float64(time.Second)).String()
+}
+
+// bandText is the tie band, with the metrics that have bands of their own:
+// "10% (allocs/op 0%)".
+func (m *model) bandText(esc func(string) string) string {
+	st := m.in.Comparison.Settings
+	s := fraction(st.TieWithin)
+	if len(st.TieWithinFor) > 0 {
+		var own []string
+		for _, k := range slices.Sorted(maps.Keys(st.TieWithinFor)) {
+			own = append(own, esc(string(k))+" "+fraction(st.TieWithinFor[k]))
+		}
+		s += " (" + strings.Join(own, ", ") + ")"
+	}
+	return s
+}
+
+// interleaved says whether the rungs were scheduled by benchgate in
+// seeded AB/BA pairs; saved files and imported reports were not.
+func (m *model) interleaved() bool {
+	r := m.in.Results
+	return !strings.HasPrefix(r.Kind, "import:") && !(r.Kind == "gobench" && r.Env.Baseline.Kind == "file")
+}
+
+// ownLoad says whether benchgate's own load generator measured the run.
+func (m *model) ownLoad() bool {
+	k := m.in.Results.Kind
+	return k == "" || k == "http"
+}
+
+// shardFingerprints lists the distinct machine fingerprints of a merged
+// run's shards, in shard order.
+func (m *model) shardFingerprints() []string {
+	var fps []string
+	for _, s := range m.in.Results.Shards {
+		if !slices.Contains(fps, s.Fingerprint) {
+			fps = append(fps, s.Fingerprint)
+		}
+	}
+	return fps
 }

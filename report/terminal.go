@@ -59,7 +59,7 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	fmt.Fprintf(&b, "baseline%s vs candidate%s · %s × %s · %s intervals, tie within %s\n",
 		termCommit(r.Env.Baseline.Commit), termCommit(r.Env.Candidate.Commit),
 		plural(len(m.in.Comparison.Cells), "cell", "cells"), m.roundsText("round", "rounds", cleanTerminal),
-		fraction(m.in.Comparison.Settings.Confidence), fraction(m.in.Comparison.Settings.TieWithin))
+		fraction(m.in.Comparison.Settings.Confidence), m.bandText(cleanTerminal))
 	if s := m.statusText(false); s != "" {
 		fmt.Fprintf(&b, "%s\n", paint.warn.Sprint(s))
 	}
