@@ -1,0 +1,259 @@
+// Package doctor inspects a machine for stable benchmarking: the CPUs
+// against a scenario's pins, the frequency governor, turbo/boost, SMT, the
+// load, busy processes, memory, swap, transparent hugepages, cgroups, the
+// Docker Engine and virtualisation. Each check says OK, WARN, FAIL or SKIP,
+// what it found, and what to change.
+//
+// Everything is read below a root directory ("/" by default), so the
+// checks run against fake /sys and /proc trees in tests. Nothing is
+// changed on the machine.
+//
+// The statuses mean:
+//   - OK: as it should be for benchmarking;
+//   - WARN: a run works, but measures more noise than it need (or a pin
+//     will not apply and the report will say so);
+//   - FAIL: the scenario cannot run as written here (a pin names a CPU that
+//     is not online, the memory pins exceed the machine's, an image target
+//     without an engine);
+//   - SKIP: the check does not apply, or cannot be made here (no cpufreq in
+//     a VM, no engine, no scenario), with the reason.
+package doctor
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/system"
+
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// Status is a check's outcome.
+type Status string
+
+// The statuses, from best to worst; Skip is outside the order.
+const (
+	OK   Status = "OK"
+	Warn Status = "WARN"
+	Fail Status = "FAIL"
+	Skip Status = "SKIP"
+)
+
+// The check IDs, in the order Check runs and reports them.
+const (
+	IDCPUs      = "cpus"
+	IDPins      = "pins"
+	IDGovernor  = "governor"
+	IDTurbo     = "turbo"
+	IDSMT       = "smt"
+	IDLoad      = "load"
+	IDProcesses = "processes"
+	IDMemory    = "memory"
+	IDSwap      = "swap"
+	IDTHP       = "thp"
+	IDCgroup    = "cgroup"
+	IDDocker    = "docker"
+	IDVirt      = "virt"
+)
+
+// CheckIDs lists every check's ID in report order.
+var CheckIDs = []string{IDCPUs, IDPins, IDGovernor, IDTurbo, IDSMT, IDLoad, IDProcesses, IDMemory, IDSwap, IDTHP, IDCgroup, IDDocker, IDVirt}
+
+// titles are the checks' names for a person.
+var titles = map[string]string{
+	IDCPUs:      "CPUs",
+	IDPins:      "pins",
+	IDGovernor:  "governor",
+	IDTurbo:     "turbo/boost",
+	IDSMT:       "SMT",
+	IDLoad:      "load average",
+	IDProcesses: "busy processes",
+	IDMemory:    "memory",
+	IDSwap:      "swap",
+	IDTHP:       "hugepages",
+	IDCgroup:    "cgroup",
+	IDDocker:    "docker",
+	IDVirt:      "virtualisation",
+}
+
+// Result is one check's outcome.
+type Result struct {
+	ID     string `json:"id"`    // stable, one of CheckIDs
+	Title  string `json:"title"` // for a person
+	Status Status `json:"status"`
+	// Found is what the check saw, in one line.
+	Found string `json:"found"`
+	// Notes are further findings, one line each.
+	Notes []string `json:"notes,omitempty"`
+	// Fix says what to change: commands or settings, one per line. Empty
+	// when there is nothing to do.
+	Fix []string `json:"fix,omitempty"`
+}
+
+// Summary counts the results by status.
+type Summary struct {
+	OK   int `json:"ok"`
+	Warn int `json:"warn"`
+	Fail int `json:"fail"`
+	Skip int `json:"skip"`
+}
+
+// Report is the outcome of every check.
+type Report struct {
+	Root     string   `json:"root"`
+	Scenario string   `json:"scenario,omitempty"` // the scenario file checked against, if any
+	Profile  string   `json:"profile,omitempty"`
+	Checks   []Result `json:"checks"`
+	Summary  Summary  `json:"summary"`
+}
+
+// Failed reports whether any check failed: the machine cannot run the
+// scenario as written.
+func (r *Report) Failed() bool { return r.Summary.Fail > 0 }
+
+// Result returns the check of the given ID, or nil.
+func (r *Report) Result(id string) *Result {
+	for i := range r.Checks {
+		if r.Checks[i].ID == id {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+// Engine is what the docker check asks of a Docker Engine client;
+// *client.Client of github.com/docker/docker/client is one.
+type Engine interface {
+	Info(ctx context.Context) (system.Info, error)
+	ServerVersion(ctx context.Context) (types.Version, error)
+	// ClientVersion is the API version the client speaks: after a first
+	// call with version negotiation, the negotiated one.
+	ClientVersion() string
+	DaemonHost() string
+}
+
+// Options say what to inspect.
+type Options struct {
+	// Root is the directory /proc and /sys are read under: "" or "/" for
+	// this machine, a fake tree in tests. Commands (systemd-detect-virt)
+	// are only run, and benchgate's own process only left out of the busy
+	// ones, when Root is "/".
+	Root string
+	// Scenario, when set, has its pin sets checked against the machine,
+	// and decides what the other checks need (memory for its pins, an
+	// engine for its image targets).
+	Scenario *scenario.Scenario
+	// Docker is the engine to ask; nil leaves the docker check SKIP.
+	Docker Engine
+	// Sample is how long CPU use is sampled to find busy processes: 0 for
+	// one second; negative to skip that check.
+	Sample time.Duration
+
+	// sleep waits between the two readings of the sample; tests replace
+	// it to change the fake tree meanwhile.
+	sleep func(ctx context.Context, d time.Duration) error
+	// detectVirt runs systemd-detect-virt with one flag (--vm or
+	// --container); nil: run it when Root is "/".
+	detectVirt func(ctx context.Context, flag string) (string, error)
+}
+
+// engineTimeout bounds the calls to the engine: a hung engine must not hang
+// the doctor.
+const engineTimeout = 10 * time.Second
+
+// Check inspects the machine and returns every check's result, in
+// CheckIDs order. It changes nothing. A cancelled ctx ends the sampling
+// and the engine calls early; their checks then say so.
+func Check(ctx context.Context, o Options) *Report {
+	root := o.Root
+	if root == "" {
+		root = "/"
+	}
+	root = filepath.Clean(root)
+	m := &machine{root: root, real: root == "/", sc: o.Scenario}
+	if o.sleep == nil {
+		o.sleep = sleepCtx
+	}
+	if o.detectVirt == nil && m.real {
+		o.detectVirt = runDetectVirt
+	}
+	m.load()
+
+	// The sample comes first, before the engine and systemd-detect-virt
+	// are asked anything: their own work would show as busy processes.
+	sample := m.sample(ctx, o.Sample, o.sleep)
+
+	rep := &Report{Root: root}
+	if sc := o.Scenario; sc != nil {
+		rep.Scenario, rep.Profile = sc.File, sc.Profile
+	}
+	add := func(id string, r Result) {
+		r.ID, r.Title = id, titles[id]
+		rep.Checks = append(rep.Checks, r)
+		switch r.Status {
+		case OK:
+			rep.Summary.OK++
+		case Warn:
+			rep.Summary.Warn++
+		case Fail:
+			rep.Summary.Fail++
+		default:
+			rep.Summary.Skip++
+		}
+	}
+	add(IDCPUs, m.checkCPUs())
+	add(IDPins, m.checkPins())
+	add(IDGovernor, m.checkGovernor())
+	add(IDTurbo, m.checkTurbo())
+	add(IDSMT, m.checkSMT())
+	add(IDLoad, m.checkLoad())
+	add(IDProcesses, sample.result)
+	add(IDMemory, m.checkMemory())
+	add(IDSwap, m.checkSwap())
+	add(IDTHP, m.checkTHP())
+	add(IDCgroup, m.checkCgroup())
+	add(IDDocker, m.checkDocker(ctx, o.Docker))
+	add(IDVirt, m.checkVirt(ctx, o.detectVirt, sample))
+	return rep
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// plural is "1 CPU", "2 CPUs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return itoa(n) + " " + many
+}
+
+// cpusText is "CPU 3" or "CPUs 0-1,4".
+func cpusText(s cpuSet) string {
+	if len(s) == 1 {
+		return "CPU " + s.String()
+	}
+	return "CPUs " + s.String()
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
