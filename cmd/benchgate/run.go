@@ -84,6 +84,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cmdMerge(rest, stdout, stderr)
 	case "history":
 		return cmdHistory(ctx, rest, stdout, stderr, getenv)
+	case "doctor":
+		return cmdDoctor(ctx, rest, stdout, stderr, getenv)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "benchgate", toolVersion())
 		return nil
