@@ -9,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/report"
 )
@@ -184,7 +187,7 @@ the same machine fingerprint form a series.`
 
 func historyShow(args []string, stdout, stderr io.Writer) error {
 	var cf histCpFlags
-	var cellGlob, metric, target, fingerprint string
+	var cellGlob, metric, target, fingerprint, chartDir string
 	var last int
 	err := parseFlags("history show", historyShowSummary, args, stderr, func(fs *flag.FlagSet) {
 		cf.register(fs)
@@ -193,6 +196,7 @@ func historyShow(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&target, "target", "candidate", "`target`: candidate, baseline or all")
 		fs.StringVar(&fingerprint, "fingerprint", "", "only the machine whose fingerprint starts with this `prefix`")
 		fs.IntVar(&last, "last", 0, "show only the last `n` runs of each series (0: all); change points are found on all")
+		fs.StringVar(&chartDir, "charts", "", "also write each series' trend as an SVG chart into this `dir`")
 	})
 	if err != nil {
 		return err
@@ -223,6 +227,7 @@ func historyShow(args []string, stdout, stderr io.Writer) error {
 		machines[r.Fingerprint] = r.Machine // the newest, as recs are in date order
 	}
 	var shown int
+	written := map[string]bool{}
 	metrics := map[string]bool{}
 	for _, s := range baselines.HistorySeries(recs) {
 		k := s.Key
@@ -236,6 +241,11 @@ func historyShow(args []string, stdout, stderr io.Writer) error {
 		}
 		shown++
 		histShowSeries(stdout, s, machines[k.Fingerprint], cf.opt, last)
+		if chartDir != "" {
+			if err := histTrendChart(chartDir, s, last, written); err != nil {
+				return withCode(exitRunFailed, err)
+			}
+		}
 	}
 	if shown == 0 {
 		var have []string
@@ -663,4 +673,33 @@ func histTermText(s string) string {
 func histIsBidi(r rune) bool {
 	return r == '\u200e' || r == '\u200f' || r == '\u061c' ||
 		('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
+}
+
+// histTrendChart writes one series' trend as DIR/trend-<cell>-<metric>-
+// <target>-<fingerprint>.svg: each run's mean and interval, labelled with
+// its candidate commit. written dedupes names across series.
+func histTrendChart(dir string, s baselines.Series, last int, written map[string]bool) error {
+	pts := s.Points
+	if last > 0 && len(pts) > last {
+		pts = pts[len(pts)-last:]
+	}
+	tp := make([]report.TrendPoint, len(pts))
+	for i, p := range pts {
+		tp[i] = report.TrendPoint{Date: p.Date, Commit: p.CandidateCommit, Mean: p.Mean, Lo: p.Mean - p.HalfWidth, Hi: p.Mean + p.HalfWidth}
+		if s.Key.Target == "baseline" {
+			tp[i].Commit = p.BaselineCommit
+		}
+	}
+	k := s.Key
+	c := report.TrendChart(fmt.Sprintf("%s %s (%s) — %s", k.Cell, k.Metric, k.Target, histScenarioName(k.Scenario, k.Profile)), tp)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	base := "trend-" + safeNamePart(k.Cell.String()) + "-" + safeNamePart(k.Metric) + "-" + safeNamePart(k.Target) + "-" + safeNamePart(k.Fingerprint)
+	name := base
+	for i := 2; written[strings.ToLower(name)]; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	written[strings.ToLower(name)] = true
+	return baselines.WriteFile(filepath.Join(dir, name+".svg"), func(w io.Writer) error { return charts.SVG(w, c) })
 }
