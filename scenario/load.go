@@ -93,11 +93,12 @@ type loader struct {
 	classPos    map[string]*node
 	profiles    map[string]*profileSrc
 
-	hasPins    bool           // the file has a pins section
-	pinsFailed bool           // and something in it is wrong
-	pinPos     map[string]int // line of each pin set, by name
-	onlineRead bool           // onlineCPUs was asked
-	onlineCPUs []int          // sorted; nil when unknown
+	healthPos  map[string]*node // each target's health field, by target name
+	hasPins    bool             // the file has a pins section
+	pinsFailed bool             // and something in it is wrong
+	pinPos     map[string]int   // line of each pin set, by name
+	onlineRead bool             // onlineCPUs was asked
+	onlineCPUs []int            // sorted; nil when unknown
 }
 
 func (l *loader) parse(src []byte, getenv func(string) string) *node {
@@ -131,7 +132,7 @@ func (l *loader) parse(src []byte, getenv func(string) string) *node {
 }
 
 func (l *loader) scenario(root *node, profile string) {
-	m, _ := l.fields(root, "", "version", "name", "seed", "kind", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles", "agreement", "preflight", "gobench")
+	m, _ := l.fields(root, "", "version", "name", "seed", "kind", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles", "agreement", "preflight", "gobench", "grpc")
 	// Other versions may mean other fields: checking them as version 1
 	// would bury the one error that matters.
 	if v := m["version"]; v == nil {
@@ -181,6 +182,7 @@ func (l *loader) scenario(root *node, profile string) {
 	l.variants(m["variants"])
 	l.s.Agreement = l.agreementSection(m["agreement"], "agreement", Agreement{Mode: AgreementRequired, Requests: DefaultAgreementRequests})
 	l.classes(m["classes"])
+	l.grpcKind(m)
 	l.preflightSection(m["preflight"])
 	l.gate(m["gate"])
 	l.profilesSection(m["profiles"])
@@ -315,10 +317,14 @@ func (l *loader) target(n *node, name string) Target {
 	}
 	if v := m["health"]; v != nil {
 		if s, ok := l.str(v, f+".health"); ok {
-			if !strings.HasPrefix(s, "/") {
-				l.errNode(v, f+".health", "%q must be a path starting with / (e.g. /healthz)", v.errText())
+			if s != HealthGRPC && !strings.HasPrefix(s, "/") {
+				l.errNode(v, f+".health", "%q must be a path starting with / (e.g. /healthz), or grpc for a gRPC service", v.errText())
 			} else {
 				t.Health = s
+				if l.healthPos == nil {
+					l.healthPos = map[string]*node{}
+				}
+				l.healthPos[name] = v
 			}
 		}
 	}
@@ -671,7 +677,7 @@ func (l *loader) classes(n *node) {
 	var mixes []mixSrc
 	for i, it := range n.items {
 		f := index("classes", i)
-		m, ok := l.fields(it, f, "name", "request", "mix", "expect_status", "agreement")
+		m, ok := l.fields(it, f, "name", "request", "mix", "expect_status", "agreement", "grpc")
 		if !ok {
 			continue
 		}
@@ -691,9 +697,30 @@ func (l *loader) classes(n *node) {
 			}
 		}
 		req, mix := m["request"], m["mix"]
+		if g := m["grpc"]; g != nil {
+			if req != nil || mix != nil {
+				l.errAt(g.keyLine, g.keyCol, f+".grpc", "grpc, request and mix are exclusive (want one of them)")
+				continue
+			}
+			c.GRPC = true
+			if r := l.grpcClass(g, f+".grpc"); r != nil {
+				c.Request = &r.tmpl
+				if c.Name != "" {
+					l.reqs[c.Name] = r
+				}
+			}
+			if v := m["expect_status"]; v != nil {
+				l.errAt(v.keyLine, v.keyCol, f+".expect_status", "not for a gRPC class (a call succeeds with status OK)")
+			}
+			if c.Name != "" {
+				l.s.AllClasses[c.Name] = c
+				l.s.Classes = append(l.s.Classes, c)
+			}
+			continue
+		}
 		switch {
 		case req == nil && mix == nil:
-			l.errNode(it, f, "want request or mix")
+			l.errNode(it, f, "want request, grpc or mix")
 		case req != nil && mix != nil:
 			l.errAt(mix.keyLine, mix.keyCol, f+".mix", "request and mix are exclusive (want one of them)")
 		case req != nil:
@@ -742,7 +769,7 @@ func (l *loader) classes(n *node) {
 				}
 				l.errAt(k.line, k.col, f, "%s", msg)
 				ok = false
-			case target.Request == nil:
+			case target.Request == nil && !target.GRPC:
 				l.errAt(k.line, k.col, f, "%s is a mix (a mix draws from request classes only)", k.text)
 				ok = false
 			}

@@ -236,7 +236,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown top-level field", edit("name: t\n", "name: t\nclasess: []\n"), "",
 			`s.yml:3:1: clasess: unknown field "clasess" (did you mean classes?)`},
 		{"unknown nested field", edit("request: GET /a", "reqest: GET /a"), "",
-			"s.yml:7:5: classes[0]: want request or mix\n" +
+			"s.yml:7:5: classes[0]: want request, grpc or mix\n" +
 				`s.yml:8:5: classes[0].reqest: unknown field "reqest" (did you mean request?)`},
 		{"wrong type", edit("name: t\n", "name: t\nload: {concurrency: 4}\n"), "",
 			"s.yml:3:21: load.concurrency: want a list of positive integers, got integer 4"},

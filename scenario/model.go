@@ -24,6 +24,9 @@ type Scenario struct {
 	Kind string
 	// GoBench is the gobench section; nil unless Kind is KindGoBench.
 	GoBench *GoBench
+	// GRPC is the grpc section; nil unless Kind is KindGRPC (a scenario
+	// whose classes are gRPC calls).
+	GRPC *GRPCSettings
 
 	Baseline  Target
 	Candidate Target
@@ -203,6 +206,10 @@ type Class struct {
 	// ExpectStatus lists the status codes that count as success; empty
 	// means any 2xx.
 	ExpectStatus []int
+	// GRPC says the class is a gRPC call: Request.Method is "GRPC",
+	// Request.Path the "/package.Service/Method", Request.Body the
+	// message as JSON, Request.Header the metadata.
+	GRPC bool
 	// Agreement is how the agreement probe compares this class's
 	// answers: the scenario's section with the class's own over it.
 	Agreement Agreement
