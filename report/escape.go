@@ -121,9 +121,12 @@ func isBidiControl(r rune) bool {
 		('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
 }
 
-// cleanTerminal makes an untrusted string inert on a terminal: escape
-// sequences, tabs (which would break the tabwriter's columns), newlines and
-// bidirectional overrides are shown as Go escapes instead of acting.
+// TerminalText makes an untrusted string inert on a terminal: escape
+// sequences, tabs (which would break a tabwriter's columns), newlines,
+// invalid UTF-8 and bidirectional overrides are shown as Go escapes
+// instead of acting. Other commands printing untrusted text use it too.
+func TerminalText(s string) string { return cleanTerminal(s) }
+
 func cleanTerminal(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {

@@ -16,8 +16,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
@@ -648,32 +646,8 @@ func histSortedMetrics(ms []string) []string {
 }
 
 // histTermText makes an untrusted string (a class, scenario or commit name
-// from a history file) inert on a terminal, as the report does: escape
-// sequences, tabs (which would break the table's columns), newlines,
-// invalid UTF-8 and bidirectional overrides are shown as Go escapes
-// instead of acting.
-func histTermText(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i]), 16))
-		case (r != ' ' && !unicode.IsPrint(r)) || histIsBidi(r):
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	return b.String()
-}
-
-func histIsBidi(r rune) bool {
-	return r == '\u200e' || r == '\u200f' || r == '\u061c' ||
-		('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
-}
+// from a history file) inert on a terminal, as the report does.
+func histTermText(s string) string { return report.TerminalText(s) }
 
 // histTrendChart writes one series' trend as DIR/trend-<cell>-<metric>-
 // <target>-<fingerprint>.svg: each run's mean and interval, labelled with
