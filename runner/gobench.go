@@ -129,37 +129,9 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 		return nil, err
 	}
 
-	err := g.run()
-	if err == nil {
-		g.cleanup()
-		res.Status = "complete"
-		res.Env.End = time.Now()
-		if werr := baselines.Write(opts.OutDir, res); werr != nil {
-			return res, werr
-		}
-		return res, nil
-	}
 	// As in Run: the outcome goes to disk before the cleanup, which may
 	// take a while (git, a cgroup to empty).
-	res.Status = "failed"
-	if ctx.Err() != nil && !isTargetError(err) {
-		res.Status = "cancelled"
-	}
-	res.Error = err.Error()
-	res.Env.End = time.Now()
-	werr := baselines.Write(opts.OutDir, res)
-	if opts.beforeStop != nil {
-		opts.beforeStop()
-	}
-	g.cleanup()
-	res.Env.End = time.Now()
-	if werr == nil {
-		werr = baselines.Write(opts.OutDir, res)
-	}
-	if werr != nil {
-		return res, errors.Join(err, werr)
-	}
-	return res, err
+	return finish(ctx, res, opts, g.run(), g.cleanup)
 }
 
 // goBench is one gobench run.

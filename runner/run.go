@@ -186,8 +186,16 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		res.Env.Baseline = base.Info(context.WithoutCancel(ctx), getenv)
 		res.Env.Candidate = cand.Info(context.WithoutCancel(ctx), getenv)
 	}
+	return finish(ctx, res, opts, err, s.stopTargets)
+}
+
+// finish records how a run ended and stops what it started. The outcome
+// goes to disk before stop runs: stopping may take the whole grace period,
+// and a CI system that sent SIGTERM sends SIGKILL a few seconds later. End
+// is rewritten once stop is done.
+func finish(ctx context.Context, res *baselines.Results, opts Options, err error, stop func()) (*baselines.Results, error) {
 	if err == nil {
-		s.stopTargets()
+		stop()
 		res.Status = "complete"
 		res.Env.End = time.Now()
 		if werr := baselines.Write(opts.OutDir, res); werr != nil {
@@ -195,11 +203,6 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		}
 		return res, nil
 	}
-
-	// The outcome goes to disk before the targets are stopped: stopping
-	// may take the whole grace period, and a CI system that sent SIGTERM
-	// sends SIGKILL a few seconds later. End is rewritten once they are
-	// gone.
 	res.Status = "failed"
 	if ctx.Err() != nil && !isTargetError(err) {
 		res.Status = "cancelled"
@@ -210,7 +213,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	if opts.beforeStop != nil {
 		opts.beforeStop()
 	}
-	s.stopTargets()
+	stop()
 	res.Env.End = time.Now()
 	if werr == nil {
 		werr = baselines.Write(opts.OutDir, res)
