@@ -1,0 +1,333 @@
+package grpcload
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// fixed is a Source repeating one request, n times (forever when n < 0).
+type fixed struct {
+	req scenario.Request
+	n   int
+}
+
+func (f *fixed) Next() *scenario.Request {
+	if f.n == 0 {
+		return nil
+	}
+	if f.n > 0 {
+		f.n--
+	}
+	return &f.req
+}
+
+// load is a short rung against addr: every worker sends req.
+func load(t testing.TB, addr string, req scenario.Request, c int, mod func(*Load)) (baselines.Rung, error) {
+	t.Helper()
+	d := FromReflection(context.Background(), testConn(t, addr))
+	var mu sync.Mutex
+	calls := map[string]*Call{}
+	l := Load{
+		Target:      addr,
+		Concurrency: c,
+		Warmup:      50 * time.Millisecond,
+		Duration:    200 * time.Millisecond,
+		Timeout:     time.Second,
+		Source:      func(int) Source { return &fixed{req: req, n: -1} },
+		Resolve: func(m string) (*Call, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if c := calls[m]; c != nil {
+				return c, nil
+			}
+			c, err := Prepare(context.Background(), d, m)
+			if err == nil {
+				calls[m] = c
+			}
+			return c, err
+		},
+	}
+	if mod != nil {
+		mod(&l)
+	}
+	return Generate(testCtx(t), l)
+}
+
+func checkHistogram(t *testing.T, r baselines.Rung, want int64) {
+	t.Helper()
+	h, err := hdrhistogram.Decode([]byte(r.Histogram))
+	if err != nil {
+		t.Fatalf("histogram: %v", err)
+	}
+	if h.TotalCount() != want {
+		t.Errorf("histogram counts %d calls, want %d", h.TotalCount(), want)
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	var started []time.Time
+	req := scenario.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`),
+		Header: http.Header{"X-Tenant": {"acme"}}}
+	r, err := load(t, ts.addr, req, 4, func(l *Load) {
+		l.Connections = 2
+		l.Started = func(s, w, e time.Time) { started = []time.Time{s, w, e} }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d calls, %.0f/s, p50 %.0fµs p99 %.0fµs", r.Requests, r.RPS, r.P50*1e6, r.P99*1e6)
+	if r.Requests == 0 || r.RPS <= 0 || r.Duration != 0.2 {
+		t.Fatalf("rung %+v", r)
+	}
+	if len(r.Statuses) != 1 || r.Statuses["OK"] != r.Requests || r.Errors != nil {
+		t.Errorf("statuses %v errors %v of %d calls", r.Statuses, r.Errors, r.Requests)
+	}
+	if r.RPS != float64(r.Requests)/0.2 {
+		t.Errorf("rps %v for %d calls", r.RPS, r.Requests)
+	}
+	// "hello", 7 and "acme" on the wire: 2+5 + 2 + 2+4 bytes.
+	if r.Bytes != r.Requests*15 {
+		t.Errorf("bytes %d for %d calls", r.Bytes, r.Requests)
+	}
+	if !(r.P50 > 0 && r.P50 <= r.P90 && r.P90 <= r.P95 && r.P95 <= r.P99 && r.P99 <= r.Max && r.Mean > 0) {
+		t.Errorf("latencies %+v", r)
+	}
+	checkHistogram(t, r, r.Requests)
+	if len(started) != 3 || started[1].Sub(started[0]) != 50*time.Millisecond || started[2].Sub(started[1]) != 200*time.Millisecond {
+		t.Errorf("started %v", started)
+	}
+}
+
+func TestGenerateStatuses(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	req := scenario.Request{Target: "/bench.v1.Bench/Lookup", Body: []byte(`{"id":"x"}`)}
+	r, err := load(t, ts.addr, req, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nf, ok := r.Statuses["NotFound"], r.Statuses["OK"]
+	if nf == 0 || ok == 0 || nf+ok != r.Requests || len(r.Statuses) != 2 {
+		t.Fatalf("statuses %v of %d calls", r.Statuses, r.Requests)
+	}
+	if ok < 8*nf || ok > 10*nf {
+		t.Errorf("%d OK for %d NotFound: want about 9 to 1", ok, nf)
+	}
+	if r.Errors["status"] != nf || len(r.Errors) != 1 {
+		t.Errorf("errors %v", r.Errors)
+	}
+	// Answered is answered: NotFound counts in RPS and latency.
+	if r.RPS != float64(r.Requests)/r.Duration {
+		t.Errorf("rps %v", r.RPS)
+	}
+	checkHistogram(t, r, r.Requests)
+}
+
+func TestGenerateTimeout(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	req := scenario.Request{Target: "bench.v1.Bench/Slow", Body: []byte(`{"ms":1000}`)}
+	r, err := load(t, ts.addr, req, 2, func(l *Load) {
+		l.Timeout = 40 * time.Millisecond
+		l.Warmup = 0
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors["timeout"] == 0 || r.Errors["timeout"] != r.Requests || len(r.Errors) != 1 {
+		t.Errorf("errors %v of %d calls", r.Errors, r.Requests)
+	}
+	if r.Statuses != nil || r.RPS != 0 {
+		t.Errorf("statuses %v rps %v", r.Statuses, r.RPS)
+	}
+	checkHistogram(t, r, 0)
+}
+
+func TestGenerateConnect(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	// A port nobody listens on.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := lis.Addr().String()
+	lis.Close()
+	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{}`)}
+	r, err := load(t, ts.addr, req, 1, func(l *Load) {
+		l.Target = down
+		l.Duration = 100 * time.Millisecond
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors["connect"] == 0 || r.Errors["connect"] != r.Requests || r.Statuses != nil {
+		t.Errorf("errors %v statuses %v of %d calls", r.Errors, r.Statuses, r.Requests)
+	}
+}
+
+func TestGenerateBadRequest(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	for _, req := range []scenario.Request{
+		{Target: "bench.v1.Bench/Echo", Body: []byte(`{"nope":1}`)},
+		{Target: "bench.v1.Bench/Nope", Body: []byte(`{}`)},
+	} {
+		r, err := load(t, ts.addr, req, 1, func(l *Load) { l.Duration = 50 * time.Millisecond })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Errors["other"] == 0 || r.Errors["other"] != r.Requests || r.Statuses != nil {
+			t.Errorf("%s: errors %v statuses %v of %d calls", req.Body, r.Errors, r.Statuses, r.Requests)
+		}
+	}
+}
+
+func TestGenerateRefuses(t *testing.T) {
+	src := func(int) Source { return &fixed{n: -1} }
+	res := func(string) (*Call, error) { return nil, errors.New("x") }
+	for _, tc := range []struct {
+		l    Load
+		want string
+	}{
+		{Load{Target: "x:1", Duration: time.Second, Source: src, Resolve: res}, "concurrency 0"},
+		{Load{Target: "x:1", Concurrency: 1, Source: src, Resolve: res}, "duration 0s"},
+		{Load{Target: "x:1", Concurrency: 1, Duration: time.Second, Resolve: res}, "no request source"},
+		{Load{Target: "x:1", Concurrency: 1, Duration: time.Second, Source: src}, "no method resolver"},
+		{Load{Concurrency: 1, Duration: time.Second, Source: src, Resolve: res}, "no target"},
+	} {
+		_, err := Generate(context.Background(), tc.l)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want %q, got %v", tc.want, err)
+		}
+	}
+}
+
+func TestGenerateCancelled(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{}`)}
+	d := FromReflection(ctx, testConn(t, ts.addr))
+	c, err := Prepare(testCtx(t), d, req.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	_, err = Generate(ctx, Load{Target: ts.addr, Concurrency: 2, Duration: 10 * time.Second,
+		Source:  func(int) Source { return &fixed{req: req, n: -1} },
+		Resolve: func(string) (*Call, error) { return c, nil }})
+	if !errors.Is(err, context.Canceled) || time.Since(begin) > 2*time.Second {
+		t.Errorf("got %v after %v", err, time.Since(begin))
+	}
+}
+
+// A source that ends ends its worker; Generate returns when all have.
+func TestGenerateSourceEnds(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{"n":1}`)}
+	begin := time.Now()
+	r, err := load(t, ts.addr, req, 3, func(l *Load) {
+		l.Warmup, l.Duration = 0, time.Minute
+		l.Source = func(int) Source { return &fixed{req: req, n: 5} }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 15 || r.Statuses["OK"] != 15 || time.Since(begin) > 5*time.Second {
+		t.Errorf("%d calls, statuses %v, after %v", r.Requests, r.Statuses, time.Since(begin))
+	}
+}
+
+func TestInvoke(t *testing.T) {
+	ts := startServer(t, serverOpts{reflection: "both"})
+	ctx := testCtx(t)
+	conn := testConn(t, ts.addr)
+	d := FromReflection(ctx, conn)
+	c, err := Prepare(ctx, d, "bench.v1.Bench/Echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, js, err := c.Invoke(ctx, conn, &scenario.Request{Body: []byte(`{"text":"hi","n":3}`), Header: http.Header{"X-Tenant": {"acme"}}})
+	if err != nil || code != "OK" || string(js) != `{"text":"hi","n":3,"tenant":"acme"}` {
+		t.Errorf("echo: %s %s %v", code, js, err)
+	}
+	code, js, err = c.Invoke(ctx, conn, &scenario.Request{})
+	if err != nil || code != "OK" || string(js) != `{}` {
+		t.Errorf("empty: %s %s %v", code, js, err)
+	}
+	if _, _, err := c.Invoke(ctx, conn, &scenario.Request{Body: []byte(`{"txt":"hi"}`)}); err == nil || !strings.Contains(err.Error(), `unknown field "txt"`) {
+		t.Errorf("bad request: %v", err)
+	}
+
+	lookup, err := Prepare(ctx, d, "bench.v1.Bench/Lookup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for range 10 {
+		code, js, err := lookup.Invoke(ctx, conn, &scenario.Request{Body: []byte(`{"id":"i1"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code == "OK" && string(js) != `{"id":"i1","count":"42","tags":["a","b"]}` {
+			t.Errorf("lookup: %s", js)
+		}
+		if code != "OK" && js != nil {
+			t.Errorf("%s with %s", code, js)
+		}
+		codes = append(codes, code)
+	}
+	if codes[9] != "NotFound" || codes[0] != "OK" {
+		t.Errorf("codes %v", codes)
+	}
+
+	// No server: an error, not an answer.
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := lis.Addr().String()
+	lis.Close()
+	code, _, err = c.Invoke(ctx, testConn(t, down), &scenario.Request{})
+	if err == nil || code != "Unavailable" {
+		t.Errorf("down: %s %v", code, err)
+	}
+	// Our deadline: an error too.
+	slow, _ := Prepare(ctx, d, "bench.v1.Bench/Slow")
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	code, _, err = slow.Invoke(sctx, conn, &scenario.Request{Body: []byte(`{"ms":1000}`)})
+	if err == nil || code != "DeadlineExceeded" {
+		t.Errorf("slow: %s %v", code, err)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	// Only what the servers in the other tests do not show.
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{errors.New("plain"), kOther},
+		{statusErr(14, "connection error: desc = \"transport: Error while dialing: dial tcp: connection refused\""), kConnect},
+		{statusErr(14, "error reading from server: EOF"), kReset},
+		{statusErr(14, "server is shedding load"), kStatus},
+		{statusErr(13, "stream terminated by RST_STREAM with error code: PROTOCOL_ERROR"), kReset},
+		{statusErr(13, "grpc: failed to unmarshal the received message: proto: cannot parse"), kOther},
+		{statusErr(13, "database on fire"), kStatus},
+		{statusErr(4, "deadline from the server"), kStatus},
+	} {
+		if got := classify(tc.err, false); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.err, errKinds[got], errKinds[tc.want])
+		}
+	}
+	if classify(statusErr(1, "context canceled"), true) != kTimeout {
+		t.Error("a fired timer is a timeout")
+	}
+}
