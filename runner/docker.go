@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,6 +29,7 @@ import (
 	"github.com/docker/go-connections/nat"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/grpcload"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -698,8 +700,11 @@ func (t *dockerTarget) waitHealthy(ctx context.Context) error {
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: healthAttempt}
 	health := t.spec.Health
-	if health == "" {
+	switch health {
+	case "":
 		health = "/"
+	case scenario.HealthGRPC:
+		health = "/" + scenario.HealthGRPC
 	}
 	tick := time.NewTicker(healthInterval)
 	defer tick.Stop()
@@ -729,8 +734,19 @@ func (t *dockerTarget) waitHealthy(ctx context.Context) error {
 }
 
 // probeHealth makes one health check of any target: a GET of u, drained so
-// the connection is reused, that must answer 2xx.
+// the connection is reused, that must answer 2xx; or, when u's path is
+// scenario.HealthGRPC, one check of the standard gRPC health service (a
+// server without it is healthy once it answers at all).
 func probeHealth(ctx context.Context, hc *http.Client, u string) error {
+	if hostport, ok := strings.CutSuffix(u, "/"+scenario.HealthGRPC); ok {
+		pu, err := url.Parse(hostport)
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, healthAttempt)
+		defer cancel()
+		return grpcload.WaitHealthy(cctx, pu.Host, "")
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err

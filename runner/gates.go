@@ -207,7 +207,13 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 						continue
 					}
 				}
-				d, format, err := s.probe(client, req, ropt.Options())
+				probe := s.probe
+				if s.sc.Kind == scenario.KindGRPC {
+					probe = func(_ *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+						return s.grpcProbe(req, opt)
+					}
+				}
+				d, format, err := probe(client, req, ropt.Options())
 				if err != nil {
 					return nil, err
 				}

@@ -186,7 +186,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		res.Env.Baseline = base.Info(context.WithoutCancel(ctx), getenv)
 		res.Env.Candidate = cand.Info(context.WithoutCancel(ctx), getenv)
 	}
-	return finish(ctx, res, opts, err, s.stopTargets)
+	return finish(ctx, res, opts, err, func() { s.grpcClose(); s.stopTargets() })
 }
 
 // finish records how a run ended and stops what it started. The outcome
@@ -241,6 +241,9 @@ type schedule struct {
 	// orderIndex is each cell's index in the whole grid, which its pair's
 	// order is drawn from: a shard's pairs run as in an unsharded run.
 	orderIndex map[baselines.Cell]int
+	// grpc are the current pin set's targets as gRPC services (baseline,
+	// candidate); nil unless the scenario's classes are gRPC calls.
+	grpc [2]*grpcSide
 }
 
 // runID names a run's containers and network: unique per run, and sortable
@@ -282,6 +285,11 @@ func (s *schedule) pinSets() error {
 		s.base, s.cand = s.services(pins)
 		if err := s.startTargets(pi == 0); err != nil {
 			return err
+		}
+		if s.sc.Kind == scenario.KindGRPC {
+			if err := s.grpcPrepare(); err != nil {
+				return err
+			}
 		}
 		if pi == 0 {
 			s.res.Env.Baseline = s.base.Info(s.ctx, s.getenv)
@@ -483,22 +491,29 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 	// the times it fixed once its transport and workers were built, before
 	// any request, so the sampler's edges are the latencies' edges.
 	var usage <-chan windowUsage
-	r, err := Generate(ctx, Load{
-		URL:         t.URL(),
-		Concurrency: cell.Concurrency,
-		Warmup:      s.sc.Load.Warmup,
-		Duration:    s.sc.Load.Duration,
-		Timeout:     s.sc.Load.Timeout,
-		Source: func(worker int) Source {
-			src := source(cell, round, worker)
-			sources = append(sources, src)
-			return src
-		},
-		StatusOK: s.sc.StatusOK,
-		Started: func(_, warmupEnd, windowEnd time.Time) {
-			usage = sampleUsage(ctx, t, warmupEnd, windowEnd, sampleEvery)
-		},
-	})
+	started := func(_, warmupEnd, windowEnd time.Time) {
+		usage = sampleUsage(ctx, t, warmupEnd, windowEnd, sampleEvery)
+	}
+	var r baselines.Rung
+	var err error
+	if s.sc.Kind == scenario.KindGRPC {
+		r, err = s.grpcRung(ctx, t, cell, round, source, started, &sources)
+	} else {
+		r, err = Generate(ctx, Load{
+			URL:         t.URL(),
+			Concurrency: cell.Concurrency,
+			Warmup:      s.sc.Load.Warmup,
+			Duration:    s.sc.Load.Duration,
+			Timeout:     s.sc.Load.Timeout,
+			Source: func(worker int) Source {
+				src := source(cell, round, worker)
+				sources = append(sources, src)
+				return src
+			},
+			StatusOK: s.sc.StatusOK,
+			Started:  started,
+		})
+	}
 	if cerr := s.ctxErr(); cerr != nil {
 		return r, cerr
 	}

@@ -591,8 +591,11 @@ func (t *Target) probe(ctx context.Context, client *http.Client) error {
 		return err
 	}
 	health := t.spec.Health
-	if health == "" {
+	switch health {
+	case "":
 		health = "/" // the scenario's default; a Target built by hand may lack it
+	case scenario.HealthGRPC:
+		health = "/" + scenario.HealthGRPC // probeHealth's mark for a gRPC check
 	}
 	u := origin(base)
 	return probeHealth(ctx, client, u.String()+health)

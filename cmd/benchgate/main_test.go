@@ -64,6 +64,8 @@ func TestScripts(t *testing.T) {
 	demo := build("demo", "../../examples/demo", "")
 	demoSlow := build("demo-slow", "../../examples/demo", "-X main.defaultSlow=search=5")
 	faulty := build("faulty", "./testdata/faulty", "")
+	grpcDemo := build("grpcdemo", "../../examples/grpcdemo", "")
+	grpcDemoSlow := build("grpcdemo-slow", "../../examples/grpcdemo", "-X main.defaultSlow=Search=5")
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +101,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("DEMO", demo)
 			env.Setenv("DEMO_SLOW", demoSlow)
 			env.Setenv("FAULTY", faulty)
+			env.Setenv("GRPCDEMO", grpcDemo)
+			env.Setenv("GRPCDEMO_SLOW", grpcDemoSlow)
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("REPO", repo)
 			env.Setenv("EVENTS", events)

@@ -237,8 +237,13 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 		return res, nil
 	}
 	var be *runner.BudgetError
+	var ie *runner.InputError
 	if errors.As(err, &be) {
 		return res, withCode(exitUsage, err)
+	}
+	if errors.As(err, &ie) {
+		// Found before any load: the scenario does not fit its targets.
+		return res, withCode(exitUsage, fmt.Errorf("invalid scenario: %w", err))
 	}
 	if res == nil && sc.Kind == scenario.KindGoBench {
 		// Refused before anything ran: an unknown ref, a directory

@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/benchgate/benchgate/agreement"
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/grpcload"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// InputError is a scenario that cannot run against the targets it
+// started: a gRPC method a target does not have, a message that does not
+// fit its type. It is found before any load and is the scenario's fault,
+// not the run's; the targets are stopped as on any error.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// grpcSide is what calling one started gRPC target takes: a connection for
+// reflection and the agreement probe, the descriptors, and each method's
+// prepared Call.
+type grpcSide struct {
+	hostport string
+	conn     *grpc.ClientConn
+	desc     *grpcload.Descriptors
+	mu       sync.Mutex
+	calls    map[string]*grpcload.Call
+}
+
+// hostPort is the host:port of a target's base URL.
+func hostPort(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("bad target URL %q", base)
+	}
+	return u.Host, nil
+}
+
+// grpcPrepare makes the gRPC sides of the current pin set's targets and
+// checks the scenario against them before any load: every class's method
+// exists and is unary, and the first request of every class's stream fits
+// its message type. A failure is an *InputError.
+func (s *schedule) grpcPrepare() error {
+	s.grpcClose()
+	g := s.sc.GRPC
+	var shared *grpcload.Descriptors
+	var err error
+	switch g.Descriptors {
+	case "proto":
+		shared, err = grpcload.FromProtoFiles(g.ProtoFiles, g.ImportPaths)
+	case "descriptor_set":
+		shared, err = grpcload.FromDescriptorSet(g.DescriptorSet)
+	}
+	if err != nil {
+		return &InputError{fmt.Errorf("grpc descriptors: %w", err)}
+	}
+	for i, t := range []service{s.base, s.cand} {
+		hp, err := hostPort(t.URL())
+		if err != nil {
+			return err
+		}
+		conn, err := grpcload.Dial(hp)
+		if err != nil {
+			return err
+		}
+		side := &grpcSide{hostport: hp, conn: conn, desc: shared, calls: map[string]*grpcload.Call{}}
+		if side.desc == nil {
+			side.desc = grpcload.FromReflection(s.ctx, conn)
+		}
+		s.grpc[i] = side
+	}
+	c0 := s.sc.Load.Concurrency[0]
+	for _, v := range s.sc.Variants {
+		for _, c := range s.sc.Classes {
+			src := s.sc.Stream(v.Name, c.Name, c0, 0, 0)
+			// A mix draws from its components: a few requests show them.
+			for range 16 {
+				req := src.Next()
+				if req == nil {
+					break
+				}
+				for i, side := range s.grpc {
+					call, err := side.call(s.ctx, req.Target)
+					if err == nil {
+						_, err = call.Message(req.Body)
+					}
+					if err != nil {
+						if cerr := s.ctxErr(); cerr != nil {
+							return cerr
+						}
+						return &InputError{fmt.Errorf("class %s on the %s: %w", c.Name, []string{"baseline", "candidate"}[i], err)}
+					}
+				}
+				if c.Mix == nil {
+					break
+				}
+			}
+			if err := src.Err(); err != nil {
+				return &InputError{fmt.Errorf("class %s: a request template failed: %w", c.Name, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// call returns the prepared Call of method on this side.
+func (g *grpcSide) call(ctx context.Context, method string) (*grpcload.Call, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c := g.calls[method]; c != nil {
+		return c, nil
+	}
+	c, err := grpcload.Prepare(ctx, g.desc, method)
+	if err != nil {
+		return nil, err
+	}
+	g.calls[method] = c
+	return c, nil
+}
+
+// grpcClose closes the connections of the sides of the last pin set.
+func (s *schedule) grpcClose() {
+	for i, g := range s.grpc {
+		if g != nil {
+			g.conn.Close()
+			s.grpc[i] = nil
+		}
+	}
+}
+
+// grpcSideOf is the gRPC side of a target of the current pin set.
+func (s *schedule) grpcSideOf(t service) *grpcSide {
+	if t == s.cand {
+		return s.grpc[1]
+	}
+	return s.grpc[0]
+}
+
+// grpcRung is one rung of gRPC load on t.
+func (s *schedule) grpcRung(ctx context.Context, t service, cell baselines.Cell, round int, source func(baselines.Cell, int, int) Source, started func(start, warmupEnd, windowEnd time.Time), sources *[]Source) (baselines.Rung, error) {
+	side := s.grpcSideOf(t)
+	return grpcload.Generate(ctx, grpcload.Load{
+		Target:      side.hostport,
+		Concurrency: cell.Concurrency,
+		Connections: s.sc.GRPC.Connections,
+		Warmup:      s.sc.Load.Warmup,
+		Duration:    s.sc.Load.Duration,
+		Timeout:     s.sc.Load.Timeout,
+		Source: func(worker int) grpcload.Source {
+			src := source(cell, round, worker)
+			*sources = append(*sources, src)
+			return src
+		},
+		Resolve: func(method string) (*grpcload.Call, error) { return side.call(ctx, method) },
+		Started: started,
+	})
+}
+
+// grpcProbe is probe for gRPC: the call on both targets, the baseline
+// first, compared by status code and by the answers' JSON form.
+func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+	var codes [2]string
+	var bodies [2][]byte
+	var fail [2]string
+	for i, side := range s.grpc {
+		t := []service{s.base, s.cand}[i]
+		call, err := side.call(s.ctx, req.Target)
+		if err == nil {
+			cctx, cancel := context.WithTimeout(s.ctx, s.sc.Load.Timeout)
+			codes[i], bodies[i], err = call.Invoke(cctx, side.conn, req)
+			cancel()
+		}
+		if err != nil {
+			if cerr := s.ctxErr(); cerr != nil {
+				return nil, "", cerr
+			}
+			if derr := t.Died(); derr != nil {
+				return nil, "", derr
+			}
+			fail[i] = t.Name() + ": call failed: " + sanitize(err.Error())
+		}
+	}
+	d := &baselines.Disagreement{Method: "GRPC", Target: req.Target}
+	switch {
+	case fail[0] != "" || fail[1] != "":
+		d.Reason = fail[0]
+		if fail[1] != "" {
+			if d.Reason != "" {
+				d.Reason += "; "
+			}
+			d.Reason += fail[1]
+		}
+		return d, "", nil
+	case codes[0] != codes[1]:
+		d.Reason = "status " + codes[0] + " vs " + codes[1]
+		d.Baseline, d.Candidate = string(bodies[0]), string(bodies[1])
+		return d, "json", nil
+	}
+	opt.Format = agreement.FormatJSON
+	cmp := agreement.Compare(agreement.Response{Status: 200, ContentType: "application/json", Body: bodies[0]},
+		agreement.Response{Status: 200, ContentType: "application/json", Body: bodies[1]}, opt)
+	if cmp.Agree {
+		return nil, cmp.Format, nil
+	}
+	d.Reason, d.Path, d.Baseline, d.Candidate = cmp.Reason, cmp.Path, cmp.ExcerptA, cmp.ExcerptB
+	return d, cmp.Format, nil
+}
