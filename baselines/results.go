@@ -27,6 +27,7 @@ type Results struct {
 	Version int    `json:"version"`
 	Tool    string `json:"tool"` // "benchgate <version>"
 	// Kind is what was measured: "" or "http" for load on services,
+	// "grpc" for load on gRPC services (Statuses keyed by code name),
 	// "gobench" for go test -bench results (cells are benchmarks, a
 	// rung's Values its measurements by unit), or "import:TOOL" for
 	// another load tool's reports read from files.

@@ -149,6 +149,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	res := &baselines.Results{
 		Version:  baselines.FormatVersion,
 		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
+		Kind:     map[bool]string{true: "grpc"}[sc.Kind == scenario.KindGRPC],
 		Scenario: scenarioInfo(sc),
 		Env:      environment(sc, opts.ToolVersion, runID()),
 		Plan:     plan,
