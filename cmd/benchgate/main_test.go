@@ -78,10 +78,11 @@ func TestScripts(t *testing.T) {
 	// The docker scripts need the engine and two images FROM scratch around
 	// the static demo; without an engine they skip, saying why.
 	cli, dockerErr := dockertest.Connect()
-	var imgs dockertest.DemoImages
+	var imgs, grpcImgs dockertest.DemoImages
 	if dockerErr == nil {
 		defer cli.Close()
 		imgs = dockertest.BuildDemoImages(t, cli, "benchgate-test/cli-demo", "../..")
+		grpcImgs = dockertest.BuildGRPCDemoImages(t, cli, "benchgate-test/cli-grpcdemo", "../..")
 	}
 
 	testscript.Run(t, testscript.Params{
@@ -95,6 +96,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("DEMO_IMAGE", imgs.Normal)
 			env.Setenv("DEMO_IMAGE_SLOW", imgs.Slow)
+			env.Setenv("GRPCDEMO_IMAGE", grpcImgs.Normal)
+			env.Setenv("GRPCDEMO_IMAGE_SLOW", grpcImgs.Slow)
 			if dockerErr != nil {
 				env.Setenv("DOCKER_SKIP", dockerErr.Error())
 			}

@@ -201,3 +201,40 @@ func imageBuild(cli *client.Client, buildCtx io.Reader, tag string, labels map[s
 		}
 	}
 }
+
+// BuildGRPCDemoImages builds two images FROM scratch around the static
+// gRPC demo (examples/grpcdemo): the normal build and one whose Search does
+// 5× the work, serving on the container's port 50051. They are removed
+// when the test ends.
+func BuildGRPCDemoImages(t testing.TB, cli *client.Client, repo, moduleRoot string) DemoImages {
+	t.Helper()
+	RemoveStaleImages(t, cli, repo)
+	imgs := DemoImages{
+		Normal: fmt.Sprintf("%s:normal-%d", repo, os.Getpid()),
+		Slow:   fmt.Sprintf("%s:slow-%d", repo, os.Getpid()),
+	}
+	dir := t.TempDir()
+	for _, b := range []struct{ tag, ldflags string }{
+		{imgs.Normal, ""},
+		{imgs.Slow, "-X main.defaultSlow=Search=5"},
+	} {
+		bin := filepath.Join(dir, "grpcdemo")
+		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", bin, "./examples/grpcdemo")
+		cmd.Dir = moduleRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("building the gRPC demo for %s: %v\n%s", b.tag, err, out)
+		}
+		if err := BuildScratchImage(cli, b.tag, bin, []string{"/grpcdemo", "-addr", "0.0.0.0:50051"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, ref := range []string{imgs.Normal, imgs.Slow} {
+			if _, err := cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+				t.Errorf("removing %s: %v", ref, err)
+			}
+		}
+	})
+	return imgs
+}
