@@ -50,6 +50,7 @@ func TestCommentGolden(t *testing.T) {
 		{"comment.md", fullInput, CommentOptions{Marker: testMarker}},
 		{"comment_pins.md", pinsInput, CommentOptions{Header: "benchgate: api", Marker: "<!-- benchgate:comment header=api -->"}},
 		{"comment_gates.md", gatesInput, CommentOptions{Marker: testMarker}},
+		{"comment_grpc.md", grpcInput, CommentOptions{Header: "benchgate: grpc", Marker: "<!-- benchgate:comment header=grpc -->"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			got := comment(t, tc.input(), tc.opt)

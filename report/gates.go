@@ -100,8 +100,8 @@ func failsGate(ps []baselines.PreflightResult, p baselines.PreflightResult) bool
 
 // agreementLine is "Agreement gate: 11 classes agree, none disagree." — a
 // class being one class in one variant — with ", over 5 requests each"
-// when every class was probed with as many.
-func agreementLine(a *baselines.AgreementResult) string {
+// when every class was probed with as many ("calls" for gRPC).
+func agreementLine(a *baselines.AgreementResult, n loadNoun) string {
 	agree, disagree := a.Counts()
 	if agree+disagree == 0 {
 		return "Agreement gate: no class was probed."
@@ -127,7 +127,7 @@ func agreementLine(a *baselines.AgreementResult) string {
 		same = same && c.Requests == k
 	}
 	if same {
-		s += ", over " + plural(k, "request", "requests") + " each"
+		s += ", over " + plural(k, n.one, n.many) + " each"
 	}
 	return s + "."
 }
@@ -152,11 +152,11 @@ func classLabel(class, variant string, esc func(string) string) string {
 	return esc(class) + " (variant " + esc(variant) + ")"
 }
 
-// requestOf is a disagreement's place in the stream: "request 4",
-// 1-based, as a reader counts. The probe stops at the first difference,
+// requestOf is a disagreement's place in the stream: "request 4" ("call
+// 4" for gRPC), 1-based, as a reader counts. The probe stops at the first difference,
 // so it is also the number of requests compared.
-func requestOf(c baselines.ClassAgreement) string {
-	return "request " + strconv.Itoa(c.First.Index+1)
+func requestOf(c baselines.ClassAgreement, n loadNoun) string {
+	return n.one + " " + strconv.Itoa(c.First.Index+1)
 }
 
 // requestText is "GET /search?q=x" raw, cut to lineRunes.
@@ -298,7 +298,7 @@ func (m *model) mdAgreement(b *strings.Builder) {
 	if g == nil || g.Agreement == nil {
 		return
 	}
-	b.WriteString(agreementLine(g.Agreement) + "\n\n")
+	b.WriteString(agreementLine(g.Agreement, m.noun()) + "\n\n")
 	n := 0
 	for _, c := range g.Agreement.Classes {
 		if c.Agree {
@@ -315,7 +315,7 @@ func (m *model) mdAgreement(b *strings.Builder) {
 			b.WriteString(line + "\n")
 			continue
 		}
-		line += ": " + requestOf(c) + ", " + codeText(requestText(d))
+		line += ": " + requestOf(c, m.noun()) + ", " + codeText(requestText(d))
 		if c.Format != "" {
 			line += " (" + md(c.Format) + ")"
 		}
@@ -447,7 +447,7 @@ func (m *model) termGates(b *strings.Builder, paint palette) {
 		}
 	}
 	if a := g.Agreement; a != nil {
-		fmt.Fprintf(b, "  %s\n", agreementLine(a))
+		fmt.Fprintf(b, "  %s\n", agreementLine(a, m.noun()))
 		for _, c := range a.Classes {
 			if c.Agree {
 				continue
@@ -460,7 +460,7 @@ func (m *model) termGates(b *strings.Builder, paint palette) {
 			}
 			line := fmt.Sprintf("    %s %s, %s", head, classLabel(c.Class, c.Variant, esc), modeText(c.Mode, esc))
 			if d := c.First; d != nil {
-				line += ": " + requestOf(c) + " " + esc(requestText(d))
+				line += ": " + requestOf(c, m.noun()) + " " + esc(requestText(d))
 				if d.Reason != "" {
 					line += ": " + esc(truncate(d.Reason, reasonRunes))
 				}

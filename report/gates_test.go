@@ -122,7 +122,7 @@ func TestAgreementLine(t *testing.T) {
 		{[]baselines.ClassAgreement{class(false, 2), class(false, 2)}, "Agreement gate: 0 classes agree, 2 disagree, over 2 requests each."},
 		{nil, "Agreement gate: no class was probed."},
 	} {
-		if got := agreementLine(&baselines.AgreementResult{Classes: tc.classes}); got != tc.want {
+		if got := agreementLine(&baselines.AgreementResult{Classes: tc.classes}, requestNoun); got != tc.want {
 			t.Errorf("agreementLine = %q, want %q", got, tc.want)
 		}
 	}

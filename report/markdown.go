@@ -296,6 +296,10 @@ func failureText(it failureItem, markdown bool) string {
 		esc, strong = md, func(s string) string { return "**" + s + "**" }
 	}
 	f := it.f
+	n := requestNoun
+	if it.calls {
+		n = callNoun
+	}
 	metric := esc(string(f.Metric))
 	var s string
 	switch f.Kind {
@@ -306,7 +310,7 @@ func failureText(it failureItem, markdown bool) string {
 		}
 	case "error_rate":
 		s = strong("error rate") + " in " + esc(cellName(f.Key)) +
-			fmt.Sprintf(" (%d of %d candidate requests failed)", it.cand.Errors, it.cand.Requests)
+			fmt.Sprintf(" (%d of %d candidate %s failed)", it.cand.Errors, it.cand.Requests, n.many)
 	case "inconclusive":
 		if f.Key == (gate.CellKey{}) {
 			s = strong("nothing decided") // the comparison has no cell
@@ -365,19 +369,31 @@ func (m *model) mdTables(b *strings.Builder) {
 		if name := m.tableName(t, md); name != "" {
 			fmt.Fprintf(b, "### %s\n\n", name)
 		}
-		u := t.unit.name
-		head := []string{"class", "c", "baseline rps", "baseline p95 (" + u + ")", "candidate rps", "candidate p95 (" + u + ")"}
-		align := []string{"---", "---:", "---:", "---:", "---:", "---:"}
+		rps := m.rpsName()
+		head := []string{"class", "c"}
+		for _, side := range []string{"baseline", "candidate"} {
+			head = append(head, side+" "+rps)
+			for _, mt := range t.latMetrics {
+				head = append(head, side+" "+latencyName(mt)+" ("+t.unit.name+")")
+			}
+		}
+		align := []string{"---", "---:"}
+		for range 2 * (1 + len(t.latMetrics)) {
+			align = append(align, "---:")
+		}
 		if t.hasErrors {
 			head = append(head, "baseline err", "candidate err")
 			align = append(align, "---:", "---:")
 		}
-		head = append(head, "Δ rps", "verdict")
+		head = append(head, "Δ "+rps, "verdict")
 		align = append(align, "---:", "---")
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 		b.WriteString("| " + strings.Join(align, " | ") + " |\n")
 		for _, r := range t.rows {
-			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency), r.baseRPS, r.baseP95, r.candRPS, r.candP95}
+			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency), r.baseRPS}
+			cells = append(cells, r.baseLat...)
+			cells = append(cells, r.candRPS)
+			cells = append(cells, r.candLat...)
 			if t.hasErrors {
 				cells = append(cells, r.baseErr, r.candErr)
 			}
@@ -386,6 +402,24 @@ func (m *model) mdTables(b *strings.Builder) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// rpsName heads the throughput columns: "rps", or for gRPC "req/s" as the
+// gRPC reference report.
+func (m *model) rpsName() string {
+	if m.isGRPC() {
+		return "req/s"
+	}
+	return "rps"
+}
+
+// latencyName heads a latency column: "p95", or "avg" for the mean as the
+// gRPC reference report's "avg. latency".
+func latencyName(mt gate.Metric) string {
+	if mt == gate.Mean {
+		return "avg"
+	}
+	return string(mt)
 }
 
 // mdResources writes one resources table per pin set and variant that
@@ -401,13 +435,14 @@ func (m *model) mdResources(b *strings.Builder) {
 			title += " · " + name
 		}
 		fmt.Fprintf(b, "### %s\n\n", title)
-		cpu, mem := "CPU "+rt.cpu.name+"/req", rt.mem.name
+		per := m.noun().abbr
+		cpu, mem := "CPU "+rt.cpu.name+"/"+per, rt.mem.name
 		var head []string
 		for _, side := range []string{"baseline", "candidate"} {
 			head = append(head, side+" cores", side+" "+cpu, side+" mem mean "+mem, side+" mem peak "+mem)
 		}
 		head = append([]string{"class", "c"}, head...)
-		head = append(head, "Δ CPU/req", "Δ mem peak", "verdict")
+		head = append(head, "Δ CPU/"+per, "Δ mem peak", "verdict")
 		align := []string{"---", "---:"}
 		for range 10 {
 			align = append(align, "---:")
@@ -441,7 +476,8 @@ func (m *model) mdPerCore(b *strings.Builder) {
 	if t.variantCol {
 		head, align = append(head, "variant"), append(align, "---")
 	}
-	head = append(head, "class", "c", "target", "rps", "cores", "rps per core", "CPU "+t.cpu.name+"/req")
+	rps := m.rpsName()
+	head = append(head, "class", "c", "target", rps, "cores", rps+" per core", "CPU "+t.cpu.name+"/"+m.noun().abbr)
 	align = append(align, "---", "---:", "---", "---:", "---:", "---:", "---:")
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 	b.WriteString("| " + strings.Join(align, " | ") + " |\n")
@@ -468,10 +504,11 @@ func (m *model) mdLatency(b *strings.Builder) {
 		return
 	}
 	b.WriteString("### Latency distribution\n\n")
-	b.WriteString("Every completed request's latency per cell and target, merged over the decided rounds' rungs " +
-		"(HdrHistogram, 3 significant digits). The histogram's buckets are shared by both targets, " +
-		"from the fastest request to the slower 99.9th percentile, with any slower requests in a last row; " +
-		"each target's bars are scaled to its largest bucket.\n\n")
+	n := m.noun()
+	fmt.Fprintf(b, "Every completed %s's latency per cell and target, merged over the decided rounds' rungs "+
+		"(HdrHistogram, 3 significant digits). The histogram's buckets are shared by both targets, "+
+		"from the fastest %s to the slower 99.9th percentile, with any slower %s in a last row; "+
+		"each target's bars are scaled to its largest bucket.\n\n", n.one, n.one, n.many)
 	for _, t := range m.tables {
 		for _, cl := range t.latency {
 			fmt.Fprintf(b, "<details><summary>%s</summary>\n\n", m.latencySummary(t, cl))
@@ -612,8 +649,9 @@ func (m *model) mdErrors(b *strings.Builder) {
 		return
 	}
 	b.WriteString("### Errors\n\n")
-	b.WriteString("Failed requests per cell and target, summed over the decided rounds.\n\n")
-	b.WriteString("| cell | target | requests | errors | kinds | status codes |\n")
+	n := m.noun()
+	fmt.Fprintf(b, "Failed %s per cell and target, summed over the decided rounds.\n\n", n.many)
+	fmt.Fprintf(b, "| cell | target | %s | errors | kinds | status codes |\n", n.many)
 	b.WriteString("| --- | --- | ---: | ---: | --- | --- |\n")
 	for _, e := range m.errors {
 		fmt.Fprintf(b, "| %s | %s | %d | %d (%s) | %s | %s |\n",
@@ -812,7 +850,7 @@ func (m *model) threats() []string {
 		}
 	}
 	if len(m.errors) > 0 {
-		out = append(out, "Some requests failed (see Errors): a side that fails fast can look faster, "+
+		out = append(out, "Some "+m.noun().many+" failed (see Errors): a side that fails fast can look faster, "+
 			"and its latency mixes error responses with real ones.")
 	}
 	return append(out, m.gateThreats()...)
@@ -849,8 +887,9 @@ func (m *model) mdReproduce(b *strings.Builder) {
 		fmt.Fprintf(b, "The rounds' order is a function of the scenario's seed (%d); "+
 			"run it on the same runner type with the same two versions.\n\n", s.Seed)
 	default:
-		fmt.Fprintf(b, "The request stream is a function of the scenario's seed (%d), so a rerun sends the same requests; "+
-			"run it on the same runner type with the same two builds.\n\n", s.Seed)
+		n := m.noun()
+		fmt.Fprintf(b, "The %s stream is a function of the scenario's seed (%d), so a rerun sends the same %s; "+
+			"run it on the same runner type with the same two builds.\n\n", n.one, s.Seed, n.many)
 	}
 }
 
@@ -985,10 +1024,11 @@ func (m *model) interleaved() bool {
 	return !strings.HasPrefix(r.Kind, "import:") && !(r.Kind == "gobench" && r.Env.Baseline.Kind == "file")
 }
 
-// ownLoad says whether benchgate's own load generator measured the run.
+// ownLoad says whether benchgate's own load generator measured the run:
+// HTTP requests, or gRPC calls.
 func (m *model) ownLoad() bool {
 	k := m.in.Results.Kind
-	return k == "" || k == "http"
+	return k == "" || k == "http" || k == "grpc"
 }
 
 // shardFingerprints lists the distinct machine fingerprints of a merged

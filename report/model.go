@@ -48,12 +48,16 @@ type model struct {
 
 // table is the grid of one pin set and variant.
 type table struct {
-	pins      string // untrusted
-	variant   string // untrusted
-	unit      latencyUnit
-	hasErrors bool
-	cells     []gate.CellResult
-	rows      []row
+	pins    string // untrusted
+	variant string // untrusted
+	// latMetrics lists the latency metrics of the verdict table's columns,
+	// all in unit: p95 for a service over HTTP, the mean, p90, p95 and p99
+	// for gRPC as in the gRPC reference report.
+	latMetrics []gate.Metric
+	unit       latencyUnit
+	hasErrors  bool
+	cells      []gate.CellResult
+	rows       []row
 	// res is the resources table; nil when no rung of the table's cells
 	// measured resources.
 	res *resTable
@@ -73,11 +77,14 @@ type cellLatency struct {
 
 // row is one cell. The numeric columns are preformatted.
 type row struct {
-	key                                gate.CellKey // untrusted names
-	baseRPS, baseP95, candRPS, candP95 string
-	baseErr, candErr                   string
-	delta                              string
-	verdict                            gate.Verdict
+	key              gate.CellKey // untrusted names
+	baseRPS, candRPS string
+	// baseLat and candLat are the latency columns, in the table's
+	// latMetrics order.
+	baseLat, candLat []string
+	baseErr, candErr string
+	delta            string
+	verdict          gate.Verdict
 	// gatedRegression: a fail_on rule turned this cell's regression into a
 	// failure; a regression no rule gates is shown, but as not gated.
 	gatedRegression bool
@@ -94,6 +101,8 @@ type failureItem struct {
 	f     gate.Failure // Key and Reason untrusted
 	delta string       // of f.Metric in the cell, "" when not meaningful
 	cand  gate.SideTotals
+	// calls says the run's unit of load is a gRPC call, not a request.
+	calls bool
 }
 
 // errorRow is one cell and target that had failed requests.
@@ -159,16 +168,23 @@ func (m *model) buildTables() {
 		m.tables[i].cells = append(m.tables[i].cells, c)
 		m.tables[i].rows = append(m.tables[i].rows, newRow(c, failed[c.Key]))
 	}
+	latMetrics := []gate.Metric{gate.P95}
+	if m.isGRPC() {
+		latMetrics = grpcLatency
+	}
 	for i := range m.tables {
 		t := &m.tables[i]
+		t.latMetrics = latMetrics
 		var lat []float64
 		for _, c := range t.cells {
-			if d, ok := c.Decision(gate.P95); ok {
-				if d.Baseline.N > 0 {
-					lat = append(lat, d.Baseline.Mean)
-				}
-				if d.Candidate.N > 0 {
-					lat = append(lat, d.Candidate.Mean)
+			for _, mt := range t.latMetrics {
+				if d, ok := c.Decision(mt); ok {
+					if d.Baseline.N > 0 {
+						lat = append(lat, d.Baseline.Mean)
+					}
+					if d.Candidate.N > 0 {
+						lat = append(lat, d.Candidate.Mean)
+					}
 				}
 			}
 			t.hasErrors = t.hasErrors || c.Baseline.Errors > 0 || c.Candidate.Errors > 0
@@ -176,9 +192,13 @@ func (m *model) buildTables() {
 		t.unit = chooseLatencyUnit(lat)
 		for j, c := range t.cells {
 			r := &t.rows[j]
-			if d, ok := c.Decision(gate.P95); ok {
-				r.baseP95 = t.unit.summary(d.Baseline)
-				r.candP95 = t.unit.summary(d.Candidate)
+			for _, mt := range t.latMetrics {
+				base, cand := dash, dash
+				if d, ok := c.Decision(mt); ok {
+					base, cand = t.unit.summary(d.Baseline), t.unit.summary(d.Candidate)
+				}
+				r.baseLat = append(r.baseLat, base)
+				r.candLat = append(r.candLat, cand)
 			}
 			r.baseErr = errorCell(c.Baseline)
 			r.candErr = errorCell(c.Candidate)
@@ -229,6 +249,39 @@ func (m *model) anyLatency() bool {
 	return false
 }
 
+// grpcLatency are the latency columns of a gRPC verdict table, the
+// reference report's "avg. latency", "90 % in", "95 % in" and "99 % in".
+var grpcLatency = []gate.Metric{gate.Mean, gate.P90, gate.P95, gate.P99}
+
+// isGRPC says whether the run measured gRPC calls rather than HTTP
+// requests, with benchgate's own generator or in ghz reports read from
+// files: its verdict tables carry the gRPC reference report's columns and
+// its prose speaks of calls.
+func (m *model) isGRPC() bool {
+	k := m.in.Results.Kind
+	return k == "grpc" || k == "import:ghz"
+}
+
+// loadNoun is what one unit of load is called in prose and headings.
+type loadNoun struct {
+	one, many string // "request", "requests"
+	abbr      string // in a unit: "CPU ms/req"
+}
+
+var (
+	requestNoun = loadNoun{"request", "requests", "req"}
+	callNoun    = loadNoun{"call", "calls", "call"}
+)
+
+// noun is the name of the run's unit of load: a gRPC run sends calls,
+// anything else requests.
+func (m *model) noun() loadNoun {
+	if m.isGRPC() {
+		return callNoun
+	}
+	return requestNoun
+}
+
 // tableName heads a table: "cpus=1 · csv", the pin set first as the
 // gRPC report's per-CPU sections. It is "" for the one table of a grid with
 // neither pins nor variants. esc escapes the names for the medium.
@@ -254,7 +307,7 @@ func (m *model) tableName(t table, esc func(string) string) string {
 func newRow(c gate.CellResult, failed map[string]bool) row {
 	r := row{
 		key:     c.Key,
-		baseRPS: dash, baseP95: dash, candRPS: dash, candP95: dash, delta: dash,
+		baseRPS: dash, candRPS: dash, delta: dash,
 		verdict:         c.Verdict,
 		gatedRegression: c.Verdict == gate.Regression && failed["regression"],
 		errorFailure:    failed["error_rate"],
@@ -304,7 +357,7 @@ func (m *model) buildFailures() {
 		}
 	}
 	for _, f := range list {
-		it := failureItem{f: f}
+		it := failureItem{f: f, calls: m.isGRPC()}
 		if gateFailure(f.Kind) {
 			// Its key names a class, or nothing: no cell's figures
 			// belong to it.

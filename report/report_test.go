@@ -33,7 +33,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestGolden(t *testing.T) {
 	inputs := map[string]func() Input{
 		"full": fullInput, "cancelled": cancelledInput, "pins": pinsInput, "pins_cancelled": pinsCancelledInput,
-		"gates": gatesInput,
+		"gates": gatesInput, "grpc": grpcInput,
 	}
 	for name, input := range inputs {
 		for _, f := range []struct {

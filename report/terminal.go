@@ -78,29 +78,7 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 		if name := m.tableName(t, cleanTerminal); name != "" {
 			fmt.Fprintf(&b, "%s\n", name)
 		}
-		// The verdict is the last column so its colour codes, which
-		// tabwriter would count as width, cannot misalign anything.
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		u := t.unit.name
-		head := []string{"class", "c", "baseline rps", "baseline p95 " + u, "candidate rps", "candidate p95 " + u}
-		if t.hasErrors {
-			head = append(head, "baseline err", "candidate err")
-		}
-		head = append(head, "Δ rps")
-		pad := classPad(t.rows)
-		head[0] = pad(head[0])
-		fmt.Fprintf(tw, "%s\t  verdict\n", strings.Join(head, "\t"))
-		for _, r := range t.rows {
-			cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency), r.baseRPS, r.baseP95, r.candRPS, r.candP95}
-			if t.hasErrors {
-				cells = append(cells, r.baseErr, r.candErr)
-			}
-			cells = append(cells, r.delta)
-			fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(cells, "\t"), paint.verdict(r, verdictText(r, false)))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		m.termTable(&b, t, paint)
 	}
 
 	if err := m.termResources(&b, paint); err != nil {
@@ -126,6 +104,111 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	return err
 }
 
+// termTable writes one compact verdict table. The verdict is the last
+// column so its colour codes, which would count as width, cannot misalign
+// anything. A gRPC table's latency columns are grouped under a line naming
+// each target, so their headings stay short.
+func (m *model) termTable(b *strings.Builder, t table, paint palette) {
+	rps := m.rpsName()
+	grouped := len(t.latMetrics) > 1
+	var head []string
+	for _, side := range []string{"baseline", "candidate"} {
+		prefix := side + " "
+		if grouped {
+			prefix = ""
+		}
+		head = append(head, prefix+rps)
+		for _, mt := range t.latMetrics {
+			head = append(head, prefix+latencyName(mt)+" "+t.unit.name)
+		}
+	}
+	pad := classPad(t.rows)
+	head = append([]string{pad("class"), "c"}, head...)
+	if t.hasErrors {
+		head = append(head, "baseline err", "candidate err")
+	}
+	head = append(head, "Δ "+rps)
+	rows := [][]string{head}
+	for _, r := range t.rows {
+		cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency), r.baseRPS}
+		cells = append(cells, r.baseLat...)
+		cells = append(cells, r.candRPS)
+		cells = append(cells, r.candLat...)
+		if t.hasErrors {
+			cells = append(cells, r.baseErr, r.candErr)
+		}
+		cells = append(cells, r.delta)
+		rows = append(rows, cells)
+	}
+	lines, widths := alignRight(rows, 2)
+	if grouped {
+		n := 1 + len(t.latMetrics)
+		b.WriteString(groupLine(widths, 2, []colGroup{{2, n, "baseline"}, {2 + n, n, "candidate"}}) + "\n")
+	}
+	fmt.Fprintf(b, "%s  verdict\n", lines[0])
+	for i, r := range t.rows {
+		fmt.Fprintf(b, "%s  %s\n", lines[i+1], paint.verdict(r, verdictText(r, false)))
+	}
+}
+
+// alignRight lays out rows of cells as text/tabwriter does with
+// AlignRight: each column as wide as its widest cell plus padding, the
+// padding and any slack on the left of each cell. It returns each row's
+// text and each column's width without the padding; widths count runes.
+func alignRight(rows [][]string, padding int) ([]string, []int) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	lines := make([]string, len(rows))
+	for j, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			b.WriteString(strings.Repeat(" ", widths[i]+padding-utf8.RuneCountInString(c)))
+			b.WriteString(c)
+		}
+		lines[j] = b.String()
+	}
+	return lines, widths
+}
+
+// colGroup is a run of n columns from column first, named by label.
+type colGroup struct {
+	first, n int
+	label    string
+}
+
+// groupLine is a line over alignRight's columns that names each span of
+// them, centred in a rule as wide as the span's cells: "──── baseline ────".
+// Spans are in column order and do not overlap.
+func groupLine(widths []int, padding int, spans []colGroup) string {
+	var b strings.Builder
+	col := 0
+	for _, s := range spans {
+		for ; col < s.first; col++ {
+			b.WriteString(strings.Repeat(" ", widths[col]+padding))
+		}
+		width := -padding
+		for ; col < s.first+s.n; col++ {
+			width += widths[col] + padding
+		}
+		b.WriteString(strings.Repeat(" ", padding))
+		label := " " + s.label + " "
+		rule := width - utf8.RuneCountInString(label)
+		if rule < 2 {
+			b.WriteString(strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s.label))) + s.label)
+			continue
+		}
+		b.WriteString(strings.Repeat("─", rule/2) + label + strings.Repeat("─", rule-rule/2))
+	}
+	return b.String()
+}
+
 // classPad pads class names to one width: columns align right, for the
 // numbers, but names read better on the left.
 func classPad(rows []row) func(string) string {
@@ -137,8 +220,8 @@ func classPad(rows []row) func(string) string {
 }
 
 // termResources writes the compact resources tables: cores, CPU per
-// request and peak memory of each side, the change in CPU per request and
-// the resource verdicts.
+// request (per call for gRPC) and peak memory of each side, the change in
+// CPU per request and the resource verdicts.
 func (m *model) termResources(b *strings.Builder, paint palette) error {
 	for _, t := range m.tables {
 		rt := t.res
@@ -152,10 +235,11 @@ func (m *model) termResources(b *strings.Builder, paint palette) error {
 		fmt.Fprintf(b, "\n%s\n", title)
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		pad := classPad(t.rows)
-		cpu, mem := "CPU "+rt.cpu.name+"/req", "mem peak "+rt.mem.name
+		per := m.noun().abbr
+		cpu, mem := "CPU "+rt.cpu.name+"/"+per, "mem peak "+rt.mem.name
 		head := []string{pad("class"), "c",
 			"baseline cores", "baseline " + cpu, "baseline " + mem,
-			"candidate cores", "candidate " + cpu, "candidate " + mem, "Δ CPU/req"}
+			"candidate cores", "candidate " + cpu, "candidate " + mem, "Δ CPU/" + per}
 		fmt.Fprintf(tw, "%s\t  verdict\n", strings.Join(head, "\t"))
 		for _, r := range rt.rows {
 			cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency),
