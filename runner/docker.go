@@ -700,16 +700,10 @@ func (t *dockerTarget) waitHealthy(ctx context.Context) error {
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: healthAttempt}
 	health := t.spec.Health
-	switch health {
-	case "":
-		health = "/"
-	case scenario.HealthGRPC:
-		health = "/" + scenario.HealthGRPC
-	}
 	tick := time.NewTicker(healthInterval)
 	defer tick.Stop()
 	for {
-		last := probeHealth(ctx, hc, t.url+health)
+		last := probeTarget(ctx, hc, t.url, health)
 		if last == nil {
 			return nil
 		}
@@ -734,19 +728,8 @@ func (t *dockerTarget) waitHealthy(ctx context.Context) error {
 }
 
 // probeHealth makes one health check of any target: a GET of u, drained so
-// the connection is reused, that must answer 2xx; or, when u's path is
-// scenario.HealthGRPC, one check of the standard gRPC health service (a
-// server without it is healthy once it answers at all).
+// the connection is reused, that must answer 2xx.
 func probeHealth(ctx context.Context, hc *http.Client, u string) error {
-	if hostport, ok := strings.CutSuffix(u, "/"+scenario.HealthGRPC); ok {
-		pu, err := url.Parse(hostport)
-		if err != nil {
-			return err
-		}
-		cctx, cancel := context.WithTimeout(ctx, healthAttempt)
-		defer cancel()
-		return grpcload.WaitHealthy(cctx, pu.Host, "")
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
@@ -761,6 +744,26 @@ func probeHealth(ctx context.Context, hc *http.Client, u string) error {
 		return fmt.Errorf("GET %s: %s", req.URL.Path, resp.Status)
 	}
 	return nil
+}
+
+// probeTarget makes one health check of a target at base (scheme://host:
+// port) by its spec's health: the standard gRPC health service for
+// scenario.HealthGRPC (a server without it is healthy once it answers),
+// else a GET of the health path.
+func probeTarget(ctx context.Context, hc *http.Client, base, health string) error {
+	if health == scenario.HealthGRPC {
+		pu, err := url.Parse(base)
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, healthAttempt)
+		defer cancel()
+		return grpcload.WaitHealthy(cctx, pu.Host, "")
+	}
+	if health == "" {
+		health = "/"
+	}
+	return probeHealth(ctx, hc, base+health)
 }
 
 // checkPins records which pins the engine actually holds: the engine may

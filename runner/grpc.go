@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/benchgate/benchgate/agreement"
 	"github.com/benchgate/benchgate/baselines"
@@ -78,6 +80,7 @@ func (s *schedule) grpcPrepare() error {
 		s.grpc[i] = side
 	}
 	c0 := s.sc.Load.Concurrency[0]
+	checked := [2]map[string]bool{{}, {}}
 	for _, v := range s.sc.Variants {
 		for _, c := range s.sc.Classes {
 			src := s.sc.Stream(v.Name, c.Name, c0, 0, 0)
@@ -88,13 +91,34 @@ func (s *schedule) grpcPrepare() error {
 					break
 				}
 				for i, side := range s.grpc {
+					t := []service{s.base, s.cand}[i]
 					call, err := side.call(s.ctx, req.Target)
 					if err == nil {
 						_, err = call.Message(req.Body)
 					}
+					if err == nil && !checked[i][req.Target] {
+						// Types from files say what a method takes, not
+						// whether the server has it: one call says.
+						checked[i][req.Target] = true
+						cctx, cancel := context.WithTimeout(s.ctx, s.sc.Load.Timeout)
+						var code string
+						code, _, err = call.Invoke(cctx, side.conn, req)
+						cancel()
+						if err == nil && code == "Unimplemented" {
+							err = fmt.Errorf("the server does not implement %s (it answers Unimplemented)", req.Target)
+						}
+					}
 					if err != nil {
 						if cerr := s.ctxErr(); cerr != nil {
 							return cerr
+						}
+						if derr := t.Died(); derr != nil {
+							return derr
+						}
+						if transport(err) {
+							// Not the scenario's fault: the target did
+							// not answer.
+							return fmt.Errorf("%s: %w", t.Name(), err)
 						}
 						return &InputError{fmt.Errorf("class %s on the %s: %w", c.Name, []string{"baseline", "candidate"}[i], err)}
 					}
@@ -201,7 +225,7 @@ func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*bas
 		return d, "", nil
 	case codes[0] != codes[1]:
 		d.Reason = "status " + codes[0] + " vs " + codes[1]
-		d.Baseline, d.Candidate = string(bodies[0]), string(bodies[1])
+		d.Baseline, d.Candidate = truncateRunes(string(bodies[0]), agreement.ExcerptRunes), truncateRunes(string(bodies[1]), agreement.ExcerptRunes)
 		return d, "json", nil
 	}
 	opt.Format = agreement.FormatJSON
@@ -212,4 +236,15 @@ func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*bas
 	}
 	d.Reason, d.Path, d.Baseline, d.Candidate = cmp.Reason, cmp.Path, cmp.ExcerptA, cmp.ExcerptB
 	return d, cmp.Format, nil
+}
+
+// transport says whether err is the target not answering (unreachable,
+// a broken connection, a deadline) rather than an answer about the
+// scenario (an unknown method, a message that does not fit).
+func transport(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return true
+	}
+	return false
 }

@@ -590,15 +590,9 @@ func (t *Target) probe(ctx context.Context, client *http.Client) error {
 	if err != nil {
 		return err
 	}
-	health := t.spec.Health
-	switch health {
-	case "":
-		health = "/" // the scenario's default; a Target built by hand may lack it
-	case scenario.HealthGRPC:
-		health = "/" + scenario.HealthGRPC // probeHealth's mark for a gRPC check
-	}
 	u := origin(base)
-	return probeHealth(ctx, client, u.String()+health)
+	// The scenario's default is "/"; a Target built by hand may lack it.
+	return probeTarget(ctx, client, u.String(), t.spec.Health)
 }
 
 // Done is closed when a command target's process has exited for any

@@ -4,6 +4,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // HealthGRPC is a target's health when it is the standard gRPC health
@@ -26,6 +27,20 @@ type GRPCSettings struct {
 	DescriptorSet string   // absolute
 	// Connections spreads each rung's calls over this many connections.
 	Connections int
+}
+
+// grpcMetadataKeyRE is a gRPC metadata key.
+var grpcMetadataKeyRE = regexp.MustCompile(`^[0-9a-z_.-]+$`)
+
+// printableASCII says whether s is printable ASCII, as gRPC metadata
+// values must be.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // grpcMethodRE is a full method name: package.Service/Method (the package
@@ -73,6 +88,16 @@ func (l *loader) grpcClass(n *node, f string) *reqSrc {
 	r.body = l.template(msg, mn, f+".message")
 	if h := m["metadata"]; h != nil {
 		r.header = l.kvTemplates(h, f+".metadata", true)
+		for i, k := range h.keys {
+			// gRPC metadata keys: lower case letters, digits, - _ . ;
+			// grpc- is the protocol's own. A key outside them fails
+			// every call in the client, before it is sent.
+			if !grpcMetadataKeyRE.MatchString(k.text) || strings.HasPrefix(k.text, "grpc-") {
+				l.errAt(k.line, k.col, join(f+".metadata", k.text), "%q is not a gRPC metadata key (want lower case letters, digits, - _ . and no grpc- prefix)", k.text)
+			} else if v := h.vals[i]; v.kind == kindScalar && !strings.Contains(v.text, "{{") && !printableASCII(v.text) {
+				l.errNode(v, join(f+".metadata", k.text), "gRPC metadata values are printable ASCII (for binary values use a key ending in -bin)")
+			}
+		}
 	}
 	r.tmpl = RequestTemplate{Method: r.method, Path: s}
 	if r.header != nil {
@@ -179,6 +204,11 @@ func (l *loader) grpcKind(m map[string]*node) {
 	}
 	l.s.Kind = KindGRPC
 	l.grpcSection(m["grpc"])
+	for _, t := range []*Target{&l.s.Baseline, &l.s.Candidate} {
+		if n := l.healthPos[t.Name+".url"]; n != nil && strings.HasPrefix(t.URL, "https://") {
+			l.errNode(n, "targets."+t.Name+".url", "gRPC targets are reached over plaintext HTTP/2 (no TLS yet): want http://")
+		}
+	}
 	for _, t := range []*Target{&l.s.Baseline, &l.s.Candidate} {
 		switch n := l.healthPos[t.Name]; {
 		case n == nil:

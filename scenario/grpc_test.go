@@ -68,6 +68,10 @@ func TestLoadGRPCErrors(t *testing.T) {
 			`s.yml:6:78: targets.candidate.health: "/healthz": a gRPC service's health is grpc (the standard health service, else a ready connection)`},
 		{"grpc section and health in an HTTP scenario", minimal + "grpc: {connections: 2}\n",
 			"s.yml:9:1: grpc: only for a scenario of gRPC classes (classes with grpc: {method: ...})"},
+		{"metadata and TLS", strings.Replace(strings.Replace(grpcFile, "metadata: {x-tenant:", "metadata: {X~Tenant: a, x-tenant:", 1),
+			`baseline: {command: ["./demo", "-addr", "127.0.0.1:{port}"]}`, `baseline: {url: "https://127.0.0.1:9"}`, 1),
+			"s.yml:5:19: targets.baseline.url: gRPC targets are reached over plaintext HTTP/2 (no TLS yet): want http://\n" +
+				`s.yml:15:93: classes[0].grpc.metadata.X~Tenant: "X~Tenant" is not a gRPC metadata key (want lower case letters, digits, - _ . and no grpc- prefix)`},
 		{"descriptor sources", strings.Replace(grpcFile, "  import_paths: [.]\n", "  descriptor_set: demo.pb\n  descriptors: fancy\n", 1),
 			"s.yml:9:3: grpc.descriptor_set: proto and descriptor_set are exclusive\n" +
 				`s.yml:10:16: grpc.descriptors: "fancy": want reflection (the server's), proto (files compiled here) or descriptor_set`},

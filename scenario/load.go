@@ -93,7 +93,7 @@ type loader struct {
 	classPos    map[string]*node
 	profiles    map[string]*profileSrc
 
-	healthPos  map[string]*node // each target's health field, by target name
+	healthPos  map[string]*node // each target's health and url fields: "baseline", "baseline.url"
 	hasPins    bool             // the file has a pins section
 	pinsFailed bool             // and something in it is wrong
 	pinPos     map[string]int   // line of each pin set, by name
@@ -272,6 +272,10 @@ func (l *loader) target(n *node, name string) Target {
 	if v := m["url"]; v != nil {
 		if s, ok := l.nonEmptyStr(v, f+".url"); ok && l.targetURL(v, s, f+".url") {
 			t.URL, t.Shown = s, v.raw
+			if l.healthPos == nil {
+				l.healthPos = map[string]*node{}
+			}
+			l.healthPos[name+".url"] = v // for checks that need the kind of classes
 		}
 	}
 	if v := m["image"]; v != nil {

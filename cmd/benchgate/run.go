@@ -304,7 +304,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 			if sc, err = scenario.Load(scenarioFile, "", getenv); err != nil {
 				return withCode(exitUsage, err)
 			}
-			if sc.Kind != kind {
+			if sc.Kind != kind && !(tool != "" && sc.Kind == scenario.KindGRPC) {
 				return withCode(exitUsage, fmt.Errorf("%s: a %s scenario cannot decide %s (want kind: %s)", scenarioFile, sc.Kind, map[bool]string{true: tool + " reports", false: "go test -bench outputs"}[tool != ""], kind))
 			}
 		}
