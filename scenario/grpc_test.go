@@ -84,3 +84,18 @@ func TestLoadGRPCErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestJSONTemplateFunction(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "benchgate.yml")
+	os.WriteFile(path, []byte(strings.Replace(strings.Replace(grpcFile, "term: [alpha, beta]", `term: ['O"Brien\x']`, 1),
+		`grpc: {method: /benchgate.demo.Inventory/Search}`, `grpc: {method: /benchgate.demo.Inventory/Search, message: '{"query": {{pick "term" | json}}, "n": {{int 1 1 | json}}}'}`, 1)), 0o644)
+	s, err := Load(path, "", mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Stream("", "search", 1, 0, 0).Next()
+	if want := `{"query": "O\"Brien\\x", "n": 1}`; string(r.Body) != want {
+		t.Errorf("body %s, want %s", r.Body, want)
+	}
+}

@@ -312,6 +312,7 @@ func (st *Stream) funcs(data map[string][]string) template.FuncMap {
 			}
 			return v, nil
 		},
+		"json": jsonValue,
 	}
 }
 

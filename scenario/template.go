@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -47,6 +48,15 @@ var placeholderFuncs = template.FuncMap{
 	"pick": func(string) (string, error) { return "", nil },
 	"int":  func(int, int) (int, error) { return 0, nil },
 	"var":  func(string) (string, error) { return "", nil },
+	"json": jsonValue,
+}
+
+// jsonValue is the json template function: v as a JSON value, a string
+// quoted and escaped, so a data item with a quote or a backslash stays one
+// string in a JSON message ({"q": {{pick "term" | json}}}).
+func jsonValue(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
 }
 
 var tmplErrPrefix = regexp.MustCompile(`^template: t:\d+(:\d+)?: `)
