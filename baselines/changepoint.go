@@ -248,59 +248,7 @@ func studentT(a, b []float64) float64 {
 	case se == 0 || diff/se > 1e150:
 		return 0
 	}
-	t := diff / se
-	// P(|T| > t) = I_x(df/2, 1/2) with x = df/(df+t²).
-	return incBeta(df/2, 0.5, df/(df+t*t), t*t/(df+t*t))
-}
-
-// incBeta is the regularized incomplete beta function I_x(a, b), with
-// y = 1-x given, by its continued fraction on the side where it converges
-// (Numerical Recipes, 3rd ed., §6.4).
-func incBeta(a, b, x, y float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case y <= 0:
-		return 1
-	}
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log(y))
-	if x < (a+1)/(a+b+2) {
-		return front * betaFraction(a, b, x) / a
-	}
-	return 1 - front*betaFraction(b, a, y)/b
-}
-
-// betaFraction evaluates the incomplete beta's continued fraction by the
-// modified Lentz method.
-func betaFraction(a, b, x float64) float64 {
-	const tiny, eps = 1e-300, 1e-15
-	nz := func(v float64) float64 {
-		if math.Abs(v) < tiny {
-			return tiny
-		}
-		return v
-	}
-	c, d := 1.0, 1/nz(1-(a+b)*x/(a+1))
-	h := d
-	for m := 1; m <= 10000; m++ {
-		fm := float64(m)
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 / nz(1+num*d)
-		c = nz(1 + num/c)
-		h *= d * c
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 / nz(1+num*d)
-		c = nz(1 + num/c)
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < eps {
-			break
-		}
-	}
-	return h
+	return gate.TTwoSided(diff/se, df)
 }
 
 // SeriesKey names one series of the history: one metric of one target in

@@ -142,6 +142,10 @@ func cornishFisher(z, df float64) float64 {
 	return z + (g1+(g2+(g3+g4/df)/df)/df)/df
 }
 
+// TTwoSided is the two-sided p-value P(|T| > |t|) of Student's t
+// distribution with df degrees of freedom.
+func TTwoSided(t, df float64) float64 { return 2 * tTail(math.Abs(t), df) }
+
 // tTail is P(T > t) for t >= 0: I_x(df/2, 1/2) / 2 with x = df/(df+t²).
 // 1-x is computed directly, not by subtraction, to keep the tail's digits.
 func tTail(t, df float64) float64 {
