@@ -129,25 +129,7 @@ func median(s gate.Summary, scale float64, suffix string) string {
 }
 
 func goVerdictText(r goRow, markdown bool) string {
-	esc := cleanTerminal
-	if markdown {
-		esc = md
-	}
-	var s string
-	switch {
-	case r.gatedRegression && markdown:
-		s = "**regression**"
-	case r.gatedRegression:
-		s = "REGRESSION"
-	case r.verdict == gate.Regression:
-		s = "regression (not gated)"
-	default:
-		s = string(r.verdict)
-	}
-	if r.reason != "" {
-		s += ": " + esc(r.reason)
-	}
-	return s
+	return verdictText(row{verdict: r.verdict, gatedRegression: r.gatedRegression, reason: r.reason}, markdown)
 }
 
 // mdGoTable writes the Go benchmark table.
