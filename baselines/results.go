@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // FormatVersion is the version of the results file this code writes.
@@ -274,6 +276,51 @@ type Rung struct {
 	// tidies them: "sec/op", "B/op", "allocs/op", "B/s" and custom units.
 	// The request fields above are zero then.
 	Values map[string]float64 `json:"values,omitempty"`
+}
+
+// Error kinds of Rung.Errors, in the order load generators count them.
+const (
+	ErrStatus  = "status"  // answered with a status that is not success
+	ErrTimeout = "timeout" // outlived the per-request timeout
+	ErrConnect = "connect" // never reached the target
+	ErrReset   = "reset"   // the connection broke under it
+	ErrOther   = "other"
+)
+
+// ErrorKinds lists the error kinds in that order.
+var ErrorKinds = [...]string{ErrStatus, ErrTimeout, ErrConnect, ErrReset, ErrOther}
+
+// SetErrors sets Errors from counts in ErrorKinds' order, leaving out
+// kinds that did not happen (and Errors nil when none did).
+func (r *Rung) SetErrors(counts [len(ErrorKinds)]int64) {
+	for k, n := range counts {
+		if n > 0 {
+			if r.Errors == nil {
+				r.Errors = map[string]int64{}
+			}
+			r.Errors[ErrorKinds[k]] = n
+		}
+	}
+}
+
+// SetLatency sets the latency fields from h, the rung's merged histogram
+// of latencies in microseconds, and stores h itself encoded.
+func (r *Rung) SetLatency(h *hdrhistogram.Histogram) error {
+	if h.TotalCount() > 0 {
+		const us = 1e-6
+		r.Mean = h.Mean() * us
+		r.P50 = float64(h.ValueAtQuantile(50)) * us
+		r.P90 = float64(h.ValueAtQuantile(90)) * us
+		r.P95 = float64(h.ValueAtQuantile(95)) * us
+		r.P99 = float64(h.ValueAtQuantile(99)) * us
+		r.Max = float64(h.Max()) * us
+	}
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return fmt.Errorf("encoding the histogram: %w", err)
+	}
+	r.Histogram = string(enc) // Encode already yields base64 text
+	return nil
 }
 
 // Answered counts the responses of a rung: every status code seen.

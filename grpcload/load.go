@@ -62,19 +62,19 @@ const DefaultTimeout = 30 * time.Second
 // Error kinds of baselines.Rung.Errors, the same as runner's.
 const (
 	// ErrStatus is a call the server answered with a non-OK status.
-	ErrStatus = "status"
+	ErrStatus = baselines.ErrStatus
 	// ErrTimeout is a call that outlived Load.Timeout.
-	ErrTimeout = "timeout"
+	ErrTimeout = baselines.ErrTimeout
 	// ErrConnect is a call that never reached the server: no connection.
-	ErrConnect = "connect"
+	ErrConnect = baselines.ErrConnect
 	// ErrReset is a call whose connection or stream broke under it.
-	ErrReset = "reset"
+	ErrReset = baselines.ErrReset
 	// ErrOther is anything else: a request that does not fit its message
 	// type, an unknown method, a response that does not decode.
-	ErrOther = "other"
+	ErrOther = baselines.ErrOther
 )
 
-var errKinds = [...]string{ErrStatus, ErrTimeout, ErrConnect, ErrReset, ErrOther}
+var errKinds = baselines.ErrorKinds
 
 const (
 	kStatus = iota
@@ -192,32 +192,14 @@ func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
 			statuses[code.String()] += n
 		}
 	}
-	for k, n := range errs {
-		if n > 0 {
-			if r.Errors == nil {
-				r.Errors = map[string]int64{}
-			}
-			r.Errors[errKinds[k]] = n
-		}
-	}
+	r.SetErrors(errs)
 	if len(statuses) > 0 {
 		r.Statuses = statuses
 	}
 	r.RPS = float64(completed) / r.Duration
-	if merged.TotalCount() > 0 {
-		const us = 1e-6
-		r.Mean = merged.Mean() * us
-		r.P50 = float64(merged.ValueAtQuantile(50)) * us
-		r.P90 = float64(merged.ValueAtQuantile(90)) * us
-		r.P95 = float64(merged.ValueAtQuantile(95)) * us
-		r.P99 = float64(merged.ValueAtQuantile(99)) * us
-		r.Max = float64(merged.Max()) * us
+	if err := r.SetLatency(merged); err != nil {
+		return baselines.Rung{}, fmt.Errorf("grpc load: %w", err)
 	}
-	enc, err := merged.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return baselines.Rung{}, fmt.Errorf("grpc load: encoding the histogram: %w", err)
-	}
-	r.Histogram = string(enc) // Encode already yields base64 text
 	return r, nil
 }
 

@@ -56,14 +56,14 @@ const DefaultTimeout = 30 * time.Second
 
 // Error kinds of baselines.Rung.Errors, in the order of the counters.
 const (
-	ErrStatus  = "status"
-	ErrTimeout = "timeout"
-	ErrConnect = "connect"
-	ErrReset   = "reset"
-	ErrOther   = "other"
+	ErrStatus  = baselines.ErrStatus
+	ErrTimeout = baselines.ErrTimeout
+	ErrConnect = baselines.ErrConnect
+	ErrReset   = baselines.ErrReset
+	ErrOther   = baselines.ErrOther
 )
 
-var errKinds = [...]string{ErrStatus, ErrTimeout, ErrConnect, ErrReset, ErrOther}
+var errKinds = baselines.ErrorKinds
 
 const (
 	kStatus = iota
@@ -168,32 +168,14 @@ func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
 			}
 		}
 	}
-	for k, n := range errs {
-		if n > 0 {
-			if r.Errors == nil {
-				r.Errors = map[string]int64{}
-			}
-			r.Errors[errKinds[k]] = n
-		}
-	}
+	r.SetErrors(errs)
 	if len(statuses) > 0 {
 		r.Statuses = statuses
 	}
 	r.RPS = float64(completed) / r.Duration
-	if merged.TotalCount() > 0 {
-		const us = 1e-6
-		r.Mean = merged.Mean() * us
-		r.P50 = float64(merged.ValueAtQuantile(50)) * us
-		r.P90 = float64(merged.ValueAtQuantile(90)) * us
-		r.P95 = float64(merged.ValueAtQuantile(95)) * us
-		r.P99 = float64(merged.ValueAtQuantile(99)) * us
-		r.Max = float64(merged.Max()) * us
+	if err := r.SetLatency(merged); err != nil {
+		return baselines.Rung{}, fmt.Errorf("load: %w", err)
 	}
-	enc, err := merged.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return baselines.Rung{}, fmt.Errorf("load: encoding the histogram: %w", err)
-	}
-	r.Histogram = string(enc) // Encode already yields base64 text
 	return r, nil
 }
 
