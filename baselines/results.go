@@ -21,8 +21,12 @@ import (
 // Version 2 added what changes a verdict (the correctness gates,
 // max_error_increase, per-metric bands, gobench values): an older
 // benchgate must refuse such a file rather than pass it by ignoring them.
-// Version 1 files read as they are.
-const FormatVersion = 2
+// Version 3 added what the verdicts rest on beyond the overlap rule: the
+// decision rule and the unresolved-tie policy, slice interleaving (a
+// rung's Slices are its paired observations) and adaptive rounds (cells
+// with more rounds than the plan's minimum). Versions 1 and 2 read as
+// they are.
+const FormatVersion = 3
 
 // Results is the content of results.json.
 type Results struct {
@@ -101,6 +105,12 @@ type GateConfig struct {
 	// MaxErrorIncrease is gate.max_error_increase; nil when unset.
 	MaxErrorIncrease *float64   `json:"max_error_increase,omitempty"`
 	FailOn           []RuleInfo `json:"fail_on"`
+	// Rule is the decision rule, "overlap" or "paired"; "" (a file of
+	// version 2 or older) is overlap.
+	Rule string `json:"rule,omitempty"`
+	// Unresolved is what a gated tie that could not resolve tie_within
+	// does: "warn" ("" too), "fail" or "pass".
+	Unresolved string `json:"unresolved,omitempty"`
 }
 
 // RuleInfo is one fail_on rule.
@@ -118,7 +128,20 @@ type LoadInfo struct {
 	Warmup      float64 `json:"warmup_s"`
 	Repetitions int     `json:"repetitions"`
 	Timeout     float64 `json:"timeout_s"`
+	// Interleave is "round" ("" too) or "slice"; Slice and Settle are
+	// the slices' measured and discarded seconds.
+	Interleave string  `json:"interleave,omitempty"`
+	Slice      float64 `json:"slice_s,omitempty"`
+	Settle     float64 `json:"settle_s,omitempty"`
+	// MaxRepetitions is the most rounds a cell may take (adaptive
+	// rounds); 0 or Repetitions for a fixed design.
+	MaxRepetitions int `json:"max_repetitions,omitempty"`
 }
+
+// Looks is how many times an adaptive design decides a cell: after the
+// minimum of rounds and after each round up to the maximum. A fixed
+// design looks once.
+func (l LoadInfo) Looks() int { return max(1, l.MaxRepetitions-l.Repetitions+1) }
 
 // Environment is where and what was measured.
 type Environment struct {
@@ -202,6 +225,10 @@ type Plan struct {
 	PinSets []string `json:"pin_sets,omitempty"`
 	Cells   []Cell   `json:"cells"`
 	Rounds  int      `json:"rounds"`
+	// MaxRounds is the most rounds a cell may take when rounds are
+	// adaptive: cells whose verdict is still open after Rounds run more,
+	// alone; 0 or Rounds for a fixed design.
+	MaxRounds int `json:"max_rounds,omitempty"`
 	// Estimate is the planned wall time in seconds, start-up excluded.
 	Estimate float64 `json:"estimate_s"`
 }
@@ -276,6 +303,34 @@ type Rung struct {
 	// tidies them: "sec/op", "B/op", "allocs/op", "B/s" and custom units.
 	// The request fields above are zero then.
 	Values map[string]float64 `json:"values,omitempty"`
+	// Slices are the rung's measured slices under slice interleaving, in
+	// time order; the fields above cover all of them together.
+	Slices []Slice `json:"slices,omitempty"`
+}
+
+// Slice is one measured slice of a rung under slice interleaving: the
+// baseline's and the candidate's slices of the same Pair in the same cell
+// and round ran back to back, and make one paired observation.
+type Slice struct {
+	Pair int `json:"pair"` // 0-based, within the cell's round
+	// Start is the offset of the measured part from the rung's Start, and
+	// Duration its length, in seconds.
+	Start    float64 `json:"start_s"`
+	Duration float64 `json:"duration_s"`
+	Requests int64   `json:"requests"` // ended in the measured part
+	Answered int64   `json:"answered"` // of which answered, any status
+	Errors   int64   `json:"errors"`
+	RPS      float64 `json:"rps"` // Answered / Duration
+	// Latencies in seconds from the slice's own histogram; 0 when
+	// nothing was answered.
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	// CPUSeconds is the target's CPU in the measured part where it can be
+	// read at the slice's edges; 0 means not measured.
+	CPUSeconds float64 `json:"cpu_s,omitempty"`
 }
 
 // Error kinds of Rung.Errors, in the order load generators count them.
@@ -415,6 +470,28 @@ func (r *Results) CompleteRoundsOf(pins string) int {
 	}
 	n := 0
 	for want > 0 && per[n] == want {
+		n++
+	}
+	return n
+}
+
+// RoundsOfCell is how many rounds of cell c count: the complete rounds of
+// its pin set, and, once those are all the rounds the plan asks of every
+// cell, the adaptive rounds after them in which c ran on both targets.
+// An adaptive cell's rounds follow each other: a cell that was settled
+// takes no more.
+func (r *Results) RoundsOfCell(c Cell) int {
+	n := r.CompleteRoundsOf(c.Pins)
+	if r.Kind == "gobench" || n < r.Plan.Rounds {
+		return n
+	}
+	sides := map[int]int{}
+	for _, g := range r.Rungs {
+		if g.Cell == c && g.Round >= n {
+			sides[g.Round]++
+		}
+	}
+	for sides[n] == 2 {
 		n++
 	}
 	return n

@@ -606,6 +606,8 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 			TieWithinFor:     sc.Gate.TieWithinFor,
 			HigherBetterFor:  sc.Gate.HigherBetterFor,
 			FailOn:           []baselines.RuleInfo{},
+			Rule:             sc.Gate.Rule,
+			Unresolved:       sc.Gate.Unresolved,
 		},
 		Load: baselines.LoadInfo{
 			Concurrency: sc.Load.Concurrency,
@@ -613,7 +615,14 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 			Warmup:      sc.Load.Warmup.Seconds(),
 			Repetitions: sc.Load.Repetitions,
 			Timeout:     sc.Load.Timeout.Seconds(),
+			Interleave:  sc.Load.Interleave,
+			// What is not in force is not recorded: a round-interleaved
+			// run has no slices, a fixed design no maximum.
+			MaxRepetitions: max(sc.Load.MaxRepetitions, sc.Load.Repetitions),
 		},
+	}
+	if sc.Load.Interleave == scenario.InterleaveSlice {
+		info.Load.Slice, info.Load.Settle = sc.Load.Slice.Seconds(), sc.Load.Settle.Seconds()
 	}
 	for _, r := range sc.Gate.FailOn {
 		info.Gate.FailOn = append(info.Gate.FailOn, baselines.RuleInfo{

@@ -64,7 +64,7 @@ func TestLoadGoBench(t *testing.T) {
 		t.Errorf("rename rules %v", rules)
 	}
 	wantGate := Gate{Confidence: 0.95, TieWithin: 0.05, MaxErrorRate: 0.001, TieWithinFor: map[string]float64{"allocs/op": 0},
-		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "allocs/op", Classes: []string{"store.Benchmark*"}}}}
+		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "allocs/op", Classes: []string{"store.Benchmark*"}}}, Rule: "overlap", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, wantGate) {
 		t.Errorf("gate %+v", s.Gate)
 	}
@@ -148,7 +148,7 @@ gate:
 	}
 	want := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
 		TieWithinFor: map[string]float64{"sec/op": 0.05}, HigherBetterFor: map[string]bool{"req/sec": true},
-		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "B/s"}, {Metric: "req/sec"}}}
+		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "B/s"}, {Metric: "req/sec"}}, Rule: "overlap", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, want) {
 		t.Errorf("gate %+v\nwant %+v", s.Gate, want)
 	}

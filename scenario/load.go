@@ -35,6 +35,11 @@ const (
 	DefaultConfidence     = 0.95
 	DefaultTieWithin      = 0.10
 	DefaultMaxErrorRate   = 0.001
+	DefaultInterleave     = InterleaveRound
+	DefaultSlice          = 200 * time.Millisecond
+	DefaultSettle         = 50 * time.Millisecond
+	DefaultRule           = RuleOverlap
+	DefaultUnresolved     = UnresolvedWarn
 )
 
 // resourceMetric says whether a metric comes from resource accounting.
@@ -93,12 +98,16 @@ type loader struct {
 	classPos    map[string]*node
 	profiles    map[string]*profileSrc
 
-	healthPos  map[string]*node // each target's health and url fields: "baseline", "baseline.url"
-	hasPins    bool             // the file has a pins section
-	pinsFailed bool             // and something in it is wrong
-	pinPos     map[string]int   // line of each pin set, by name
-	onlineRead bool             // onlineCPUs was asked
-	onlineCPUs []int            // sorted; nil when unknown
+	healthPos map[string]*node // each target's health and url fields: "baseline", "baseline.url"
+	hasPins   bool             // the file has a pins section
+	// maxReps is where each section ("load", "profiles.pr") wrote
+	// max_repetitions, for the check against repetitions once the
+	// profile is applied.
+	maxReps    map[string]*node
+	pinsFailed bool           // and something in it is wrong
+	pinPos     map[string]int // line of each pin set, by name
+	onlineRead bool           // onlineCPUs was asked
+	onlineCPUs []int          // sorted; nil when unknown
 }
 
 func (l *loader) parse(src []byte, getenv func(string) string) *node {
@@ -187,6 +196,7 @@ func (l *loader) scenario(root *node, profile string) {
 	l.gate(m["gate"])
 	l.profilesSection(m["profiles"])
 	l.applyProfile(m["profiles"], profile)
+	l.checkLoad(m["load"], profile)
 	if len(l.errs.Errors) == 0 {
 		l.compile()
 	}
@@ -460,12 +470,14 @@ func (l *loader) load(n *node) {
 	*ls = LoadSettings{
 		Concurrency: []int{1}, Duration: DefaultDuration, Warmup: DefaultWarmup,
 		Repetitions: DefaultRepetitions, Timeout: DefaultTimeout,
-		Defaults: Defaults{Headers: map[string]string{}, Query: map[string]string{}},
+		Defaults:   Defaults{Headers: map[string]string{}, Query: map[string]string{}},
+		Interleave: DefaultInterleave, Slice: DefaultSlice, Settle: DefaultSettle,
 	}
 	if n == nil {
 		return
 	}
-	m, ok := l.fields(n, "load", "concurrency", "duration", "warmup", "repetitions", "timeout", "defaults")
+	m, ok := l.fields(n, "load", "concurrency", "duration", "warmup", "repetitions", "timeout", "defaults",
+		"interleave", "slice", "settle", "max_repetitions")
 	if !ok {
 		return
 	}
@@ -517,10 +529,62 @@ func (l *loader) loadCommon(m map[string]*node, f string, ls *LoadSettings) {
 	positive("duration", &ls.Duration, false)
 	positive("warmup", &ls.Warmup, true)
 	positive("timeout", &ls.Timeout, false)
+	positive("slice", &ls.Slice, false)
+	positive("settle", &ls.Settle, true)
 	if v := m["repetitions"]; v != nil {
 		if r, ok := l.intRange(v, join(f, "repetitions"), 1, math.MaxInt32); ok {
 			ls.Repetitions = r
 		}
+	}
+	if v := m["max_repetitions"]; v != nil {
+		if r, ok := l.intRange(v, join(f, "max_repetitions"), 1, math.MaxInt32); ok {
+			ls.MaxRepetitions = r
+			if l.maxReps == nil {
+				l.maxReps = map[string]*node{}
+			}
+			l.maxReps[f] = v
+		}
+	}
+	if v := m["interleave"]; v != nil {
+		if s, ok := l.str(v, join(f, "interleave")); ok {
+			switch s {
+			case InterleaveRound, InterleaveSlice:
+				ls.Interleave = s
+			default:
+				l.errNode(v, join(f, "interleave"), "%q: want round or slice", v.errText())
+			}
+		}
+	}
+}
+
+// checkLoad checks what only the settings in force can say, once the
+// profile is applied: a maximum of rounds below the minimum, slices that
+// do not fit the measured time, slices of a kind of load that has none.
+func (l *loader) checkLoad(n *node, profile string) {
+	ls := &l.s.Load
+	if ls.MaxRepetitions == 0 {
+		ls.MaxRepetitions = ls.Repetitions
+	} else if ls.MaxRepetitions < ls.Repetitions {
+		f := join("profiles", profile)
+		v := l.maxReps[f]
+		if profile == "" || v == nil {
+			f, v = "load", l.maxReps["load"]
+		}
+		l.errNode(v, f+".max_repetitions", "%s is below repetitions (%d): the most rounds a cell may take cannot be fewer than every cell takes",
+			v.errNum(v.text), ls.Repetitions)
+	}
+	if ls.Interleave != InterleaveSlice {
+		return
+	}
+	line, col := 1, 1
+	if n != nil {
+		line, col = n.reportPos()
+	}
+	switch {
+	case l.s.Kind == KindGRPC:
+		l.errAt(line, col, "load.interleave", "slice interleaving is not yet available for gRPC classes (use round)")
+	case ls.Slice > ls.Duration:
+		l.errAt(line, col, "load.slice", "%v is longer than duration %v: a round needs at least one slice of each target", ls.Slice, ls.Duration)
 	}
 }
 
@@ -938,17 +1002,33 @@ func validToken(s string) bool {
 
 func (l *loader) gate(n *node) {
 	g := &l.s.Gate
-	*g = Gate{Confidence: DefaultConfidence, TieWithin: DefaultTieWithin, MaxErrorRate: DefaultMaxErrorRate, FailOn: []FailRule{{Metric: "rps"}}}
+	*g = Gate{Confidence: DefaultConfidence, TieWithin: DefaultTieWithin, MaxErrorRate: DefaultMaxErrorRate, FailOn: []FailRule{{Metric: "rps"}},
+		Rule: DefaultRule, Unresolved: DefaultUnresolved}
 	if l.s.Kind == KindGoBench {
 		g.FailOn = []FailRule{{Metric: "sec/op"}}
 	}
 	if n == nil {
 		return
 	}
-	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate", "max_error_increase", "metrics")
+	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate", "max_error_increase", "metrics", "rule", "unresolved")
 	if !ok {
 		return
 	}
+	choice := func(key string, dst *string, want ...string) {
+		v := m[key]
+		if v == nil {
+			return
+		}
+		if s, ok := l.str(v, "gate."+key); ok {
+			if !slices.Contains(want, s) {
+				l.errNode(v, "gate."+key, "%q: want %s", v.errText(), strings.Join(want, ", "))
+				return
+			}
+			*dst = s
+		}
+	}
+	choice("rule", &g.Rule, RuleOverlap, RulePaired)
+	choice("unresolved", &g.Unresolved, UnresolvedWarn, UnresolvedFail, UnresolvedPass)
 	num := func(key string, dst *float64, lo float64, hiIncl bool, hi float64, want string) {
 		v := m[key]
 		if v == nil {
@@ -1156,7 +1236,8 @@ func (l *loader) profilesSection(n *node) {
 	}
 	for i, k := range n.keys {
 		f := join("profiles", k.text)
-		m, ok := l.fields(n.vals[i], f, "concurrency", "repetitions", "duration", "warmup", "timeout", "classes", "variants", "pins")
+		m, ok := l.fields(n.vals[i], f, "concurrency", "repetitions", "duration", "warmup", "timeout", "classes", "variants", "pins",
+			"interleave", "slice", "settle", "max_repetitions")
 		if !ok {
 			continue
 		}

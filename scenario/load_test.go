@@ -63,6 +63,7 @@ func TestLoadFull(t *testing.T) {
 	check("Load", s.Load, LoadSettings{
 		Concurrency: []int{1, 4, 8}, Duration: 10 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 5, Timeout: 30 * time.Second,
+		Interleave: "round", Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, MaxRepetitions: 5,
 		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
 	})
 	check("Data", s.Data, map[string][]string{
@@ -100,7 +101,7 @@ func TestLoadFull(t *testing.T) {
 	})
 	inc := 0.0005
 	check("Gate", s.Gate, Gate{
-		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, MaxErrorIncrease: &inc,
+		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, MaxErrorIncrease: &inc, Rule: "overlap", Unresolved: "warn",
 		FailOn: []FailRule{
 			{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}},
 			{Metric: "p95", Classes: []string{"Q0?"}, Concurrency: []string{"8", "1*"}, Variants: []string{"csv"}},
@@ -129,6 +130,7 @@ func TestLoadProfile(t *testing.T) {
 	want := LoadSettings{
 		Concurrency: []int{1, 8}, Duration: 5 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 3, Timeout: 30 * time.Second,
+		Interleave: "round", Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, MaxRepetitions: 3,
 		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
 	}
 	if !reflect.DeepEqual(s.Load, want) {
@@ -171,6 +173,34 @@ classes:
     request: GET /a
 `
 
+// TestLoadVerdictFields: the fields of slice interleaving, adaptive
+// rounds and the decision rule, in the file and overridden by a profile.
+func TestLoadVerdictFields(t *testing.T) {
+	src := minimal + `load: {interleave: slice, slice: 250ms, settle: 20ms, duration: 2s, repetitions: 3, max_repetitions: 8}
+gate: {rule: paired, unresolved: fail}
+profiles:
+  pr: {interleave: round, repetitions: 4}
+`
+	path := filepath.Join(t.TempDir(), "s.yml")
+	os.WriteFile(path, []byte(src), 0o644)
+	s, err := Load(path, "", mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := s.Load
+	if ls.Interleave != InterleaveSlice || ls.Slice != 250*time.Millisecond || ls.Settle != 20*time.Millisecond ||
+		ls.MaxRepetitions != 8 || ls.SlicePairs() != 8 || s.Gate.Rule != RulePaired || s.Gate.Unresolved != UnresolvedFail {
+		t.Errorf("load %+v, gate rule %q unresolved %q, %d slice pairs", ls, s.Gate.Rule, s.Gate.Unresolved, ls.SlicePairs())
+	}
+	s, err = Load(path, "pr", mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls := s.Load; ls.Interleave != InterleaveRound || ls.Repetitions != 4 || ls.MaxRepetitions != 8 || ls.Slice != 250*time.Millisecond {
+		t.Errorf("profile pr: %+v", ls)
+	}
+}
+
 func TestLoadDefaults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.yml")
 	os.WriteFile(path, []byte(minimal), 0o644)
@@ -184,11 +214,12 @@ func TestLoadDefaults(t *testing.T) {
 	wantLoad := LoadSettings{
 		Concurrency: []int{1}, Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 3,
 		Timeout: 30 * time.Second, Defaults: Defaults{Headers: map[string]string{}, Query: map[string]string{}},
+		Interleave: "round", Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, MaxRepetitions: 3,
 	}
 	if !reflect.DeepEqual(s.Load, wantLoad) {
 		t.Errorf("Load = %+v", s.Load)
 	}
-	wantGate := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []FailRule{{Metric: "rps"}}}
+	wantGate := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []FailRule{{Metric: "rps"}}, Rule: "overlap", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, wantGate) {
 		t.Errorf("Gate = %+v", s.Gate)
 	}
@@ -316,6 +347,20 @@ func TestLoadErrors(t *testing.T) {
 				"s.yml:11:66: preflight[1].timeout: must be positive\n" +
 				"s.yml:12:6: preflight[2].name: missing (every pre-flight command needs a name: the report's column)\n" +
 				"s.yml:12:19: preflight[2].dir: must not be empty"},
+		{"interleave and rule", minimal + "load: {interleave: slices, slice: 0s, settle: -1ms}\ngate: {rule: pairs, unresolved: ignore}\n", "",
+			`s.yml:9:20: load.interleave: "slices": want round or slice` + "\n" +
+				"s.yml:9:35: load.slice: must be positive\n" +
+				"s.yml:9:47: load.settle: must not be negative\n" +
+				`s.yml:10:14: gate.rule: "pairs": want overlap, paired` + "\n" +
+				`s.yml:10:33: gate.unresolved: "ignore": want warn, fail, pass`},
+		{"max_repetitions below repetitions", minimal + "load: {repetitions: 5, max_repetitions: 4}\n", "",
+			"s.yml:9:41: load.max_repetitions: 4 is below repetitions (5): the most rounds a cell may take cannot be fewer than every cell takes"},
+		{"profile's repetitions above the file's max_repetitions", minimal + "load: {max_repetitions: 4}\nprofiles:\n  pr: {repetitions: 6}\n", "pr",
+			"s.yml:9:25: load.max_repetitions: 4 is below repetitions (6): the most rounds a cell may take cannot be fewer than every cell takes"},
+		{"profile's max_repetitions", minimal + "profiles:\n  pr: {max_repetitions: 2}\n", "pr",
+			"s.yml:10:25: profiles.pr.max_repetitions: 2 is below repetitions (3): the most rounds a cell may take cannot be fewer than every cell takes"},
+		{"slice longer than duration", minimal + "load: {interleave: slice, duration: 100ms}\n", "",
+			"s.yml:9:1: load.slice: 200ms is longer than duration 100ms: a round needs at least one slice of each target"},
 		{"url not http", edit(`"http://127.0.0.1:2"`, `"127.0.0.1:2"`), "",
 			`s.yml:5:20: targets.candidate.url: "127.0.0.1:2" is not an http or https URL (want e.g. http://127.0.0.1:9000)`},
 	}

@@ -187,6 +187,32 @@ type LoadSettings struct {
 	Repetitions int
 	Timeout     time.Duration
 	Defaults    Defaults
+	// Interleave is how the two targets take turns within a cell's
+	// round: InterleaveRound (one rung each, one after the other) or
+	// InterleaveSlice (short alternating slices, see Slice and Settle).
+	Interleave string
+	// Slice is the measured time of one slice, Settle the time each slice
+	// runs first without being counted (after every switch of target).
+	Slice, Settle time.Duration
+	// MaxRepetitions is the most rounds a cell whose gated verdict is
+	// still open may take (adaptive rounds); equal to Repetitions for a
+	// fixed design.
+	MaxRepetitions int
+}
+
+// Interleavings of LoadSettings.Interleave.
+const (
+	InterleaveRound = "round"
+	InterleaveSlice = "slice"
+)
+
+// SlicePairs is how many slice pairs a cell's round has under slice
+// interleaving: Duration / Slice, rounded down, at least one.
+func (ls LoadSettings) SlicePairs() int {
+	if ls.Slice <= 0 {
+		return 1
+	}
+	return max(1, int(ls.Duration/ls.Slice))
 }
 
 // Defaults are pinned on every request; a class's own header or query
@@ -252,7 +278,22 @@ type Gate struct {
 	// is better (gate.metrics.UNIT.better); other units follow the rule:
 	// rates ending in /s higher, everything else lower.
 	HigherBetterFor map[string]bool
+	// Rule is how a metric is decided: RuleOverlap (the two sides'
+	// intervals) or RulePaired (the interval of the paired ratio).
+	Rule string
+	// Unresolved is what a gated tie that could not resolve tie_within
+	// does: UnresolvedWarn, UnresolvedFail or UnresolvedPass.
+	Unresolved string
 }
+
+// Rules and unresolved-tie policies of Gate.
+const (
+	RuleOverlap    = "overlap"
+	RulePaired     = "paired"
+	UnresolvedWarn = "warn"
+	UnresolvedFail = "fail"
+	UnresolvedPass = "pass"
+)
 
 // FailRule is one fail_on entry. Globs; empty means all.
 type FailRule struct {
