@@ -4,9 +4,13 @@
 // regression:
 //
 //	demo -addr 127.0.0.1:8080                 # the normal build
-//	demo -addr 127.0.0.1:8080 -slow search=5  # /search does 5× the work
+//	demo -addr 127.0.0.1:8080 -slow search=5    # /search does 5× the work
+//	demo -addr 127.0.0.1:8080 -slow search=1.2  # 20% more work per request
 //
-// The slowed build bakes the same setting in at link time:
+// A factor is any number >= 1. Whatever the factor, every answer is the
+// same: a slowed build does more work (or waits longer) for the same
+// answer, so it passes the agreement gate. The slowed build bakes the same
+// setting in at link time:
 //
 //	go build -ldflags "-X main.defaultSlow=search=5" -o demo-slow ./examples/demo
 //
@@ -49,7 +53,7 @@ var defaultSlow = ""
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
-	slow := flag.String("slow", defaultSlow, "endpoint=factor: multiply the work of one endpoint (items, search, sleep)")
+	slow := flag.String("slow", defaultSlow, "endpoint=factor[,...]: multiply the work of an endpoint (items, search, sleep) by a factor >= 1, e.g. search=1.2")
 	var o options
 	flag.BoolVar(&o.reorder, "reorder", false, "write JSON object keys in reverse order")
 	flag.BoolVar(&o.stamp, "stamp", false, "add generated_at, the time of the answer, to every JSON answer")
@@ -88,20 +92,43 @@ func main() {
 	log.Print("demo: stopped")
 }
 
-func parseSlow(s string) (map[string]int, error) {
-	f := map[string]int{"items": 1, "search": 1, "sleep": 1}
+// parseSlow reads -slow endpoint=factor[,endpoint=factor...] into each
+// endpoint's work factor: 1 unless named, any finite number >= 1 when
+// named ("5", "1.2").
+func parseSlow(s string) (map[string]float64, error) {
+	f := map[string]float64{"items": 1, "search": 1, "sleep": 1}
 	if s == "" {
 		return f, nil
 	}
 	for _, part := range strings.Split(s, ",") {
 		name, n, ok := strings.Cut(part, "=")
-		k, err := strconv.Atoi(n)
-		if _, known := f[name]; !ok || !known || err != nil || k < 1 {
-			return nil, fmt.Errorf("-slow %q: want endpoint=factor with endpoint one of items, search, sleep and factor >= 1", part)
+		k, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		if _, known := f[name]; !ok || !known || err != nil || math.IsNaN(k) || math.IsInf(k, 0) || k < 1 {
+			return nil, fmt.Errorf("-slow %q: want endpoint=factor with endpoint one of items, search, sleep and factor a number >= 1 (e.g. search=1.2)", part)
 		}
 		f[name] = k
 	}
 	return f, nil
+}
+
+// extraRounds is the hashing a /search slowed by factor adds to its
+// rounds: the cost of a request grows by the factor (to within one round).
+func extraRounds(rounds int, factor float64) int {
+	return int(math.Round(float64(rounds) * (factor - 1)))
+}
+
+// itemBuilds is how a /items slowed by factor builds its list of limit
+// items: whole complete builds (the last one is the answer) after a
+// partial build of part items, the fraction of the factor beyond whole.
+func itemBuilds(limit int, factor float64) (whole, part int) {
+	whole = max(int(math.Floor(factor)), 1)
+	part = int(math.Round((factor - float64(whole)) * float64(limit)))
+	return whole, min(max(part, 0), limit)
+}
+
+// sleepFor is how long a /sleep?ms=ms slowed by factor waits.
+func sleepFor(ms int, factor float64) time.Duration {
+	return time.Duration(math.Round(float64(ms) * factor * float64(time.Millisecond)))
 }
 
 // parseErrors reads -errors endpoint=rate into "answer every n-th request
@@ -123,7 +150,7 @@ func parseErrors(s string) (map[string]int64, error) {
 }
 
 type options struct {
-	factor   map[string]int
+	factor   map[string]float64
 	reorder  bool
 	stamp    bool
 	wrong    string
@@ -190,12 +217,20 @@ func newHandler(o options) http.Handler {
 			return
 		}
 		limit := intParam(r, "limit", 10, 1, 1000)
+		whole, part := itemBuilds(limit, factor["items"])
 		var items []item
-		for range factor["items"] {
+		build := func(n int) {
 			items = items[:0]
-			for i := range limit {
+			for i := range n {
 				items = append(items, item{ID: i, Name: "item-" + strconv.Itoa(i), Price: price(i)})
 			}
+		}
+		// The partial build comes first: the answer is a complete one.
+		if part > 0 {
+			build(part)
+		}
+		for range whole {
+			build(limit)
 		}
 		if o.wrong == "items" && len(items) > 3 {
 			items[3].Price++ // the bug: one price off by one
@@ -222,7 +257,7 @@ func newHandler(o options) http.Handler {
 		}
 		// A slowed build does more work for the same answer.
 		extra := sum
-		for range rounds * (factor["search"] - 1) {
+		for range extraRounds(rounds, factor["search"]) {
 			extra = sha256.Sum256(extra[:])
 		}
 		sink.Add(uint32(extra[0]))
@@ -234,8 +269,10 @@ func newHandler(o options) http.Handler {
 			return
 		}
 		ms := intParam(r, "ms", 2, 0, 1000)
-		time.Sleep(time.Duration(ms*factor["sleep"]) * time.Millisecond)
-		writeJSON(w, map[string]any{"slept_ms": ms * factor["sleep"]})
+		time.Sleep(sleepFor(ms, factor["sleep"]))
+		// The answer is the wait asked for, whatever the factor: a slowed
+		// build waits longer for the same answer.
+		writeJSON(w, map[string]any{"slept_ms": ms})
 	})
 	return mux
 }
