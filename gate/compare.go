@@ -30,8 +30,14 @@ func matchAny(globs []string, v string) bool {
 	return false
 }
 
-// Validate reports malformed globs and rules without a metric.
+// Validate reports malformed globs, rules without a metric and an unknown
+// unresolved-tie policy.
 func (p Policy) Validate() error {
+	switch p.Unresolved {
+	case "", UnresolvedWarn, UnresolvedFail, UnresolvedPass:
+	default:
+		return fmt.Errorf("unresolved %q is not %s, %s or %s", p.Unresolved, UnresolvedWarn, UnresolvedFail, UnresolvedPass)
+	}
 	for i, r := range p.FailOn {
 		if r.Metric == "" {
 			return fmt.Errorf("fail_on[%d]: no metric", i)
@@ -54,20 +60,34 @@ func (p Policy) Validate() error {
 // error rate above p.MaxErrorRate or more than p.MaxErrorIncrease above
 // the baseline's (such a cell's headline is a regression); otherwise
 // OutcomeUndecided when a gated metric is inconclusive or there is no cell
-// at all; otherwise Pass. Settings are not validated here: under invalid
-// settings every metric is inconclusive (see Decide).
+// at all; otherwise Pass. Every metric is decided by DecidePaired on the
+// sides' summaries at s.Effective() and the cell's pairs of that metric.
+//
+// A gated tie that could not resolve its band is listed in c.Unresolved
+// (and its cell's Unresolved) under every policy; under UnresolvedFail it is
+// also a failure of kind FailUnresolved, which makes a passing outcome
+// inconclusive. Settings are not validated here: under invalid settings
+// every metric is inconclusive (see DecidePaired).
 func Compare(in []CellInput, s Settings, p Policy) Comparison {
 	c := Comparison{
-		Settings: s,
-		Policy:   p,
-		Cells:    make([]CellResult, 0, len(in)),
-		Failures: []Failure{},
-		Outcome:  Pass,
+		Settings:   s,
+		Policy:     p,
+		Cells:      make([]CellResult, 0, len(in)),
+		Failures:   []Failure{},
+		Unresolved: []Failure{},
+		Outcome:    Pass,
 	}
 	for _, ci := range in {
 		cell := compareCell(ci, s, p)
 		c.Cells = append(c.Cells, cell)
 		c.Failures = append(c.Failures, cell.Failures...)
+		for _, m := range cell.Unresolved {
+			d, _ := cell.Decision(m)
+			c.Unresolved = append(c.Unresolved, unresolvedFailure(ci.Key, d))
+		}
+		if len(cell.Unresolved) > 0 {
+			c.Counts.Unresolved++
+		}
 		switch cell.Verdict {
 		case Regression:
 			c.Counts.Regressions++
@@ -99,7 +119,7 @@ func Compare(in []CellInput, s Settings, p Policy) Comparison {
 		switch {
 		case f.Kind == FailRegression || f.Kind == FailErrorRate || f.Kind == FailAgreement || f.Kind == FailPreflight:
 			c.Outcome = Fail
-		case f.Kind == FailInconclusive && c.Outcome == Pass:
+		case (f.Kind == FailInconclusive || f.Kind == FailUnresolved) && c.Outcome == Pass:
 			c.Outcome = OutcomeUndecided
 		}
 	}
@@ -111,6 +131,9 @@ const (
 	FailRegression   = "regression"
 	FailErrorRate    = "error_rate"
 	FailInconclusive = "inconclusive"
+	// A gated tie that could not resolve its band, under
+	// Policy.Unresolved fail.
+	FailUnresolved = "unresolved"
 	// The correctness gates run before any load: a class whose answers
 	// disagree under mode required, a pre-flight command the candidate
 	// fails and the baseline passes.
@@ -137,10 +160,13 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 		Candidate: totals(ci.Candidate),
 		Gated:     []Metric{},
 	}
+	conf := s.Effective()
+	q := newQuantiles(conf)
 	for _, m := range measured(ci) {
-		cell.Decisions = append(cell.Decisions, Decide(m,
-			Summarize(ci.Baseline.Samples[m], s.Confidence),
-			Summarize(ci.Candidate.Samples[m], s.Confidence), s.For(m)))
+		// DecidePaired, sharing the cell's t quantiles.
+		cell.Decisions = append(cell.Decisions, decide(m,
+			summarize(ci.Baseline.Samples[m], conf, q),
+			summarize(ci.Candidate.Samples[m], conf, q), ci.Pairs[m], s.For(m), q))
 	}
 	for _, r := range p.FailOn {
 		if p.OnlyMeasured {
@@ -174,6 +200,13 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 			cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: m, Kind: FailInconclusive, Reason: d.Reason})
 		case Improvement:
 			improved = true
+		case Tie:
+			if d.Unresolved {
+				cell.Unresolved = append(cell.Unresolved, m)
+				if p.Unresolved == UnresolvedFail {
+					cell.Failures = append(cell.Failures, unresolvedFailure(ci.Key, d))
+				}
+			}
 		}
 	}
 	switch {
@@ -211,6 +244,44 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 		cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: ErrorRate, Kind: FailErrorRate, Reason: errFail})
 	}
 	return cell
+}
+
+// unresolvedFailure says what an unresolved tie could not see.
+func unresolvedFailure(k CellKey, d Decision) Failure {
+	what := "intervals"
+	if d.Rule == RulePaired {
+		what = "interval"
+	}
+	band := percent(d.TieWithin)
+	return Failure{Key: k, Metric: d.Metric, Kind: FailUnresolved, Reason: fmt.Sprintf(
+		"tie, but the %s cannot rule out a change of up to %s%% (band %s%%)",
+		what, percentFrom(0, d.Resolution, band, false), band)}
+}
+
+// Open reports whether a cell's gated verdict is still open: one of its
+// gated metrics is inconclusive (or not measured), an unresolved tie, or a
+// regression or improvement whose interval still reaches inside the band
+// (Decision.Open). A cell no rule gates is never open, and an error-rate
+// failure neither opens nor settles a cell. An adaptive design measures
+// open cells again.
+func Open(c CellResult) bool {
+	for _, m := range c.Gated {
+		if d, ok := c.Decision(m); !ok || d.Open() {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenCells lists the keys of the open cells, in the comparison's order.
+func (c Comparison) OpenCells() []CellKey {
+	var keys []CellKey
+	for _, cell := range c.Cells {
+		if Open(cell) {
+			keys = append(keys, cell.Key)
+		}
+	}
+	return keys
 }
 
 func totals(sd Side) SideTotals {

@@ -359,6 +359,10 @@ func TestPolicyValidate(t *testing.T) {
 	check(Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95, Variants: []string{"a", "[b"}}}},
 		`fail_on[1]: glob "[b": syntax error in pattern`)
 	check(Policy{FailOn: []Rule{{Classes: []string{"Q01"}}}}, "fail_on[0]: no metric")
+	for _, u := range []Unresolved{"", UnresolvedWarn, UnresolvedFail, UnresolvedPass} {
+		check(Policy{Unresolved: u}, "")
+	}
+	check(Policy{Unresolved: "ignore"}, `unresolved "ignore" is not warn, fail or pass`)
 }
 
 func TestCompareUnits(t *testing.T) {

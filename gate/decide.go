@@ -20,27 +20,147 @@ func (s Settings) Validate() error {
 			return fmt.Errorf("tie_within of %s: %v is not a finite fraction >= 0", m, t)
 		}
 	}
+	switch s.Rule {
+	case "", RuleOverlap, RulePaired:
+	default:
+		return fmt.Errorf("rule %q is not %s or %s", s.Rule, RuleOverlap, RulePaired)
+	}
+	if s.Looks < 0 {
+		return fmt.Errorf("looks %d is negative", s.Looks)
+	}
+	if s.Batches < 0 {
+		return fmt.Errorf("batches %d is negative", s.Batches)
+	}
 	return nil
 }
 
-// Decide applies the pre-registered rule of DESIGN.md to one metric of one
-// cell. Inconclusive when either side has fewer than 2 repetitions; tie when
-// the closed intervals overlap or the means are less than s.TieWithin apart
-// relative to the baseline; otherwise the better side wins. With a baseline
-// mean of 0 no relative band exists and the intervals alone decide.
+// Effective is the confidence every interval of a decision is made at:
+// 1 - (1-Confidence)/K with K = max(1, Looks), the Bonferroni split of the
+// error rate over the planned looks.
+//
+// An adaptive design decides a cell after round `repetitions` and after
+// every round it adds, up to max_repetitions, and stops at the first look
+// that settles it; K, the looks it may take, is fixed before any data. A false verdict at the look it stopped at is a false
+// verdict at one of the K planned looks, so by the union bound its
+// probability is at most the sum of the looks' probabilities, K ·
+// (1-Confidence)/K = 1-Confidence. The union bound holds whatever the
+// dependence between the looks (they share all their earlier rounds) and
+// whatever the stopping rule, which is why it is used here: boundaries that
+// spend the error more efficiently (Pocock, O'Brien-Fleming) rest on a known
+// correlation between looks at planned information fractions of a normal
+// statistic, which t intervals with few degrees of freedom, batch means, a
+// tie band and stopping on a settled tie do not give. The price is
+// conservatism: looks this dependent make the real rate well below the
+// bound.
+func (s Settings) Effective() float64 {
+	return 1 - (1-s.Confidence)/float64(max(1, s.Looks))
+}
+
+func (s Settings) batches() int {
+	if s.Batches == 0 {
+		return DefaultBatches
+	}
+	return s.Batches
+}
+
+// Decide applies the overlap rule of DESIGN.md to one metric of one cell,
+// for callers that have no paired observations, whatever s.Rule says: it is
+// DecidePaired without pairs under RuleOverlap. base and cand should be
+// summarized at s.Effective().
 func Decide(m Metric, base, cand Summary, s Settings) Decision {
-	d := Decision{Metric: m, Baseline: base, Candidate: cand}
+	s.Rule = RuleOverlap
+	return DecidePaired(m, base, cand, nil, s)
+}
+
+// DecidePaired is the decision of one metric of one cell, the one every
+// verdict comes from (Compare calls it for every metric). base and cand are
+// the sides' summaries at s.Effective(); pairs the metric's paired
+// observations in time order, nil when there are none. When pairs are given
+// the decision carries their ratio (Decision.Paired) whatever the rule.
+//
+// Under RuleOverlap, the default: inconclusive when either side has fewer
+// than 2 repetitions; tie when the closed intervals overlap or the means are
+// less than s.TieWithin apart relative to the baseline; otherwise the better
+// side wins. With a baseline mean of 0 no relative band exists and the
+// intervals alone decide.
+//
+// Under RulePaired: inconclusive when the ratio cannot be made (see
+// PairedRatio); tie when its interval contains 1 or the ratio is less than
+// s.TieWithin from 1; otherwise the better side wins, and Delta is the
+// ratio - 1.
+//
+// The error rate is always decided by the overlap rule and has no paired
+// ratio: its zeros (no error in a slice or a round, the common case) make a
+// ratio of error rates 0/0 or infinite, and a ratio of sums over the few
+// slices that erred says nothing useful.
+//
+// Every decision also records its Resolution, and a tie whose Resolution
+// exceeds the band is Unresolved.
+func DecidePaired(m Metric, base, cand Summary, pairs []Pair, s Settings) Decision {
+	return decide(m, base, cand, pairs, s, nil)
+}
+
+func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles) Decision {
+	rule := s.rule()
+	if m == ErrorRate {
+		rule, pairs = RuleOverlap, nil
+	}
+	d := Decision{Metric: m, Baseline: base, Candidate: cand, Rule: rule,
+		Confidence: s.Effective(), TieWithin: s.TieWithin}
 	if base.Mean != 0 {
 		d.Delta = (cand.Mean - base.Mean) / base.Mean
 	}
 	decided := func(v Verdict, reason string) Decision {
 		d.Verdict, d.Reason = v, reason
+		if v == Tie && d.Resolution > d.TieWithin {
+			d.Unresolved = true
+		}
 		return d
 	}
 
 	if err := s.Validate(); err != nil {
 		return decided(Inconclusive, err.Error())
 	}
+	var ratioErr error
+	if len(pairs) > 0 || rule == RulePaired {
+		r, err := pairedRatio(pairs, d.Confidence, s.batches(), q)
+		if err == nil {
+			d.Paired = &r
+		}
+		ratioErr = err
+	}
+	band := percent(s.TieWithin)
+
+	if rule == RulePaired {
+		if ratioErr != nil {
+			reason := ratioErr.Error()
+			if len(pairs) == 0 && (base.N == 0) != (cand.N == 0) {
+				reason = tooFew(base.N, cand.N) // says which side is missing
+			}
+			return decided(Inconclusive, reason)
+		}
+		r := *d.Paired
+		d.Delta = r.Ratio - 1
+		d.Resolution = math.Max(math.Abs(r.Lo-1), math.Abs(r.Hi-1))
+		if r.Lo <= 1 && 1 <= r.Hi {
+			return decided(Tie, "ratio interval contains 1")
+		}
+		rel := math.Abs(r.Ratio - 1)
+		if rel < s.TieWithin {
+			return decided(Tie, fmt.Sprintf("ratio %s%% from 1 (< %s%%)",
+				percentAgainst(rel, band, true), band))
+		}
+		v, dir := Regression, "lower"
+		if r.Ratio > 1 {
+			dir = "higher"
+		}
+		if (r.Ratio > 1) == s.HigherIsBetter(m) {
+			v = Improvement
+		}
+		return decided(v, fmt.Sprintf("candidate %s%% %s, ratio interval %s",
+			percentAgainst(rel, band, false), dir, ratioInterval(r.Lo, r.Hi)))
+	}
+
 	if base.N < 2 || cand.N < 2 {
 		return decided(Inconclusive, tooFew(base.N, cand.N))
 	}
@@ -49,11 +169,13 @@ func Decide(m Metric, base, cand Summary, s Settings) Decision {
 			return decided(Inconclusive, "a sample is not a finite number")
 		}
 	}
+	if base.Mean != 0 {
+		d.Resolution = (math.Abs(cand.Mean-base.Mean) + base.HalfWidth + cand.HalfWidth) / math.Abs(base.Mean)
+	}
 
 	if base.Lo() <= cand.Hi() && cand.Lo() <= base.Hi() {
 		return decided(Tie, "intervals overlap")
 	}
-	band := percent(s.TieWithin)
 	if base.Mean == 0 {
 		return decided(winner(m, base, cand, s), fmt.Sprintf(
 			"candidate %s, intervals apart (baseline mean 0: intervals alone decide)",
@@ -66,6 +188,42 @@ func Decide(m Metric, base, cand Summary, s Settings) Decision {
 	}
 	return decided(winner(m, base, cand, s), fmt.Sprintf("candidate %s%% %s, intervals apart",
 		percentAgainst(rel, band, false), direction(base, cand)))
+}
+
+// Open reports whether more data could still change or settle the
+// decision: it is inconclusive, an unresolved tie, or a regression or
+// improvement whose interval still reaches inside the band. Under the
+// paired rule that is a ratio interval whose end nearer 1 is less than the
+// band from 1; under overlap, intervals whose nearest ends are less than
+// the band (relative to the baseline's mean) apart. A resolved tie, and a
+// regression or improvement wholly beyond the band, are settled.
+func (d Decision) Open() bool {
+	switch d.Verdict {
+	case Tie:
+		return d.Unresolved
+	case Regression, Improvement:
+	default:
+		return true
+	}
+	if d.Rule == RulePaired {
+		if d.Paired == nil {
+			return true
+		}
+		near := d.Paired.Lo - 1 // the interval lies above 1
+		if d.Paired.Hi < 1 {
+			near = 1 - d.Paired.Hi
+		}
+		return near < d.TieWithin
+	}
+	b, c := d.Baseline, d.Candidate
+	if b.Mean == 0 {
+		return false // no band: the intervals apart decide alone
+	}
+	gap := c.Lo() - b.Hi()
+	if c.Mean < b.Mean {
+		gap = b.Lo() - c.Hi()
+	}
+	return gap/math.Abs(b.Mean) < d.TieWithin
 }
 
 func winner(m Metric, base, cand Summary, s Settings) Verdict {
@@ -104,9 +262,14 @@ func percent(f float64) string {
 // or more when one decimal would contradict the verdict beside the band
 // ("means 10.0% apart (< 10%)" for a rel of 0.09996).
 func percentAgainst(rel float64, band string, below bool) string {
+	return percentFrom(1, rel, band, below)
+}
+
+// percentFrom is percentAgainst starting at minPrec decimals.
+func percentFrom(minPrec int, rel float64, band string, below bool) string {
 	limit, _ := strconv.ParseFloat(band, 64)
 	var s string
-	for prec := 1; prec <= 6; prec++ {
+	for prec := minPrec; prec <= 6; prec++ {
 		s = strconv.FormatFloat(rel*100, 'f', prec, 64)
 		v, _ := strconv.ParseFloat(s, 64)
 		if (v < limit) == below {
@@ -114,4 +277,20 @@ func percentAgainst(rel float64, band string, below bool) string {
 		}
 	}
 	return s
+}
+
+// ratioInterval formats an interval that excludes 1 with two decimals, or
+// more when two would make its ends equal or let it seem to touch 1
+// ("1.00–1.01" for [1.004, 1.012]).
+func ratioInterval(lo, hi float64) string {
+	var a, b string
+	for prec := 2; prec <= 6; prec++ {
+		a, b = strconv.FormatFloat(lo, 'f', prec, 64), strconv.FormatFloat(hi, 'f', prec, 64)
+		pa, _ := strconv.ParseFloat(a, 64)
+		pb, _ := strconv.ParseFloat(b, 64)
+		if a != b && (pa > 1 || pb < 1) {
+			break
+		}
+	}
+	return a + "–" + b
 }

@@ -148,4 +148,9 @@ func TestSettingsValidate(t *testing.T) {
 	check(Settings{Confidence: 1, TieWithin: 0.1}, "confidence 1 is not between 0 and 1")
 	check(Settings{Confidence: 0.95, TieWithin: -0.1}, "tie_within -0.1 is not a finite fraction >= 0")
 	check(Settings{Confidence: 0.95, TieWithin: math.NaN()}, "tie_within NaN is not a finite fraction >= 0")
+	check(Settings{Confidence: 0.95, Rule: RulePaired, Looks: 6, Batches: 3}, "")
+	check(Settings{Confidence: 0.95, Rule: RuleOverlap}, "")
+	check(Settings{Confidence: 0.95, Rule: "bayes"}, `rule "bayes" is not overlap or paired`)
+	check(Settings{Confidence: 0.95, Looks: -1}, "looks -1 is negative")
+	check(Settings{Confidence: 0.95, Batches: -2}, "batches -2 is negative")
 }

@@ -1,6 +1,8 @@
 // Package gate holds benchgate's statistics and decisions: summaries with
-// Student-t intervals, the pre-registered tie rule, per-metric verdicts and the
-// fail_on policy. It is pure: no I/O, no clock, no imports of the other
+// Student-t intervals, paired ratio intervals, the pre-registered tie rules
+// (overlap and paired), per-metric verdicts with the resolution each could
+// reach, the fail_on policy, and which cells an adaptive design should
+// measure again. It is pure: no I/O, no clock, no imports of the other
 // benchgate packages, so every number it produces can be checked by hand.
 package gate
 
@@ -36,10 +38,32 @@ var GoUnits = []Metric{"sec/op", "B/op", "allocs/op", "B/s"}
 // higher; time, memory, allocations, errors and any other unit lower.
 func (m Metric) HigherIsBetter() bool { return m == RPS || strings.HasSuffix(string(m), "/s") }
 
+// DecisionRule names the rule that turns measurements into a verdict
+// (scenario field gate.rule). It is not called Rule: that name is a fail_on
+// rule's.
+type DecisionRule string
+
+// Decision rules.
+const (
+	// RuleOverlap, the default: tie when the two sides' intervals
+	// overlap or their means are within the band; otherwise the better
+	// side wins.
+	RuleOverlap DecisionRule = "overlap"
+	// RulePaired: tie when the interval of the paired ratio
+	// candidate/baseline contains 1 or the ratio is within the band of 1;
+	// otherwise the better side wins.
+	RulePaired DecisionRule = "paired"
+)
+
+// DefaultBatches is the number of batches a round's pairs are split into
+// when Settings.Batches is 0.
+const DefaultBatches = 5
+
 // Settings are the knobs of the tie rule. Use DefaultSettings and change what
 // differs, so a new knob never changes a signature.
 type Settings struct {
-	// Confidence of the two-sided Student-t interval, e.g. 0.95.
+	// Confidence of the two-sided Student-t interval, e.g. 0.95. With
+	// several looks every interval is made at Effective(), not at this.
 	Confidence float64
 	// TieWithin: two means closer than this fraction of the baseline's mean
 	// are a tie whatever their intervals say, e.g. 0.10.
@@ -50,6 +74,24 @@ type Settings struct {
 	// HigherBetterFor overrides Metric.HigherIsBetter for the metrics it
 	// names: a benchmark's own unit says which way is better.
 	HigherBetterFor map[Metric]bool
+	// Rule decides the verdicts; empty means RuleOverlap. The error rate
+	// is always decided by the overlap rule.
+	Rule DecisionRule
+	// Looks is the number of planned looks of an adaptive design (rounds
+	// repetitions … max_repetitions: max_repetitions - repetitions + 1);
+	// 0 or 1 is a fixed design with a single look.
+	Looks int
+	// Batches is the largest number of batches a round's pairs are split
+	// into for the paired interval; 0 means DefaultBatches.
+	Batches int
+}
+
+// rule is the rule s decides by: RuleOverlap when unset.
+func (s Settings) rule() DecisionRule {
+	if s.Rule == "" {
+		return RuleOverlap
+	}
+	return s.Rule
 }
 
 // HigherIsBetter is the direction m is decided in under s.
@@ -86,6 +128,25 @@ type Summary struct {
 func (s Summary) Lo() float64 { return s.Mean - s.HalfWidth }
 func (s Summary) Hi() float64 { return s.Mean + s.HalfWidth }
 
+// Pair is one paired observation of a metric: the baseline's and the
+// candidate's value measured back to back in the same round, one rung each
+// under round interleaving, one slice each under slice interleaving.
+type Pair struct {
+	Round int     `json:"round"`
+	Base  float64 `json:"base"`
+	Cand  float64 `json:"cand"`
+}
+
+// Ratio is the paired ratio candidate/baseline of a metric with its
+// interval (see PairedRatio).
+type Ratio struct {
+	Ratio float64 `json:"ratio"` // exp of the mean of the batches' log ratios
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	N     int     `json:"n"`     // batches the interval rests on
+	Pairs int     `json:"pairs"` // pairs in those batches
+}
+
 // Verdict is the decision of one metric in one cell.
 type Verdict string
 
@@ -109,6 +170,26 @@ type Decision struct {
 	// Reason says why, in words a report can print: "intervals overlap",
 	// "means 4.1% apart (< 10%)", "need >= 2 repetitions, have 1".
 	Reason string `json:"reason"`
+	// Rule is the rule the verdict was decided by: the settings' rule,
+	// except for the error rate, which is always decided by overlap.
+	Rule DecisionRule `json:"rule"`
+	// Confidence of every interval of the decision: the settings'
+	// Effective() confidence.
+	Confidence float64 `json:"confidence"`
+	// TieWithin is the band the metric was decided with.
+	TieWithin float64 `json:"tie_within"`
+	// Paired is the paired ratio candidate/baseline when the metric has
+	// paired observations it could be made from, whatever the rule (a
+	// report shows it as the change's ±); nil otherwise and for the error
+	// rate.
+	Paired *Ratio `json:"paired,omitempty"`
+	// Resolution is the largest relative change the data cannot rule
+	// out: under overlap (|mc-mb| + hb + hc) / |mb| (0 when mb is 0),
+	// under paired max(|Lo-1|, |Hi-1|) of the ratio. 0 when inconclusive.
+	Resolution float64 `json:"resolution"`
+	// Unresolved marks a tie whose Resolution exceeds TieWithin: the data
+	// could not have told a change of the band's size from none.
+	Unresolved bool `json:"unresolved,omitempty"`
 }
 
 // CellKey names a cell of the grid.
@@ -132,6 +213,11 @@ type CellInput struct {
 	Key       CellKey
 	Baseline  Side
 	Candidate Side
+	// Pairs holds each metric's paired observations in time order: one
+	// per round under round interleaving, the slice pairs under slice
+	// interleaving. A metric without pairs has no paired ratio, and under
+	// RulePaired is inconclusive.
+	Pairs map[Metric][]Pair
 }
 
 // Rule is one pre-declared regression: a regression of Metric in a cell
@@ -165,7 +251,28 @@ type Policy struct {
 	// the baseline's by more than this fails the gate; nil disables the
 	// check.
 	MaxErrorIncrease *float64 `json:"max_error_increase,omitempty"`
+	// Unresolved is what a gated unresolved tie does to the outcome;
+	// empty means UnresolvedWarn.
+	Unresolved Unresolved `json:"unresolved,omitempty"`
 }
+
+// Unresolved is the policy for gated ties that could not resolve the band
+// (scenario field gate.unresolved).
+type Unresolved string
+
+// Unresolved-tie policies. Under each, Comparison.Unresolved lists the ties.
+const (
+	// UnresolvedWarn, the default: the outcome is what the verdicts say;
+	// the report leads with the unresolved ties.
+	UnresolvedWarn Unresolved = "warn"
+	// UnresolvedFail: each unresolved gated tie is also a failure of kind
+	// FailUnresolved, which leaves the outcome inconclusive (never a pass,
+	// never a fail by itself).
+	UnresolvedFail Unresolved = "fail"
+	// UnresolvedPass: the outcome is what the verdicts say, and the report
+	// need not lead with the ties.
+	UnresolvedPass Unresolved = "pass"
+)
 
 // SideTotals are a target's request and error totals in a cell.
 type SideTotals struct {
@@ -178,8 +285,9 @@ type SideTotals struct {
 type Failure struct {
 	Key    CellKey `json:"cell"`
 	Metric Metric  `json:"metric"`
-	// Kind is "regression", "error_rate", "inconclusive", or for the
-	// correctness gates, which have no metric, "agreement" or "preflight".
+	// Kind is "regression", "error_rate", "inconclusive", "unresolved",
+	// or for the correctness gates, which have no metric, "agreement" or
+	// "preflight".
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
 }
@@ -195,9 +303,12 @@ type CellResult struct {
 	// Verdict is the cell's headline: regression when a gated metric
 	// regressed, else inconclusive when one was inconclusive, else
 	// improvement when one improved, else tie. A cell no rule gates takes its
-	// headline from rps.
+	// headline from rps. An unresolved tie's headline is a tie.
 	Verdict  Verdict   `json:"verdict"`
 	Failures []Failure `json:"failures,omitempty"`
+	// Unresolved lists the gated metrics whose verdict is an unresolved
+	// tie, in Gated order.
+	Unresolved []Metric `json:"unresolved,omitempty"`
 }
 
 // Decision returns the decision of metric m, if the cell has one.
@@ -227,6 +338,9 @@ type Counts struct {
 	Improvements int `json:"improvements"`
 	Ties         int `json:"ties"`
 	Inconclusive int `json:"inconclusive"`
+	// Unresolved counts the cells with at least one gated unresolved
+	// tie, whatever their headline.
+	Unresolved int `json:"unresolved"`
 }
 
 // Comparison is the decided grid.
@@ -236,5 +350,9 @@ type Comparison struct {
 	Cells    []CellResult `json:"cells"`
 	Counts   Counts       `json:"counts"`
 	Failures []Failure    `json:"failures"`
-	Outcome  Outcome      `json:"outcome"`
+	// Unresolved holds one entry of kind FailUnresolved per gated
+	// unresolved tie, under every Policy.Unresolved; under UnresolvedFail
+	// they are in Failures too.
+	Unresolved []Failure `json:"unresolved"`
+	Outcome    Outcome   `json:"outcome"`
 }

@@ -1,0 +1,125 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// PairedRatio returns the ratio candidate/baseline of paired observations
+// with its two-sided interval at the given confidence.
+//
+// The pairs are grouped by round (in order of first appearance; within a
+// round in the order given, which must be time order). Each round's pairs
+// are split into min(batches, pairs in the round) contiguous batches of
+// near-equal size (sizes differ by at most 1, the larger first); batches < 1
+// means DefaultBatches. A batch's observation is ln(Σcand / Σbase) over its
+// pairs. The interval is Student-t over the batch observations (n-1 degrees
+// of freedom); Ratio is exp of their mean and Lo, Hi are exp(mean ∓ h).
+//
+// Why batches: slices next to each other in time share noise (a side's
+// own state, its garbage collector or caches, or a neighbour's burst that
+// overlaps one side's slices more than the other's, changes more slowly
+// than a slice), so the log ratios of adjacent pairs are autocorrelated and
+// a t interval over single pairs, which assumes independence, would be too
+// narrow. The means of contiguous batches of pairs are much closer to
+// independent, because only the pairs at a batch's edges share noise with
+// the next batch. Rounds are separated by the other cells' rungs and never
+// share a batch. Under round interleaving each round has one pair, so each
+// batch is one pair.
+//
+// Why a ratio of sums: a slice in which nothing was answered has a value
+// of 0, which would make its own log ratio infinite; summed with the rest of
+// its batch it only lowers that batch's observation. Only a batch whose
+// every slice is 0 on one side makes the ratio impossible.
+//
+// Why logs: a change is a factor, and an interval for a factor is symmetric
+// on the log scale (×1.25 and ×0.8 are the same distance from 1), and the
+// spread of a log ratio does not depend on the metric's unit or size; exp of
+// the mean log ratio is the geometric mean of the batch ratios, which
+// weighs ×2 and ×½ alike.
+//
+// Data the interval cannot be made from is an error, never a panic: fewer
+// than 2 batches, a batch whose sum on either side is not a finite number
+// above 0, or a confidence outside (0, 1). That the batches are close to
+// independent is assumed, not checked: a batch must be longer than the
+// correlation time of the noise in the log ratio (docs/statistics.md).
+func PairedRatio(pairs []Pair, confidence float64, batches int) (Ratio, error) {
+	return pairedRatio(pairs, confidence, batches, nil)
+}
+
+func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (Ratio, error) {
+	if !(confidence > 0 && confidence < 1) {
+		return Ratio{}, fmt.Errorf("confidence %v is not between 0 and 1", confidence)
+	}
+	if batches < 1 {
+		batches = DefaultBatches
+	}
+	rounds := groupRounds(pairs)
+	logs := make([]float64, 0, len(pairs))
+	for _, ps := range rounds {
+		round, n := ps[0].Round, len(ps)
+		k := min(batches, n)
+		start := 0
+		for b := range k {
+			size := n / k
+			if b < n%k {
+				size++
+			}
+			var sb, sc float64
+			for _, p := range ps[start : start+size] {
+				sb += p.Base
+				sc += p.Cand
+			}
+			start += size
+			for _, side := range []struct {
+				name string
+				sum  float64
+			}{{"baseline", sb}, {"candidate", sc}} {
+				if !(side.sum > 0) || math.IsInf(side.sum, 1) {
+					return Ratio{}, fmt.Errorf("a paired observation is 0 or not a finite number (%s, round %d)", side.name, round)
+				}
+			}
+			logs = append(logs, math.Log(sc/sb))
+		}
+	}
+	if len(logs) < 2 {
+		if len(logs) < len(pairs) {
+			return Ratio{}, fmt.Errorf("need >= 2 batches of paired observations, have %d (of %d pairs)", len(logs), len(pairs))
+		}
+		return Ratio{}, fmt.Errorf("need >= 2 paired observations, have %d", len(logs))
+	}
+	// Summarize is the same Student-t interval as the sides' summaries.
+	s := summarize(logs, confidence, q)
+	return Ratio{
+		Ratio: math.Exp(s.Mean),
+		Lo:    math.Exp(s.Mean - s.HalfWidth),
+		Hi:    math.Exp(s.Mean + s.HalfWidth),
+		N:     len(logs),
+		Pairs: len(pairs),
+	}, nil
+}
+
+// groupRounds splits pairs into rounds in order of first appearance. The
+// pairs of a round are normally contiguous and then are not copied.
+func groupRounds(pairs []Pair) [][]Pair {
+	var runs [][]Pair
+	start := 0
+	for i := 1; i <= len(pairs); i++ {
+		if i == len(pairs) || pairs[i].Round != pairs[start].Round {
+			runs = append(runs, pairs[start:i])
+			start = i
+		}
+	}
+	seen := make(map[int]int, len(runs)) // round → index in merged
+	var merged [][]Pair
+	for _, run := range runs {
+		if j, ok := seen[run[0].Round]; ok {
+			merged[j] = append(slices.Clip(merged[j]), run...)
+			continue
+		}
+		seen[run[0].Round] = len(merged)
+		merged = append(merged, run)
+	}
+	return merged
+}
