@@ -48,17 +48,20 @@ type CommentOptions struct {
 }
 
 // Comment writes the body of the sticky pull-request comment: the outcome,
-// the failures, what the correctness gates found (failed pre-flight
-// commands, the agreement gate with each disagreement, absent classes), one
-// line of counts and the run's identity, then the rest of the markdown
-// report folded in a <details> element. The body stays within
+// the gated ties that could not resolve their band with what to do about
+// them (under gate.unresolved warn and fail; under pass they follow the
+// counts), the failures, what the correctness gates found (failed
+// pre-flight commands, the agreement gate with each disagreement, absent
+// classes), one line of counts and the run's identity, then the rest of
+// the markdown report folded in a <details> element. The body stays within
 // opt.MaxRunes: when the whole does not fit, the latency distributions
 // and the throughput charts leave the fold first, then the folded report
 // gives way to a note pointing to the job summary and report.md; then the
 // gates' details go (the failures still name each gate failure); when even
 // the failures do not fit, their list is cut at a line with "… and N
-// more". It fails only when the budget cannot hold the marker, the title
-// and that note.
+// more", and after it the list of unresolved ties, which keeps what they
+// mean and what to do. It fails only when the budget cannot hold the
+// marker, the title, that note and those words.
 func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	m := newModel(in)
 	limit := cmp.Or(opt.MaxRunes, DefaultCommentRunes)
@@ -78,7 +81,7 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 		title += "> ⚠️ " + EscapeMarkdown(opt.Note) + "\n\n"
 	}
 	var failures []string
-	for _, it := range m.failures {
+	for _, it := range m.listedFailures() {
 		failures = append(failures, "- "+failureText(it, true)+"\n")
 	}
 	counts := m.countsLine() + "\n\n"
@@ -109,26 +112,50 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 		return b.String()
 	}
 
+	// The unresolved ties lead under gate.unresolved warn and fail, right
+	// after the outcome; under pass they follow the counts.
+	block := m.unresolvedMarkdown(-1)
+	lead := m.unresolvedLeads()
+	assemble := func(block, list, gates, tail string) string {
+		if lead {
+			return marker + title + block + list + gates + counts + tail
+		}
+		return marker + title + list + gates + counts + block + tail
+	}
 	list := strings.Join(failures, "")
 	if list != "" {
 		list += "\n"
 	}
-	out := marker + title + list + gates + counts + fold(true)
+	out := assemble(block, list, gates, fold(true))
 	if secs[secLatency]+secs[secCharts] != "" && runes(out) > limit {
-		out = marker + title + list + gates + counts + fold(false)
+		out = assemble(block, list, gates, fold(false))
 	}
 	if runes(out) > limit {
 		pointer := pointerLine(opt.SummaryURL)
-		out = marker + title + list + gates + counts + pointer
+		out = assemble(block, list, gates, pointer)
 		if runes(out) > limit {
-			out = marker + title + list + counts + pointer
+			out = assemble(block, list, "", pointer)
 		}
 		if runes(out) > limit {
-			var err error
-			if list, err = cutFailures(failures, limit-runes(marker+title+counts+pointer)); err != nil {
+			// The failures give way first, then the list of unresolved
+			// ties; each keeps a line saying how many it left out, and the
+			// ties keep what they mean and what to do.
+			cut, err := cutFailures(failures, limit-runes(assemble(block, "", "", pointer)))
+			if err == nil {
+				out = assemble(block, cut, "", pointer)
+			} else if block != "" {
+				least := ""
+				if len(failures) > 0 {
+					least = moreLine(len(failures)) + "\n"
+				}
+				var cutBlock string
+				if cutBlock, err = m.cutUnresolved(limit - runes(assemble("", least, "", pointer))); err == nil {
+					out = assemble(cutBlock, least, "", pointer)
+				}
+			}
+			if err != nil {
 				return fmt.Errorf("report: a comment of %d runes cannot hold the marker, title and note: %w", limit, err)
 			}
-			out = marker + title + list + counts + pointer
 		}
 	}
 	_, err := io.WriteString(w, out)
@@ -196,12 +223,16 @@ func linkTarget(s string) string {
 func (m *model) countsLine() string {
 	c := m.in.Comparison.Counts
 	r := m.in.Results
-	counts := strings.Join([]string{
+	parts := []string{
 		plural(c.Regressions, "regression", "regressions"),
 		plural(c.Improvements, "improvement", "improvements"),
 		plural(c.Ties, "tie", "ties"),
 		fmt.Sprintf("%d inconclusive", c.Inconclusive),
-	}, " · ")
+	}
+	if n := m.unresolvedCells(); n > 0 {
+		parts = append(parts, plural(n, "cell", "cells")+" with unresolved ties")
+	}
+	counts := strings.Join(parts, " · ")
 	name := r.Scenario.Name
 	if name == "" {
 		name = "(unnamed scenario)"
@@ -269,6 +300,7 @@ var sectionNames = map[sectionID]string{
 	secThreats:     "the threats to validity",
 	secReproduce:   "how to reproduce",
 	secEnvironment: "the environment",
+	secUnresolved:  "the unresolved ties",
 }
 
 // cutLine marks where a job summary cut a part of the report short.
@@ -374,7 +406,9 @@ func write(w io.Writer, secs []section, note string) error {
 	var b strings.Builder
 	placed := note == ""
 	for _, s := range secs {
-		if !placed && s.id > secFailures {
+		// The note follows the head: the title, identity, status, error,
+		// failures, and the unresolved ties when they lead.
+		if !placed && s.id > secFailures && s.id != secUnresolved {
 			b.WriteString(note)
 			placed = true
 		}

@@ -51,6 +51,9 @@ func TestCommentGolden(t *testing.T) {
 		{"comment_pins.md", pinsInput, CommentOptions{Header: "benchgate: api", Marker: "<!-- benchgate:comment header=api -->"}},
 		{"comment_gates.md", gatesInput, CommentOptions{Marker: testMarker}},
 		{"comment_grpc.md", grpcInput, CommentOptions{Header: "benchgate: grpc", Marker: "<!-- benchgate:comment header=grpc -->"}},
+		{"comment_paired_warn.md", func() Input { return slicedInput(gate.UnresolvedWarn) }, CommentOptions{Marker: testMarker}},
+		{"comment_paired_fail.md", func() Input { return slicedInput(gate.UnresolvedFail) }, CommentOptions{Marker: testMarker}},
+		{"comment_adaptive.md", adaptiveInput, CommentOptions{Marker: testMarker}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			got := comment(t, tc.input(), tc.opt)

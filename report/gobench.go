@@ -20,6 +20,9 @@ type goRow struct {
 	verdict                gate.Verdict
 	gated, gatedRegression bool
 	reason                 string // of an inconclusive verdict
+	// unresolved is the decision when it is a tie that could not
+	// resolve its band.
+	unresolved []gate.Decision
 }
 
 // isGoBench says whether the results are Go benchmark results: their
@@ -39,8 +42,9 @@ func (m *model) goRows() []goRow {
 				baseMedian: median(d.Baseline, scale, suffix), candMedian: median(d.Candidate, scale, suffix),
 				delta: dash, verdict: d.Verdict,
 			}
-			if d.Baseline.N > 0 && d.Candidate.N > 0 && d.Baseline.Mean != 0 {
-				r.delta = percent(d.Delta)
+			r.delta = deltaText(d)
+			if d.Verdict == gate.Tie && d.Unresolved {
+				r.unresolved = []gate.Decision{d}
 			}
 			for _, g := range c.Gated {
 				if g == d.Metric {
@@ -129,7 +133,8 @@ func median(s gate.Summary, scale float64, suffix string) string {
 }
 
 func goVerdictText(r goRow, markdown bool) string {
-	return verdictText(row{verdict: r.verdict, gatedRegression: r.gatedRegression, reason: r.reason}, markdown)
+	return verdictText(row{verdict: r.verdict, gatedRegression: r.gatedRegression, reason: r.reason,
+		unresolved: r.unresolved, own: gate.Metric(r.unit)}, markdown)
 }
 
 // mdGoTable writes the Go benchmark table.

@@ -26,15 +26,23 @@ type (
 		Error    string       `json:"error,omitempty"`
 		Rounds   jsonRounds   `json:"rounds"`
 		Outcome  gate.Outcome `json:"outcome"`
+		// Counts are of cells: headline verdicts, and the cells with a
+		// gated tie that could not resolve its band (unresolved).
 		Counts   gate.Counts  `json:"counts"`
 		Settings jsonSettings `json:"settings"`
 		Policy   jsonPolicy   `json:"policy"`
+		// Schedule is how the two sides were interleaved.
+		Schedule jsonSchedule `json:"schedule"`
 		// Gates is what the correctness gates found before any load;
 		// absent when the results file records none.
-		Gates       *jsonGates    `json:"gates,omitempty"`
-		Cells       []jsonCell    `json:"cells"`
-		Failures    []jsonFailure `json:"failures"`
-		Environment jsonEnv       `json:"environment"`
+		Gates    *jsonGates    `json:"gates,omitempty"`
+		Cells    []jsonCell    `json:"cells"`
+		Failures []jsonFailure `json:"failures"`
+		// Unresolved lists every gated tie that could not resolve its
+		// band, under every gate.unresolved policy (under fail they are
+		// in Failures too, of kind "unresolved").
+		Unresolved  []jsonUnresolved `json:"unresolved"`
+		Environment jsonEnv          `json:"environment"`
 		// Generator is the load generator's CPU; absent when no rung
 		// measured resources.
 		Generator *jsonGenerator `json:"generator,omitempty"`
@@ -51,6 +59,10 @@ type (
 		// every cell rests on at least this many.
 		Decided int `json:"decided"`
 		Planned int `json:"planned"`
+		// MaxPlanned is the most rounds a cell could take with adaptive
+		// rounds; absent for a fixed design. Each cell's own count is its
+		// rounds.
+		MaxPlanned int `json:"max_planned,omitempty"`
 		// PinSets holds each pin set's complete rounds, which its cells
 		// are decided on, in schedule order; empty without pin sets.
 		PinSets []jsonPinRounds `json:"pin_sets"`
@@ -64,6 +76,30 @@ type (
 		TieWithin  float64 `json:"tie_within"`
 		// TieWithinFor holds the metrics with a band of their own.
 		TieWithinFor map[gate.Metric]float64 `json:"tie_within_for,omitempty"`
+		// Rule is the decision rule, "overlap" or "paired".
+		Rule gate.DecisionRule `json:"rule"`
+		// Looks is the number of looks of an adaptive design (1 for a
+		// fixed one); EffectiveConfidence the confidence every interval
+		// was made at, Confidence split over the looks.
+		Looks               int     `json:"looks"`
+		EffectiveConfidence float64 `json:"effective_confidence"`
+		// Batches is the most batches a round's pairs are split into for
+		// the paired interval.
+		Batches int `json:"batches"`
+	}
+	jsonSchedule struct {
+		// Interleave is "round" or "slice"; SliceS and SettleS are the
+		// slices' measured and settling seconds, absent under round.
+		Interleave string  `json:"interleave"`
+		SliceS     float64 `json:"slice_s,omitempty"`
+		SettleS    float64 `json:"settle_s,omitempty"`
+	}
+	jsonUnresolved struct {
+		Key        jsonKey `json:"cell"`
+		Metric     string  `json:"metric"`
+		Resolution float64 `json:"resolution"`
+		TieWithin  float64 `json:"tie_within"`
+		Reason     string  `json:"reason"`
 	}
 	jsonPolicy struct {
 		FailOn []jsonRule `json:"fail_on"`
@@ -71,6 +107,9 @@ type (
 		MaxErrorRate *float64 `json:"max_error_rate"`
 		// MaxErrorIncrease is omitted when the check is disabled.
 		MaxErrorIncrease *float64 `json:"max_error_increase,omitempty"`
+		// Unresolved is what a gated unresolved tie does: "warn", "fail"
+		// or "pass".
+		Unresolved gate.Unresolved `json:"unresolved"`
 	}
 	jsonRule struct {
 		Metric      string   `json:"metric"`
@@ -86,12 +125,17 @@ type (
 		Concurrency int    `json:"concurrency"`
 	}
 	jsonCell struct {
-		Key       jsonKey        `json:"cell"`
-		Verdict   gate.Verdict   `json:"verdict"`
-		Gated     []string       `json:"gated"`
-		Decisions []jsonDecision `json:"decisions"`
-		Baseline  jsonTotals     `json:"baseline"`
-		Candidate jsonTotals     `json:"candidate"`
+		Key     jsonKey      `json:"cell"`
+		Verdict gate.Verdict `json:"verdict"`
+		Gated   []string     `json:"gated"`
+		// Rounds is the number of rounds the cell was decided on.
+		Rounds int `json:"rounds"`
+		// Unresolved lists the gated metrics whose tie could not resolve
+		// the band.
+		Unresolved []string       `json:"unresolved"`
+		Decisions  []jsonDecision `json:"decisions"`
+		Baseline   jsonTotals     `json:"baseline"`
+		Candidate  jsonTotals     `json:"candidate"`
 		// Resources are means over the decided rounds' measured rungs;
 		// absent when neither target's resources were measured. The
 		// decisions on cpu_per_req, mem_mean and mem_peak are in Decisions.
@@ -211,6 +255,27 @@ type (
 		Delta     float64      `json:"delta"`
 		Verdict   gate.Verdict `json:"verdict"`
 		Reason    string       `json:"reason"`
+		// Rule decided the verdict at Confidence with band TieWithin.
+		Rule       gate.DecisionRule `json:"rule"`
+		Confidence float64           `json:"confidence"`
+		TieWithin  float64           `json:"tie_within"`
+		// Paired is the ratio candidate/baseline of the paired
+		// observations with its interval; null without them.
+		Paired *jsonRatio `json:"paired"`
+		// Resolution is the largest relative change the data could not
+		// rule out; Unresolved marks a tie whose resolution exceeds the
+		// band.
+		Resolution float64 `json:"resolution"`
+		Unresolved bool    `json:"unresolved"`
+	}
+	jsonRatio struct {
+		Ratio float64 `json:"ratio"`
+		Lo    float64 `json:"lo"`
+		Hi    float64 `json:"hi"`
+		// N is the number of batches the interval rests on, Pairs the
+		// paired observations in them.
+		N     int `json:"n"`
+		Pairs int `json:"pairs"`
 	}
 	jsonSummary struct {
 		N         int     `json:"n"`
@@ -252,10 +317,11 @@ type (
 )
 
 // JSON writes the decisions as an indented JSON document ending in a
-// newline: outcome, counts, the rule and policy in force, what the
-// correctness gates found, every cell's per-metric decisions, error totals
-// and latency distribution, the failures, and the scenario and environment
-// they belong to. Lists are never null, so consumers need no
+// newline: outcome, counts, the rule, design and policy in force, what the
+// correctness gates found, every cell's per-metric decisions (with the
+// resolution each could reach and its paired ratio), error totals and
+// latency distribution, the failures, the unresolved ties, and the scenario
+// and environment they belong to. Lists are never null, so consumers need no
 // special case for an empty grid.
 func JSON(w io.Writer, in Input) error {
 	m := newModel(in)
@@ -277,15 +343,18 @@ func buildJSON(m *model) jsonDoc {
 			Name: r.Scenario.Name, File: r.Scenario.File, Hash: r.Scenario.Hash,
 			Seed: r.Scenario.Seed, Profile: r.Scenario.Profile,
 		},
-		Status:   r.Status,
-		Error:    r.Error,
-		Rounds:   jsonRounds{Decided: m.in.Rounds, Planned: r.Plan.Rounds, PinSets: []jsonPinRounds{}},
-		Outcome:  c.Outcome,
-		Counts:   c.Counts,
-		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin, TieWithinFor: c.Settings.TieWithinFor},
-		Policy:   jsonPolicy{FailOn: []jsonRule{}},
-		Cells:    []jsonCell{},
-		Failures: []jsonFailure{},
+		Status:  r.Status,
+		Error:   r.Error,
+		Rounds:  jsonRounds{Decided: m.in.Rounds, Planned: r.Plan.Rounds, PinSets: []jsonPinRounds{}},
+		Outcome: c.Outcome,
+		Counts:  c.Counts,
+		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin, TieWithinFor: c.Settings.TieWithinFor,
+			Rule: m.rule(), Looks: m.looks(), EffectiveConfidence: c.Settings.Effective(), Batches: batchesOf(c.Settings)},
+		Policy:     jsonPolicy{FailOn: []jsonRule{}, Unresolved: m.unresolvedPolicy()},
+		Schedule:   jsonSchedule{Interleave: "round"},
+		Cells:      []jsonCell{},
+		Failures:   []jsonFailure{},
+		Unresolved: []jsonUnresolved{},
 		Environment: jsonEnv{
 			Baseline:    jsonTargetOf(r.Env.Baseline),
 			Candidate:   jsonTargetOf(r.Env.Candidate),
@@ -300,6 +369,12 @@ func buildJSON(m *model) jsonDoc {
 			Start:       timeOrNil(r.Env.Start),
 			End:         timeOrNil(r.Env.End),
 		},
+	}
+	if m.adaptive() {
+		doc.Rounds.MaxPlanned = r.Plan.MaxRounds
+	}
+	if m.sliced() {
+		doc.Schedule = jsonSchedule{Interleave: "slice", SliceS: r.Scenario.Load.Slice, SettleS: r.Scenario.Load.Settle}
 	}
 	if len(r.Plan.PinSets) > 0 {
 		for _, p := range m.rounds {
@@ -322,25 +397,44 @@ func buildJSON(m *model) jsonDoc {
 	}
 	for _, cell := range c.Cells {
 		jc := jsonCell{
-			Key:       jsonKeyOf(cell.Key),
-			Verdict:   cell.Verdict,
-			Gated:     []string{},
-			Decisions: []jsonDecision{},
-			Baseline:  jsonTotals(cell.Baseline),
-			Candidate: jsonTotals(cell.Candidate),
+			Key:        jsonKeyOf(cell.Key),
+			Verdict:    cell.Verdict,
+			Gated:      []string{},
+			Rounds:     m.roundsOfCell(cellOf(cell.Key)),
+			Unresolved: []string{},
+			Decisions:  []jsonDecision{},
+			Baseline:   jsonTotals(cell.Baseline),
+			Candidate:  jsonTotals(cell.Candidate),
 		}
 		for _, g := range cell.Gated {
 			jc.Gated = append(jc.Gated, string(g))
 		}
+		for _, u := range cell.Unresolved {
+			jc.Unresolved = append(jc.Unresolved, string(u))
+		}
 		for _, d := range cell.Decisions {
-			jc.Decisions = append(jc.Decisions, jsonDecision{
-				Metric:    string(d.Metric),
-				Baseline:  jsonSummaryOf(d.Baseline),
-				Candidate: jsonSummaryOf(d.Candidate),
-				Delta:     d.Delta,
-				Verdict:   d.Verdict,
-				Reason:    d.Reason,
-			})
+			jd := jsonDecision{
+				Metric:     string(d.Metric),
+				Baseline:   jsonSummaryOf(d.Baseline),
+				Candidate:  jsonSummaryOf(d.Candidate),
+				Delta:      d.Delta,
+				Verdict:    d.Verdict,
+				Reason:     d.Reason,
+				Rule:       d.Rule,
+				Confidence: d.Confidence,
+				TieWithin:  d.TieWithin,
+				Resolution: d.Resolution,
+				Unresolved: d.Unresolved,
+			}
+			if d.Confidence == 0 {
+				// Decided before decisions recorded their design: the
+				// comparison's settings are what decided them.
+				jd.Rule, jd.Confidence, jd.TieWithin = gate.RuleOverlap, c.Settings.Effective(), c.Settings.For(d.Metric).TieWithin
+			}
+			if p := d.Paired; p != nil {
+				jd.Paired = &jsonRatio{Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, N: p.N, Pairs: p.Pairs}
+			}
+			jc.Decisions = append(jc.Decisions, jd)
 		}
 		jc.Resources = m.jsonResourcesOf(cell.Key)
 		jc.Latency = m.jsonLatencyOf(cell.Key)
@@ -364,7 +458,24 @@ func buildJSON(m *model) jsonDoc {
 			Key: jsonKeyOf(f.Key), Metric: string(f.Metric), Kind: f.Kind, Reason: f.Reason,
 		})
 	}
+	for _, it := range m.unresolved {
+		u := jsonUnresolved{Key: jsonKeyOf(it.key), Metric: string(it.d.Metric), Resolution: it.d.Resolution, TieWithin: it.d.TieWithin}
+		for _, f := range c.Unresolved {
+			if f.Key == it.key && f.Metric == it.d.Metric {
+				u.Reason = f.Reason
+			}
+		}
+		doc.Unresolved = append(doc.Unresolved, u)
+	}
 	return doc
+}
+
+// batchesOf is the most batches the paired interval splits a round into.
+func batchesOf(s gate.Settings) int {
+	if s.Batches == 0 {
+		return gate.DefaultBatches
+	}
+	return s.Batches
 }
 
 func jsonKeyOf(k gate.CellKey) jsonKey {

@@ -13,9 +13,10 @@ import (
 	"github.com/benchgate/benchgate/gate"
 )
 
-// Markdown writes the full report as GitHub-flavoured markdown: outcome and
-// failures first, then the correctness gates, one table per pin set and
-// variant, the resources the targets used and their throughput per core
+// Markdown writes the full report as GitHub-flavoured markdown: outcome,
+// the gated ties that could not resolve their band (under gate.unresolved
+// warn and fail; under pass after the tables) and failures first, then the
+// correctness gates, one table per pin set and variant, the resources the targets used and their throughput per core
 // when measured, each cell's latency distribution when the rungs carry
 // histograms, the error distribution, claims, threats to validity, how to
 // reproduce and the environment, in the order of the hand-written model
@@ -63,17 +64,28 @@ type section struct {
 // nothing to say, so the comment and the job summary can fold, reorder or
 // leave out whole parts of the same text.
 func (m *model) sections() []section {
-	parts := []struct {
+	type part struct {
 		id    sectionID
 		write func(*strings.Builder)
-	}{
+	}
+	// Unresolved ties lead under gate.unresolved warn and fail, as
+	// important as the failures; under pass they follow the verdicts.
+	var lead, follow []part
+	if m.unresolvedLeads() {
+		lead = []part{{secUnresolved, m.mdUnresolved}}
+	} else {
+		follow = []part{{secUnresolved, m.mdUnresolved}}
+	}
+	parts := slices.Concat([]part{
 		{secTitle, func(b *strings.Builder) { b.WriteString(m.titleLine("benchgate", 0)) }},
 		{secIdentity, m.mdIdentity},
 		{secStatus, m.mdStatus},
 		{secError, m.mdError},
+	}, lead, []part{
 		{secFailures, m.mdFailures},
 		{secGates, m.mdGates},
 		{secTables, m.mdTables},
+	}, follow, []part{
 		{secCharts, m.mdCharts},
 		{secResources, m.mdResources},
 		{secPerCore, m.mdPerCore},
@@ -83,7 +95,7 @@ func (m *model) sections() []section {
 		{secThreats, m.mdThreats},
 		{secReproduce, m.mdReproduce},
 		{secEnvironment, m.mdEnvironment},
-	}
+	})
 	var out []section
 	for _, p := range parts {
 		var b strings.Builder
@@ -131,8 +143,10 @@ func (m *model) mdIdentity(b *strings.Builder) {
 		parts = append(parts, "profile "+md(r.Scenario.Profile))
 	}
 	parts = append(parts, plural(len(m.in.Comparison.Cells), "cell", "cells")+" × "+m.roundsText("round", "rounds", md))
-	parts = append(parts, fmt.Sprintf("%s intervals, tie within %s",
-		fraction(m.in.Comparison.Settings.Confidence), m.bandText(md)))
+	if d := m.designText(); d != "" {
+		parts = append(parts, d)
+	}
+	parts = append(parts, fmt.Sprintf("%s, tie within %s", m.intervalsText(), m.bandText(md)))
 	b.WriteString(strings.Join(parts, " · ") + "\n\n")
 }
 
@@ -174,6 +188,17 @@ func (m *model) outcomeText(emoji bool) string {
 		}
 		return strings.ToUpper(string(c.Outcome)) + ": " + word
 	}
+	// Ties that could not resolve their band are counted whatever the
+	// outcome: "— 3 gated cells could not resolve a 10% change on this
+	// runner". When they are what left the gate undecided, they are the
+	// outcome's reason instead.
+	unresolved := m.unresolvedSummary()
+	also := func(s string) string {
+		if unresolved == "" {
+			return s
+		}
+		return s + " — " + unresolved
+	}
 	switch c.Outcome {
 	case gate.Fail:
 		var parts []string
@@ -192,7 +217,7 @@ func (m *model) outcomeText(emoji bool) string {
 		if len(parts) == 0 {
 			parts = append(parts, "gate failed")
 		}
-		return mark("❌", strings.Join(parts, ", "))
+		return also(mark("❌", strings.Join(parts, ", ")))
 	case gate.Pass:
 		word := "no regression"
 		if c.Counts.Regressions > 0 {
@@ -201,16 +226,31 @@ func (m *model) outcomeText(emoji bool) string {
 		if d := countsText(c.Counts); d != "" {
 			word += " (" + d + ")"
 		}
-		return mark("✅", word)
+		return also(mark("✅", word))
 	case gate.OutcomeUndecided:
 		word := "inconclusive"
+		undecided := ""
 		if n := m.failuresOf("inconclusive"); n > 0 {
-			word = plural(n, "gated metric", "gated metrics") + " undecided"
+			undecided = plural(n, "gated metric", "gated metrics") + " undecided"
+		}
+		switch {
+		case unresolved != "" && m.failuresOf(gate.FailUnresolved) > 0:
+			// gate.unresolved fail: the ties are why.
+			word = unresolved
+			if undecided != "" {
+				word = undecided + ", " + unresolved
+			}
+			if emoji {
+				word = "inconclusive: " + word
+			}
+			return mark("⚠️", word)
+		case undecided != "":
+			word = undecided
 			if emoji {
 				word = "inconclusive (" + word + ")"
 			}
 		}
-		return mark("⚠️", word)
+		return also(mark("⚠️", word))
 	}
 	return mark("⚠️", "no outcome")
 }
@@ -270,13 +310,27 @@ func (m *model) statusText(markdown bool) string {
 }
 
 func (m *model) mdFailures(b *strings.Builder) {
-	if len(m.failures) == 0 {
+	listed := m.listedFailures()
+	if len(listed) == 0 {
 		return
 	}
-	for _, it := range m.failures {
+	for _, it := range listed {
 		b.WriteString("- " + failureText(it, true) + "\n")
 	}
 	b.WriteString("\n")
+}
+
+// listedFailures are the failures a failure list shows: all but the
+// unresolved ties under gate.unresolved fail, which the list of unresolved
+// ties shows with their resolution.
+func (m *model) listedFailures() []failureItem {
+	var out []failureItem
+	for _, it := range m.failures {
+		if it.f.Kind != gate.FailUnresolved || len(m.unresolved) == 0 {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // gateFailureText marks a correctness gate's failure, which always fails
@@ -320,6 +374,8 @@ func failureText(it failureItem, markdown bool) string {
 			break
 		}
 		s = strong(metric+" undecided") + " in " + esc(cellName(f.Key))
+	case gate.FailUnresolved:
+		s = strong(metric+" unresolved") + " in " + esc(cellName(f.Key))
 	case gate.FailAgreement:
 		// The key names the class and variant probed, not a cell. The
 		// reason the gate command gives reads on from the class: "answers
@@ -348,7 +404,7 @@ func failureText(it failureItem, markdown bool) string {
 		s += ": " + esc(f.Reason)
 	}
 	if markdown {
-		if f.Kind == "inconclusive" {
+		if f.Kind == "inconclusive" || f.Kind == gate.FailUnresolved {
 			return "⚠️ " + s
 		}
 		return "❌ " + s
@@ -371,13 +427,17 @@ func (m *model) mdTables(b *strings.Builder) {
 		}
 		rps := m.rpsName()
 		head := []string{"class", "c"}
+		align := []string{"---", "---:"}
+		rounds := m.cellsDiffer()
+		if rounds {
+			head, align = append(head, "rounds"), append(align, "---:")
+		}
 		for _, side := range []string{"baseline", "candidate"} {
 			head = append(head, side+" "+rps)
 			for _, mt := range t.latMetrics {
 				head = append(head, side+" "+latencyName(mt)+" ("+t.unit.name+")")
 			}
 		}
-		align := []string{"---", "---:"}
 		for range 2 * (1 + len(t.latMetrics)) {
 			align = append(align, "---:")
 		}
@@ -390,7 +450,11 @@ func (m *model) mdTables(b *strings.Builder) {
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 		b.WriteString("| " + strings.Join(align, " | ") + " |\n")
 		for _, r := range t.rows {
-			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency), r.baseRPS}
+			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency)}
+			if rounds {
+				cells = append(cells, strconv.Itoa(r.rounds))
+			}
+			cells = append(cells, r.baseRPS)
 			cells = append(cells, r.baseLat...)
 			cells = append(cells, r.candRPS)
 			cells = append(cells, r.candLat...)
@@ -624,6 +688,9 @@ func verdictText(r row, markdown bool) string {
 	default:
 		s = esc(string(r.verdict))
 	}
+	if r.verdict == gate.Tie && len(r.unresolved) > 0 {
+		s += " (" + couldNotSee(r.unresolved, r.own, esc) + ")"
+	}
 	if len(r.carriers) > 0 && r.verdict != gate.Inconclusive {
 		names := make([]string, len(r.carriers))
 		for i, c := range r.carriers {
@@ -696,24 +763,19 @@ func (m *model) mdClaims(b *strings.Builder) {
 		"nor behaviour on other hardware or under another workload.\n\n",
 		commitSuffix(r.Env.Baseline.Commit), commitSuffix(r.Env.Candidate.Commit),
 		md(r.Scenario.Name), scenarioIdentity(r.Scenario))
-	every := "every cell"
-	if !m.uniformRounds() {
-		every = "every cell of its pin set"
-	}
-	order := fmt.Sprintf("The intervals rest on %s, each running %s once on each target in seeded AB/BA order.",
-		m.roundsText("complete round", "complete rounds", md), every)
-	if !m.interleaved() {
-		order = fmt.Sprintf("The intervals rest on %s per side, read from files: how the two sides were scheduled is not known to this report, so drift of the machine between them is not cancelled.",
-			m.roundsText("repetition", "repetitions", md))
-	}
 	better := "higher throughput, lower latency"
 	if m.isGoBench() {
 		better = "lower time, memory and allocations per op, higher rates"
 	}
-	fmt.Fprintf(b, "The rule was fixed before the run: per cell and metric, a **tie** when the two "+
-		"%s Student-t intervals overlap or the means are under %s apart relative to the baseline; "+
-		"otherwise the better side wins (%s). %s\n\n",
-		fraction(c.Settings.Confidence), m.bandText(md), better, order)
+	design := []string{m.ruleClaim(better), m.orderText()}
+	if s := m.adaptiveText(); s != "" {
+		design = append(design, s)
+	}
+	if m.anyPaired() {
+		design = append(design, "Where a cell has paired observations, Δ is the change of their ratio candidate/baseline, "+
+			"± the larger distance from it to an end of its interval.")
+	}
+	b.WriteString(strings.Join(design, " ") + "\n\n")
 	b.WriteString("The gate fails on:\n\n")
 	for _, rule := range c.Policy.FailOn {
 		b.WriteString("- " + ruleText(rule) + "\n")
@@ -731,8 +793,29 @@ func (m *model) mdClaims(b *strings.Builder) {
 	if len(c.Policy.FailOn) == 0 && c.Policy.MaxErrorRate < 0 && len(gates) == 0 {
 		b.WriteString("- nothing: no rule is declared, so this run can only inform\n")
 	}
-	b.WriteString("\n**Inconclusive** means too few repetitions to form an interval (at least 2 are needed); " +
-		"it is never a pass.\n\n")
+	if m.rule() == gate.RulePaired {
+		b.WriteString("\n**Inconclusive** means too few observations to form an interval (at least 2 batches of paired " +
+			"observations, or for the error rate 2 repetitions, are needed); it is never a pass.\n\n")
+	} else {
+		b.WriteString("\n**Inconclusive** means too few repetitions to form an interval (at least 2 are needed); " +
+			"it is never a pass.\n\n")
+	}
+	if m.anyUnresolved() {
+		b.WriteString("A **tie (could not see < N%)** is an unresolved tie: its data could not rule out a change of up to " +
+			"N% (rounded up), more than the tie band, so it says only that no change larger than that was seen.\n\n")
+	}
+}
+
+// anyUnresolved says whether some verdict shown is an unresolved tie.
+func (m *model) anyUnresolved() bool {
+	for _, c := range m.in.Comparison.Cells {
+		for _, d := range c.Decisions {
+			if d.Unresolved {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // scenarioIdentity is ", sha256 0123…, seed 1, profile pr" for prose.
@@ -853,6 +936,7 @@ func (m *model) threats() []string {
 		out = append(out, "Some "+m.noun().many+" failed (see Errors): a side that fails fast can look faster, "+
 			"and its latency mixes error responses with real ones.")
 	}
+	out = append(out, m.designThreats()...)
 	return append(out, m.gateThreats()...)
 }
 
@@ -926,14 +1010,22 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 		for i, c := range l.Concurrency {
 			cs[i] = strconv.Itoa(c)
 		}
-		decided := plural(m.in.Rounds, "complete round", "complete rounds") + " decided"
+		decided := m.roundsText("complete round", "complete rounds", md) + " decided"
 		if !m.uniformRounds() {
 			decided = "decided on " + m.roundsText("complete round", "complete rounds", md)
 		}
-		fmt.Fprintf(b, "- **load**: concurrency %s; %s measured after %s warmup per rung; timeout %s; "+
-			"%s planned, %s\n",
-			strings.Join(cs, ", "), seconds(l.Duration), seconds(l.Warmup), seconds(l.Timeout),
-			plural(l.Repetitions, "repetition", "repetitions"), decided)
+		sliced := ""
+		if m.sliced() {
+			sliced = "; alternating in slices of " + m.sliceText()
+		}
+		planned := plural(l.Repetitions, "repetition", "repetitions") + " planned"
+		if m.adaptive() {
+			planned += fmt.Sprintf(" (up to %d where a verdict was open)", m.in.Results.Plan.MaxRounds)
+		}
+		fmt.Fprintf(b, "- **load**: concurrency %s; %s measured after %s warmup per rung%s; timeout %s; "+
+			"%s, %s\n",
+			strings.Join(cs, ", "), seconds(l.Duration), seconds(l.Warmup), sliced, seconds(l.Timeout),
+			planned, decided)
 	}
 	cpu := md(orDash(env.CPUModel))
 	if env.CPUs > 0 {

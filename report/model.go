@@ -44,6 +44,14 @@ type model struct {
 	// unreadable counts the decided rungs whose histogram could not be
 	// read.
 	unreadable int
+	// cellRounds caches the rounds each cell was decided on (rounds.go).
+	cellRounds map[baselines.Cell]int
+	// unresolved lists the gated ties that could not resolve their band,
+	// in cell order and each cell's gated order (unresolved.go).
+	unresolved []unresolvedItem
+	// pairs is the number of paired slice observations each cell's
+	// verdicts rest on, for the cells that have any (design.go).
+	pairs map[baselines.Cell]int
 }
 
 // table is the grid of one pin set and variant.
@@ -83,8 +91,17 @@ type row struct {
 	// latMetrics order.
 	baseLat, candLat []string
 	baseErr, candErr string
-	delta            string
-	verdict          gate.Verdict
+	// delta is the change of rps, with the paired ratio's ± when the
+	// decision has one.
+	delta   string
+	verdict gate.Verdict
+	// rounds is the number of rounds the cell was decided on.
+	rounds int
+	// unresolved holds the decisions of the headline metrics whose tie
+	// could not resolve the band, when the headline is a tie; own is the
+	// metric the row's Δ shows, which they need not name.
+	unresolved []gate.Decision
+	own        gate.Metric
 	// gatedRegression: a fail_on rule turned this cell's regression into a
 	// failure; a regression no rule gates is shown, but as not gated.
 	gatedRegression bool
@@ -124,6 +141,8 @@ func newModel(in Input) *model {
 	in = in.normalise()
 	m := &model{in: in}
 	m.buildRounds()
+	m.buildUnresolved()
+	m.buildPairs()
 	m.buildUsage()
 	m.buildLatency()
 	m.buildFailures()
@@ -166,7 +185,9 @@ func (m *model) buildTables() {
 			failed[c.Key][f.Kind] = true
 		}
 		m.tables[i].cells = append(m.tables[i].cells, c)
-		m.tables[i].rows = append(m.tables[i].rows, newRow(c, failed[c.Key]))
+		r := newRow(c, failed[c.Key])
+		r.rounds = m.roundsOfCell(cellOf(c.Key))
+		m.tables[i].rows = append(m.tables[i].rows, r)
 	}
 	latMetrics := []gate.Metric{gate.P95}
 	if m.isGRPC() {
@@ -220,7 +241,7 @@ func (m *model) buildLatency() {
 	encoded := map[sideKey][]string{}
 	var keys []sideKey
 	for _, g := range m.in.Results.Rungs {
-		if g.Histogram == "" || !m.decided(g.Pins, g.Round) {
+		if g.Histogram == "" || !m.decided(g.Cell, g.Round) {
 			continue
 		}
 		k := sideKey{g.Cell, g.Target}
@@ -309,15 +330,14 @@ func newRow(c gate.CellResult, failed map[string]bool) row {
 		key:     c.Key,
 		baseRPS: dash, candRPS: dash, delta: dash,
 		verdict:         c.Verdict,
+		own:             gate.RPS,
 		gatedRegression: c.Verdict == gate.Regression && failed["regression"],
 		errorFailure:    failed["error_rate"],
 	}
 	if d, ok := c.Decision(gate.RPS); ok {
 		r.baseRPS = rpsSummary(d.Baseline)
 		r.candRPS = rpsSummary(d.Candidate)
-		if d.Baseline.N > 0 && d.Candidate.N > 0 && d.Baseline.Mean != 0 {
-			r.delta = percent(d.Delta)
-		}
+		r.delta = deltaText(d)
 	}
 	// The headline comes from the gated metrics, or from rps when none is
 	// gated (gate.CellResult.Verdict).
@@ -337,6 +357,13 @@ func newRow(c gate.CellResult, failed map[string]bool) row {
 	}
 	if slices.Equal(r.carriers, []gate.Metric{gate.RPS}) {
 		r.carriers = nil
+	}
+	if c.Verdict == gate.Tie {
+		for _, d := range c.Decisions {
+			if d.Verdict == gate.Tie && d.Unresolved && slices.Contains(from, d.Metric) {
+				r.unresolved = append(r.unresolved, d)
+			}
+		}
 	}
 	if c.Verdict != gate.Inconclusive {
 		r.reason = ""
@@ -370,7 +397,7 @@ func (m *model) buildFailures() {
 			}
 			it.cand = c.Candidate
 			if d, ok := c.Decision(f.Metric); ok && f.Kind == "regression" && d.Baseline.Mean != 0 {
-				it.delta = percent(d.Delta)
+				it.delta = deltaText(d)
 			}
 		}
 		m.failures = append(m.failures, it)
@@ -393,7 +420,7 @@ func (m *model) buildErrors() {
 	}
 	incomplete := map[round]bool{}
 	for _, g := range m.in.Results.Rungs {
-		if !m.decided(g.Pins, g.Round) {
+		if !m.decided(g.Cell, g.Round) {
 			m.uncounted++
 			incomplete[round{g.Pins, g.Round}] = true
 			continue

@@ -37,7 +37,10 @@ type Input struct {
 	// when the results file has no pin sets; 0 means
 	// Results.CompleteRounds(). With pin sets it is ignored: each pin set's
 	// cells are decided on its own complete rounds,
-	// Results.CompleteRoundsOf(pins), as the gate decides them.
+	// Results.CompleteRoundsOf(pins), as the gate decides them. With
+	// adaptive rounds a cell also counts the rounds it ran after those on
+	// both targets, Results.RoundsOfCell, unless Rounds says fewer rounds
+	// than the results file holds.
 	Rounds int
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -34,6 +36,9 @@ func TestGolden(t *testing.T) {
 	inputs := map[string]func() Input{
 		"full": fullInput, "cancelled": cancelledInput, "pins": pinsInput, "pins_cancelled": pinsCancelledInput,
 		"gates": gatesInput, "grpc": grpcInput,
+		"paired_warn": func() Input { return slicedInput(gate.UnresolvedWarn) },
+		"paired_fail": func() Input { return slicedInput(gate.UnresolvedFail) },
+		"adaptive":    adaptiveInput,
 	}
 	for name, input := range inputs {
 		for _, f := range []struct {

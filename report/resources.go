@@ -52,7 +52,7 @@ func (m *model) side(k gate.CellKey, target string) *sideUsage {
 func (m *model) buildUsage() {
 	m.usage = map[sideKey]*sideUsage{}
 	for _, g := range m.in.Results.Rungs {
-		if g.ResourceSource == "" || !m.decided(g.Pins, g.Round) {
+		if g.ResourceSource == "" || !m.decided(g.Cell, g.Round) {
 			continue
 		}
 		k := sideKey{g.Cell, g.Target}
@@ -145,6 +145,8 @@ type resVerdict struct {
 	metric  gate.Metric
 	verdict gate.Verdict
 	gated   bool
+	// d is the decision, for an unresolved tie's resolution.
+	d gate.Decision
 }
 
 // newResTable lays out the resources of one table's cells, or returns nil
@@ -223,10 +225,10 @@ func (m *model) newResTable(cells []gate.CellResult) *resTable {
 	}
 	delta := func(c gate.CellResult, mt gate.Metric) string {
 		d, ok := c.Decision(mt)
-		if !ok || d.Baseline.N == 0 || d.Candidate.N == 0 || d.Baseline.Mean == 0 {
+		if !ok {
 			return dash
 		}
-		return percent(d.Delta)
+		return deltaText(d)
 	}
 	for _, c := range cells {
 		r := resRow{key: c.Key, dCPU: delta(c, gate.CPUPerReq), dMem: delta(c, gate.MemPeak)}
@@ -251,6 +253,7 @@ func (m *model) newResTable(cells []gate.CellResult) *resTable {
 				r.verdicts = append(r.verdicts, resVerdict{
 					metric: mt, verdict: d.Verdict,
 					gated: d.Verdict == gate.Regression && gatedRegression[c.Key][mt],
+					d:     d,
 				})
 			}
 		}
@@ -260,8 +263,9 @@ func (m *model) newResTable(cells []gate.CellResult) *resTable {
 }
 
 // resVerdictText is a resources row's verdict column: each resource
-// metric that did not tie, grouped by verdict, or "tie". A gated regression
-// is marked as in the verdict table.
+// metric that did not tie, grouped by verdict, then the ties that could
+// not resolve their band with what they could not see, or "tie". A gated
+// regression is marked as in the verdict table.
 func resVerdictText(vs []resVerdict, markdown bool) string {
 	if len(vs) == 0 {
 		return dash
@@ -271,6 +275,7 @@ func resVerdictText(vs []resVerdict, markdown bool) string {
 		esc = md
 	}
 	var gated, ungated, inconclusive, improved []string
+	var unresolved []gate.Decision
 	for _, v := range vs {
 		n := esc(string(v.metric))
 		switch v.verdict {
@@ -284,6 +289,10 @@ func resVerdictText(vs []resVerdict, markdown bool) string {
 			inconclusive = append(inconclusive, n)
 		case gate.Improvement:
 			improved = append(improved, n)
+		case gate.Tie:
+			if v.d.Unresolved {
+				unresolved = append(unresolved, v.d)
+			}
 		}
 	}
 	var parts []string
@@ -300,6 +309,9 @@ func resVerdictText(vs []resVerdict, markdown bool) string {
 	add("regression, not gated", ungated)
 	add("inconclusive", inconclusive)
 	add("improvement", improved)
+	if len(unresolved) > 0 {
+		parts = append(parts, "tie ("+couldNotSee(unresolved, "", esc)+")")
+	}
 	if len(parts) == 0 {
 		return "tie"
 	}

@@ -50,16 +50,31 @@ func TestResVerdictText(t *testing.T) {
 		md, term string
 	}{
 		{nil, "—", "—"},
-		{[]resVerdict{{gate.CPUPerReq, gate.Tie, false}, {gate.MemPeak, gate.Tie, false}}, "tie", "tie"},
+		{[]resVerdict{{gate.CPUPerReq, gate.Tie, false, gate.Decision{}}, {gate.MemPeak, gate.Tie, false, gate.Decision{}}}, "tie", "tie"},
 		{
-			[]resVerdict{{gate.CPUPerReq, gate.Regression, true}, {gate.MemMean, gate.Tie, false}, {gate.MemPeak, gate.Regression, false}},
+			[]resVerdict{{gate.CPUPerReq, gate.Regression, true, gate.Decision{}}, {gate.MemMean, gate.Tie, false, gate.Decision{}}, {gate.MemPeak, gate.Regression, false, gate.Decision{}}},
 			`**regression** (cpu\_per\_req); regression, not gated (mem\_peak)`,
 			"REGRESSION (cpu_per_req); regression, not gated (mem_peak)",
 		},
 		{
-			[]resVerdict{{gate.CPUPerReq, gate.Inconclusive, false}, {gate.MemPeak, gate.Improvement, false}},
+			[]resVerdict{{gate.CPUPerReq, gate.Inconclusive, false, gate.Decision{}}, {gate.MemPeak, gate.Improvement, false, gate.Decision{}}},
 			`inconclusive (cpu\_per\_req); improvement (mem\_peak)`,
 			"inconclusive (cpu_per_req); improvement (mem_peak)",
+		},
+		{
+			// Ties that could not resolve their band say what they could
+			// not see, rounded up.
+			[]resVerdict{{gate.CPUPerReq, gate.Tie, false, gate.Decision{Metric: gate.CPUPerReq, Verdict: gate.Tie, Unresolved: true, Resolution: 0.3012}},
+				{gate.MemMean, gate.Tie, false, gate.Decision{Metric: gate.MemMean, Verdict: gate.Tie, Resolution: 0.04}},
+				{gate.MemPeak, gate.Tie, false, gate.Decision{Metric: gate.MemPeak, Verdict: gate.Tie, Unresolved: true, Resolution: 0.1201}}},
+			`tie (could not see < 31% in cpu\_per\_req, < 13% in mem\_peak)`,
+			"tie (could not see < 31% in cpu_per_req, < 13% in mem_peak)",
+		},
+		{
+			[]resVerdict{{gate.CPUPerReq, gate.Regression, true, gate.Decision{}},
+				{gate.MemPeak, gate.Tie, false, gate.Decision{Metric: gate.MemPeak, Verdict: gate.Tie, Unresolved: true, Resolution: 0.0512}}},
+			`**regression** (cpu\_per\_req); tie (could not see < 5.2% in mem\_peak)`,
+			"REGRESSION (cpu_per_req); tie (could not see < 5.2% in mem_peak)",
 		},
 	} {
 		if got := resVerdictText(tc.vs, true); got != tc.md {

@@ -56,10 +56,14 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	}
 	outcome := m.outcomeText(false)
 	fmt.Fprintf(&b, "benchgate: %s — %s\n", cleanTerminal(name), paint.outcome(m.in.Comparison.Outcome, outcome))
-	fmt.Fprintf(&b, "baseline%s vs candidate%s · %s × %s · %s intervals, tie within %s\n",
+	design := ""
+	if d := m.designText(); d != "" {
+		design = " · " + d
+	}
+	fmt.Fprintf(&b, "baseline%s vs candidate%s · %s × %s%s · %s, tie within %s\n",
 		termCommit(r.Env.Baseline.Commit), termCommit(r.Env.Candidate.Commit),
 		plural(len(m.in.Comparison.Cells), "cell", "cells"), m.roundsText("round", "rounds", cleanTerminal),
-		fraction(m.in.Comparison.Settings.Confidence), m.bandText(cleanTerminal))
+		design, m.intervalsText(), m.bandText(cleanTerminal))
 	if s := m.statusText(false); s != "" {
 		fmt.Fprintf(&b, "%s\n", paint.warn.Sprint(s))
 	}
@@ -94,9 +98,10 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 		}
 	}
 
-	if len(m.failures) > 0 {
+	m.termUnresolved(&b, paint)
+	if listed := m.listedFailures(); len(listed) > 0 {
 		b.WriteString("\nfailures:\n")
-		for _, it := range m.failures {
+		for _, it := range listed {
 			fmt.Fprintf(&b, "  %s\n", failureText(it, false))
 		}
 	}
@@ -123,6 +128,10 @@ func (m *model) termTable(b *strings.Builder, t table, paint palette) {
 		}
 	}
 	pad := classPad(t.rows)
+	rounds := m.cellsDiffer()
+	if rounds {
+		head = append([]string{"rounds"}, head...)
+	}
 	head = append([]string{pad("class"), "c"}, head...)
 	if t.hasErrors {
 		head = append(head, "baseline err", "candidate err")
@@ -130,7 +139,11 @@ func (m *model) termTable(b *strings.Builder, t table, paint palette) {
 	head = append(head, "Δ "+rps)
 	rows := [][]string{head}
 	for _, r := range t.rows {
-		cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency), r.baseRPS}
+		cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency)}
+		if rounds {
+			cells = append(cells, strconv.Itoa(r.rounds))
+		}
+		cells = append(cells, r.baseRPS)
 		cells = append(cells, r.baseLat...)
 		cells = append(cells, r.candRPS)
 		cells = append(cells, r.candLat...)
@@ -143,7 +156,11 @@ func (m *model) termTable(b *strings.Builder, t table, paint palette) {
 	lines, widths := alignRight(rows, 2)
 	if grouped {
 		n := 1 + len(t.latMetrics)
-		b.WriteString(groupLine(widths, 2, []colGroup{{2, n, "baseline"}, {2 + n, n, "candidate"}}) + "\n")
+		first := 2
+		if rounds {
+			first = 3
+		}
+		b.WriteString(groupLine(widths, 2, []colGroup{{first, n, "baseline"}, {first + n, n, "candidate"}}) + "\n")
 	}
 	fmt.Fprintf(b, "%s  verdict\n", lines[0])
 	for i, r := range t.rows {
@@ -346,7 +363,7 @@ func (p palette) verdict(r row, s string) string {
 		return p.bad.Sprint(s)
 	case r.verdict == gate.Improvement:
 		return p.good.Sprint(s)
-	case r.verdict == gate.Inconclusive:
+	case r.verdict == gate.Inconclusive, r.verdict == gate.Tie && len(r.unresolved) > 0:
 		return p.warn.Sprint(s)
 	}
 	return s

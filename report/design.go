@@ -1,0 +1,295 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// The design in words: which rule decided, how the two sides were
+// interleaved, whether rounds were adaptive, and the confidence every
+// interval was made at. The identity line, the claims, the environment and
+// the threats to validity say it from what the comparison and the results
+// file record; nothing here decides.
+
+// rule is the rule the comparison was decided by.
+func (m *model) rule() gate.DecisionRule {
+	if r := m.in.Comparison.Settings.Rule; r != "" {
+		return r
+	}
+	return gate.RuleOverlap
+}
+
+// sliced says whether the two sides alternated in slices within a round.
+func (m *model) sliced() bool {
+	return m.in.Results.Scenario.Load.Interleave == "slice" || len(m.pairs) > 0
+}
+
+// adaptive says whether cells could take rounds beyond the planned ones.
+func (m *model) adaptive() bool {
+	p := m.in.Results.Plan
+	return p.MaxRounds > p.Rounds
+}
+
+// looks is the number of looks the confidence was split over.
+func (m *model) looks() int { return max(1, m.in.Comparison.Settings.Looks) }
+
+// confidenceText prints a confidence such as 0.9875 as "98.75%", without
+// the float noise of 1 - 0.05/4.
+func confidenceText(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1e6)/1e4, 'f', -1, 64) + "%"
+}
+
+// intervalsText is the identity line's "95% intervals", or with several
+// looks "98.75% intervals (95% over 4 looks)".
+func (m *model) intervalsText() string {
+	s := m.in.Comparison.Settings
+	out := confidenceText(s.Effective()) + " intervals"
+	if m.looks() > 1 {
+		out += fmt.Sprintf(" (%s over %d looks)", confidenceText(s.Confidence), m.looks())
+	}
+	return out
+}
+
+// designText is the identity line's design beyond the default: the paired
+// rule, slice interleaving, adaptive rounds. "" for the seed's design.
+func (m *model) designText() string {
+	var parts []string
+	if m.rule() == gate.RulePaired {
+		parts = append(parts, "paired rule")
+	}
+	if m.sliced() {
+		parts = append(parts, "slices of "+m.sliceText())
+	}
+	if m.adaptive() {
+		parts = append(parts, "adaptive rounds "+m.adaptiveRange())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sliceText is "200ms", or "200ms after 50ms settle".
+func (m *model) sliceText() string {
+	l := m.in.Results.Scenario.Load
+	if l.Slice <= 0 {
+		return "unrecorded length"
+	}
+	s := seconds(l.Slice)
+	if l.Settle > 0 {
+		s += " after " + seconds(l.Settle) + " settle"
+	}
+	return s
+}
+
+// adaptiveRange is "3–6": the planned rounds and the most a cell may take.
+func (m *model) adaptiveRange() string {
+	p := m.in.Results.Plan
+	return strconv.Itoa(p.Rounds) + "–" + strconv.Itoa(p.MaxRounds)
+}
+
+// buildPairs counts each cell's paired slice observations over its decided
+// rounds: a baseline slice and a candidate slice of the same pair in the
+// same round, as the CLI pairs them.
+func (m *model) buildPairs() {
+	m.pairs = map[baselines.Cell]int{}
+	type roundKey struct {
+		cell  baselines.Cell
+		round int
+	}
+	sides := map[roundKey][2]*baselines.Rung{}
+	var keys []roundKey
+	rs := m.in.Results.Rungs
+	for i := range rs {
+		g := &rs[i]
+		if len(g.Slices) == 0 || !m.decided(g.Cell, g.Round) {
+			continue
+		}
+		k := roundKey{g.Cell, g.Round}
+		s, seen := sides[k]
+		if !seen {
+			keys = append(keys, k)
+		}
+		switch g.Target {
+		case "baseline":
+			s[0] = g
+		case "candidate":
+			s[1] = g
+		}
+		sides[k] = s
+	}
+	for _, k := range keys {
+		s := sides[k]
+		if s[0] == nil || s[1] == nil {
+			continue
+		}
+		cand := map[int]bool{}
+		for _, sl := range s[1].Slices {
+			cand[sl.Pair] = true
+		}
+		for _, sl := range s[0].Slices {
+			if cand[sl.Pair] {
+				m.pairs[k.cell]++
+			}
+		}
+	}
+}
+
+// pairsText counts the paired observations per cell: "30 slice pairs",
+// "30–50 slice pairs" where cells differ, or under round interleaving
+// "one pair per round".
+func (m *model) pairsText() string {
+	lo, hi := -1, 0
+	for _, c := range m.in.Comparison.Cells {
+		n, ok := m.pairs[cellOf(c.Key)]
+		if !ok {
+			continue
+		}
+		if lo < 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	if lo < 0 {
+		return "one pair per round, the round's two rungs"
+	}
+	return roundsRange(lo, hi, "slice pair", "slice pairs")
+}
+
+// ruleClaim states the rule that decided, for the claims. better says which
+// way each kind of metric improves.
+func (m *model) ruleClaim(better string) string {
+	s := m.in.Comparison.Settings
+	conf := confidenceText(s.Effective())
+	if m.rule() == gate.RulePaired {
+		return fmt.Sprintf("The paired rule (`gate.rule: paired`) was fixed before the run: per cell and metric, a **tie** "+
+			"when the %s Student-t interval of the paired ratio candidate/baseline contains 1 or the ratio is under %s from 1; "+
+			"otherwise the better side wins (%s). The interval is over batch means of the paired observations, %s per cell: "+
+			"each round's pairs are split into up to %d contiguous batches, a batch's observation the logarithm of its "+
+			"candidate sum over its baseline sum, so that noise neighbouring pairs share does not narrow it. "+
+			"The error rate is decided by the overlap rule.",
+			conf, m.bandText(md), better, m.pairsText(), batchesOf(s))
+	}
+	return fmt.Sprintf("The overlap rule (`gate.rule: overlap`) was fixed before the run: per cell and metric, a **tie** when the two "+
+		"%s Student-t intervals overlap or the means are under %s apart relative to the baseline; "+
+		"otherwise the better side wins (%s).", conf, m.bandText(md), better)
+}
+
+// orderText says how the rounds were scheduled, for the claims.
+func (m *model) orderText() string {
+	every := "every cell"
+	if !m.uniformRounds() {
+		every = "every cell of its pin set"
+	}
+	if m.adaptive() {
+		every += " (an adaptive round only those still open)"
+	}
+	rounds := m.roundsText("complete round", "complete rounds", md)
+	switch {
+	case !m.interleaved():
+		return fmt.Sprintf("The intervals rest on %s per side, read from files: how the two sides were scheduled is not known to this report, so drift of the machine between them is not cancelled.",
+			m.roundsText("repetition", "repetitions", md))
+	case m.sliced():
+		l := m.in.Results.Scenario.Load
+		slice := "slices"
+		if l.Slice > 0 {
+			slice += " of " + seconds(l.Slice)
+		}
+		if l.Settle > 0 {
+			slice += ", each measured after a " + seconds(l.Settle) + " settle that is not counted"
+		}
+		pairs := ""
+		if m.rule() != gate.RulePaired {
+			// The paired rule's sentence counts them.
+			pairs = ": " + m.pairsText() + " per cell"
+		}
+		return fmt.Sprintf("The intervals rest on %s. In each, %s ran on both targets, each warmed first, then alternating "+
+			"between them in %s, the slice pairs in seeded, balanced AB/BA order%s.", rounds, every, slice, pairs)
+	}
+	return fmt.Sprintf("The intervals rest on %s, each running %s once on each target in seeded AB/BA order.", rounds, every)
+}
+
+// adaptiveText explains adaptive rounds and what they cost, for the
+// claims; "" for a fixed design.
+func (m *model) adaptiveText() string {
+	if !m.adaptive() {
+		return ""
+	}
+	p := m.in.Results.Plan
+	s := m.in.Comparison.Settings
+	here := ""
+	if lo, hi := m.in.Rounds, m.mostOverall(); hi > lo {
+		here = fmt.Sprintf(" (here %d–%d)", lo, hi)
+	} else {
+		here = fmt.Sprintf(" (here none needed more than %d)", lo)
+	}
+	return fmt.Sprintf("Adaptive rounds %s (`load.max_repetitions`): cells whose verdict was still open after %s ran more, "+
+		"alone, until it settled or %s were done%s; every interval is at %s = %s split over %s, so stopping a cell at "+
+		"whichever look settles it keeps the chance of a false verdict within %s.",
+		m.adaptiveRange(), plural(p.Rounds, "round", "rounds"), strconv.Itoa(p.MaxRounds), here,
+		confidenceText(s.Effective()), confidenceText(s.Confidence), plural(m.looks(), "look", "looks"),
+		confidenceText(1-s.Confidence))
+}
+
+// mostOverall is the most rounds any cell was decided on.
+func (m *model) mostOverall() int {
+	n := m.in.Rounds
+	for _, p := range m.rounds {
+		n = max(n, p.most)
+	}
+	return n
+}
+
+// anyPaired says whether some decision carries a paired ratio, whose ±
+// the Δ columns show.
+func (m *model) anyPaired() bool {
+	for _, c := range m.in.Comparison.Cells {
+		for _, d := range c.Decisions {
+			if d.Paired != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// designThreats are the threats to validity of the design: an overlap rule
+// that left ties unresolved, a paired rule that still did, and the
+// assumption the paired interval rests on.
+func (m *model) designThreats() []string {
+	var out []string
+	n := m.unresolvedCells()
+	switch {
+	case n > 0 && m.rule() == gate.RuleOverlap:
+		out = append(out, fmt.Sprintf("Under the overlap rule a noisy runner leaves ties unresolved (%s here): each side's "+
+			"interval holds all of the runner's noise from round to round. The paired rule with slice interleaving "+
+			"(`gate.rule: paired`, `load.interleave: slice`) compares the two sides back to back, so noise slower than a "+
+			"slice reaches both alike, and resolves smaller changes on the same runner: docs/statistics.md has the measured figures.",
+			plural(n, "gated cell", "gated cells")))
+	case n > 0:
+		out = append(out, fmt.Sprintf("Even under the paired rule %s could not resolve %s: `benchgate calibrate` on this "+
+			"runner says what it can resolve and what that would take (docs/statistics.md).",
+			plural(n, "gated cell", "gated cells"), m.unresolvedBand()))
+	}
+	if m.rule() == gate.RulePaired && m.sliced() {
+		out = append(out, "The paired interval takes batches of neighbouring slices to be close to independent: "+
+			"noise that lasts longer than a batch makes it too narrow (docs/statistics.md).")
+	}
+	return out
+}
+
+// deltaText is a Δ column: the change of the means, or where the decision
+// has a paired ratio the ratio's change with ± the larger distance from it
+// to an end of its interval ("-16.7% ±2.1%"), whatever the rule; a dash
+// when there is nothing to compare.
+func deltaText(d gate.Decision) string {
+	if p := d.Paired; p != nil && p.Ratio > 0 {
+		return percent(p.Ratio-1) + " ±" + strconv.FormatFloat(100*math.Max(p.Hi-p.Ratio, p.Ratio-p.Lo), 'f', 1, 64) + "%"
+	}
+	if d.Baseline.N > 0 && d.Candidate.N > 0 && d.Baseline.Mean != 0 {
+		return percent(d.Delta)
+	}
+	return dash
+}
