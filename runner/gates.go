@@ -175,12 +175,7 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 	}
 	defer client.CloseIdleConnections()
 	c0 := s.sc.Load.Concurrency[0]
-	source := s.opts.source
-	if source == nil {
-		source = func(c baselines.Cell, round, worker int) Source {
-			return s.sc.Stream(c.Variant, c.Class, c.Concurrency, round, worker)
-		}
-	}
+	source := s.source()
 	for _, v := range s.sc.Variants {
 		for _, c := range s.sc.Classes {
 			opt := c.Agreement

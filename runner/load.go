@@ -81,53 +81,18 @@ const (
 // requests that ended in the window, answered or failed; RPS counts only
 // the answered ones. When ctx ends first, the rung is discarded and the
 // error wraps ctx's.
+//
+// Generate is a session of one window (see session); slice interleaving
+// runs many windows in one session per target.
 func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
-	if l.Concurrency < 1 {
-		return baselines.Rung{}, fmt.Errorf("load: concurrency %d, need at least 1", l.Concurrency)
-	}
 	if l.Duration <= 0 {
 		return baselines.Rung{}, fmt.Errorf("load: duration %v, need more than 0", l.Duration)
 	}
-	if l.Source == nil {
-		return baselines.Rung{}, errors.New("load: no request source")
+	s, err := newSession(l, false)
+	if err != nil {
+		return baselines.Rung{}, err
 	}
-	base, err := url.Parse(l.URL)
-	if err != nil || base.Host == "" {
-		return baselines.Rung{}, fmt.Errorf("load: bad target URL %q", l.URL)
-	}
-	timeout := l.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	statusOK := l.StatusOK
-	if statusOK == nil {
-		statusOK = func(_ string, code int) bool { return code >= 200 && code < 300 }
-	}
-
-	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        l.Concurrency,
-		MaxIdleConnsPerHost: l.Concurrency,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-	}
-	defer tr.CloseIdleConnections()
-
-	maxUS := timeout.Microseconds()
-	workers := make([]*worker, l.Concurrency)
-	for i := range workers {
-		workers[i] = &worker{
-			src:      l.Source(i),
-			tr:       tr,
-			base:     base,
-			timeout:  timeout,
-			maxUS:    maxUS,
-			statusOK: statusOK,
-			hist:     hdrhistogram.New(1, maxUS, 3),
-			buf:      make([]byte, 32<<10),
-		}
-	}
+	defer s.close()
 
 	start := time.Now()
 	warmupEnd := start.Add(l.Warmup)
@@ -138,23 +103,168 @@ func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
 	// The deadline cancels whatever is in flight when the window closes.
 	rctx, cancel := context.WithDeadline(ctx, windowEnd)
 	defer cancel()
-	var wg sync.WaitGroup
-	for _, w := range workers {
-		wg.Go(func() { w.run(rctx, warmupEnd, windowEnd) })
-	}
-	wg.Wait()
+	s.window(rctx, warmupEnd, windowEnd)
 	if err := ctx.Err(); err != nil {
 		return baselines.Rung{}, fmt.Errorf("load cancelled: %w", err)
 	}
+	return s.rung(start, l.Duration.Seconds())
+}
 
-	merged := hdrhistogram.New(1, maxUS, 3)
+// session is closed-loop load on one target that can be switched on for a
+// window and off again: its transport and workers live from newSession to
+// close, so the connections stay open between windows and each worker
+// goes on with its own request sequence where the last window left it. A
+// request a worker took from its source but did not send before a window
+// closed is the first it sends in the next, so the target sees the
+// source's sequence whole however the windows cut it.
+//
+// The counts, statuses and histograms of a session cover every window;
+// with perWindow, each worker also keeps a histogram of the current window
+// alone, which windowSlice merges and resets.
+type session struct {
+	tr      *http.Transport
+	workers []*worker
+	maxUS   int64
+}
+
+// newSession checks l (all but its Warmup, Duration and Started, which
+// the caller applies) and builds its transport and workers, asking
+// l.Source for every worker's sequence.
+func newSession(l Load, perWindow bool) (*session, error) {
+	if l.Concurrency < 1 {
+		return nil, fmt.Errorf("load: concurrency %d, need at least 1", l.Concurrency)
+	}
+	if l.Source == nil {
+		return nil, errors.New("load: no request source")
+	}
+	base, err := url.Parse(l.URL)
+	if err != nil || base.Host == "" {
+		return nil, fmt.Errorf("load: bad target URL %q", l.URL)
+	}
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	statusOK := l.StatusOK
+	if statusOK == nil {
+		statusOK = func(_ string, code int) bool { return code >= 200 && code < 300 }
+	}
+
+	s := &session{
+		tr: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        l.Concurrency,
+			MaxIdleConnsPerHost: l.Concurrency,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+		},
+		maxUS:   timeout.Microseconds(),
+		workers: make([]*worker, l.Concurrency),
+	}
+	for i := range s.workers {
+		w := &worker{
+			src:      l.Source(i),
+			tr:       s.tr,
+			timeout:  timeout,
+			maxUS:    s.maxUS,
+			statusOK: statusOK,
+			hist:     hdrhistogram.New(1, s.maxUS, 3),
+			buf:      make([]byte, 32<<10),
+			u:        origin(base),
+			noHdr:    http.Header{},
+		}
+		if perWindow {
+			w.win = hdrhistogram.New(1, s.maxUS, 3)
+		}
+		s.workers[i] = w
+	}
+	return s, nil
+}
+
+// window runs every worker from now until end and returns once all have
+// stopped. Requests that end in [from, end) count; a worker sends no
+// request from end on. What happens to a request in flight at end is
+// ctx's: under a deadline of end it is cancelled (Generate); under a
+// context that lives on it runs to its answer or its timeout, uncounted,
+// and window waits for it, so the target is idle when window returns and
+// no connection was closed by a cancellation (slice interleaving).
+//
+// Every window of a session takes the same ctx, or one that ended: a
+// worker's reused request keeps the context it was made with.
+func (s *session) window(ctx context.Context, from, end time.Time) {
+	var wg sync.WaitGroup
+	for _, w := range s.workers {
+		wg.Go(func() { w.run(ctx, from, end) })
+	}
+	wg.Wait()
+}
+
+// close releases the workers' request contexts and timers and the idle
+// connections.
+func (s *session) close() {
+	for _, w := range s.workers {
+		w.release()
+	}
+	s.tr.CloseIdleConnections()
+}
+
+// tally is a session's running counts, taken before a window so that
+// windowSlice can tell what the window added.
+type tally struct{ requests, answered, errors int64 }
+
+func (s *session) tally() tally {
+	var t tally
+	for _, w := range s.workers {
+		t.requests += w.requests
+		t.answered += w.completed
+		for _, n := range w.errs {
+			t.errors += n
+		}
+	}
+	return t
+}
+
+// windowSlice is what the window since before added, as a slice of
+// duration seconds, its latencies from the workers' window histograms,
+// which it resets; merged is scratch space it resets first. The caller
+// sets Pair and Start.
+func (s *session) windowSlice(before tally, duration float64, merged *hdrhistogram.Histogram) baselines.Slice {
+	merged.Reset()
+	for _, w := range s.workers {
+		merged.Merge(w.win)
+		w.win.Reset()
+	}
+	now := s.tally()
+	sl := baselines.Slice{
+		Duration: duration,
+		Requests: now.requests - before.requests,
+		Answered: now.answered - before.answered,
+		Errors:   now.errors - before.errors,
+	}
+	sl.RPS = float64(sl.Answered) / duration
+	if merged.TotalCount() > 0 {
+		const us = 1e-6
+		sl.Mean = merged.Mean() * us
+		sl.P50 = float64(merged.ValueAtQuantile(50)) * us
+		sl.P90 = float64(merged.ValueAtQuantile(90)) * us
+		sl.P95 = float64(merged.ValueAtQuantile(95)) * us
+		sl.P99 = float64(merged.ValueAtQuantile(99)) * us
+	}
+	return sl
+}
+
+// rung is the measurement of every window of the session, as a Rung
+// measured for duration seconds from start.
+func (s *session) rung(start time.Time, duration float64) (baselines.Rung, error) {
+	merged := hdrhistogram.New(1, s.maxUS, 3)
 	var r baselines.Rung
 	r.Start = start
-	r.Duration = l.Duration.Seconds()
+	r.Duration = duration
 	var completed int64
 	var errs [len(errKinds)]int64
 	statuses := map[string]int64{}
-	for _, w := range workers {
+	for _, w := range s.workers {
 		merged.Merge(w.hist)
 		r.Requests += w.requests
 		completed += w.completed
@@ -184,16 +294,21 @@ func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
 type worker struct {
 	src      Source
 	tr       *http.Transport
-	base     *url.URL
 	timeout  time.Duration
 	maxUS    int64
 	statusOK func(string, int) bool
 	hist     *hdrhistogram.Histogram
+	win      *hdrhistogram.Histogram // the current window's, or nil
 	buf      []byte
 
 	requests, completed, bytes int64
 	errs                       [len(errKinds)]int64
 	statuses                   [1000]int64 // net/http only accepts 3-digit codes
+
+	// pending is the request taken from src and not sent when the last
+	// window closed; ended says src returned nil.
+	pending *scenario.Request
+	ended   bool
 
 	// A body-less request is reused while its context lives: a context per
 	// request would cost allocations and a timer each. The context is
@@ -206,21 +321,19 @@ type worker struct {
 	noHdr  http.Header
 }
 
-func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
-	w.u = origin(w.base)
-	w.noHdr = http.Header{}
-	defer func() {
-		if w.timer != nil {
-			w.timer.Stop()
-			w.cancel()
-		}
-	}()
+// run sends requests until end and counts those that end in [from, end).
+func (w *worker) run(ctx context.Context, from, end time.Time) {
 	for {
 		if ctx.Err() != nil {
 			return
 		}
-		r := w.src.Next()
+		r := w.pending
+		w.pending = nil
+		if r == nil && !w.ended {
+			r = w.src.Next()
+		}
 		if r == nil {
+			w.ended = true
 			return
 		}
 		if w.req == nil {
@@ -230,10 +343,11 @@ func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
 			// Cannot happen for a validated scenario. Counted like any
 			// failed request, so ErrorRate stays a share of Requests.
 			now := time.Now()
-			if !now.Before(windowEnd) {
+			if !now.Before(end) {
+				w.pending = r
 				return
 			}
-			if !now.Before(warmupEnd) {
+			if !now.Before(from) {
 				w.requests++
 				w.errs[kOther]++
 			}
@@ -247,13 +361,14 @@ func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
 			w.timer.Reset(w.timeout)
 		}
 		begin := time.Now()
-		if !begin.Before(windowEnd) {
+		if !begin.Before(end) {
 			w.timer.Stop()
+			w.pending = r
 			return
 		}
 		code, n, err := w.do()
 		timedOut := !w.timer.Stop()
-		end := time.Now()
+		done := time.Now()
 
 		if timedOut || err != nil || hasBody {
 			// The context is or will be cancelled, and the transport's
@@ -263,10 +378,10 @@ func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
 			w.cancel()
 			w.req, w.timer = nil, nil
 		}
-		if !end.Before(windowEnd) || (err != nil && ctx.Err() != nil) {
+		if !done.Before(end) || (err != nil && ctx.Err() != nil) {
 			return // in flight when the window closed: not counted
 		}
-		if end.Before(warmupEnd) {
+		if done.Before(from) {
 			continue
 		}
 		w.requests++
@@ -280,12 +395,26 @@ func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
 		if !w.statusOK(r.Class, code) {
 			w.errs[kStatus]++
 		}
-		us := end.Sub(begin).Microseconds()
+		us := done.Sub(begin).Microseconds()
 		if us > w.maxUS {
 			us = w.maxUS
 		}
 		w.hist.RecordValue(us)
+		if w.win != nil {
+			w.win.RecordValue(us)
+		}
 	}
+}
+
+// release ends the worker's request context and timer.
+func (w *worker) release() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.req, w.timer, w.cancel = nil, nil, nil
 }
 
 // fresh gives the worker a new request with its own cancellable context.

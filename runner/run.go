@@ -2,10 +2,15 @@
 // then runs the interleaved schedule of DESIGN.md — rounds outside, cells
 // inside, the baseline/candidate order of each pair drawn from the seed in
 // the first round and alternating after it (see Order) — putting
-// closed-loop load on one target at a time. After every rung the
-// whole results file is rewritten, so whatever ends the run (success,
-// cancellation, a dead target) leaves every finished rung on disk, and the
-// targets' process groups are always gone when Run returns.
+// closed-loop load on one target at a time. Under slice interleaving a
+// cell's round is one session over both targets in which the load
+// alternates between them in short slices (see sliceRound and
+// SliceOrder); with adaptive rounds, the rounds after the minimum run
+// only for the cells whose verdict Options.Open says is still open. After
+// every rung (every session's pair of rungs) the whole results file is
+// rewritten, so whatever ends the run (success, cancellation, a dead
+// target) leaves every finished rung on disk, and the targets' process
+// groups are always gone when Run returns.
 //
 // The load generator is built to stay out of the measurement: per-worker
 // state and histograms, one reused request per worker for requests without
@@ -44,6 +49,13 @@ type Options struct {
 	Shard Shard
 	// Getenv reads the commit overrides; nil means os.Getenv.
 	Getenv func(string) string
+	// Open says which cells' verdicts are still open given the results so
+	// far: the adaptive rounds (load.max_repetitions above repetitions)
+	// ask it before each round after the minimum, and run that round for
+	// the open cells only. The CLI supplies its one decision; nil means a
+	// fixed design, repetitions rounds for every cell, whatever
+	// max_repetitions says (Plan.MaxRounds is then not recorded).
+	Open func(res *baselines.Results) ([]baselines.Cell, error)
 
 	// source replaces sc.Stream; only tests set it.
 	source func(cell baselines.Cell, round, worker int) Source
@@ -91,15 +103,34 @@ func PlanOf(sc *scenario.Scenario) baselines.Plan {
 		}
 	}
 	p.Rounds = sc.Load.Repetitions
+	if sc.Load.MaxRepetitions > p.Rounds {
+		p.MaxRounds = sc.Load.MaxRepetitions
+	}
 	p.Estimate = estimate(sc, p).Seconds()
 	return p
 }
 
-// estimate is the planned time of p, for the budget, the plan line and
-// Plan.Estimate alike: every rung is warmup plus duration.
+// estimate is the planned time of p's minimum of rounds, for the budget,
+// the plan line and Plan.Estimate alike (see perTarget).
 func estimate(sc *scenario.Scenario, p baselines.Plan) time.Duration {
-	return time.Duration(p.Rounds*len(p.Cells)*2) * (sc.Load.Warmup + sc.Load.Duration)
+	return time.Duration(p.Rounds*len(p.Cells)*2) * perTarget(sc)
 }
+
+// perTarget is the planned time of one target in one cell's round: warmup
+// plus duration for a rung; under slice interleaving the warmup plus the
+// target's slices, settle included. What it leaves out (start-up, the
+// drain of requests in flight when a slice closes, writing the results)
+// is the same for every round.
+func perTarget(sc *scenario.Scenario) time.Duration {
+	ls := sc.Load
+	if sliced(sc) {
+		return ls.Warmup + time.Duration(ls.SlicePairs())*(ls.Settle+ls.Slice)
+	}
+	return ls.Warmup + ls.Duration
+}
+
+// sliced says the scenario's rounds are slice-interleaved.
+func sliced(sc *scenario.Scenario) bool { return sc.Load.Interleave == scenario.InterleaveSlice }
 
 // Run measures sc and returns the results, also written to
 // opts.OutDir/results.json after every rung. The results are returned with
@@ -118,7 +149,14 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		getenv = os.Getenv
 	}
 
+	if sliced(sc) && sc.Kind == scenario.KindGRPC {
+		// scenario.Load refuses it; a scenario built otherwise is told.
+		return nil, errors.New("runner: slice interleaving is not available for gRPC classes")
+	}
 	plan := PlanOf(sc)
+	if opts.Open == nil {
+		plan.MaxRounds = 0
+	}
 	// Each pair's order is drawn from its index in the whole grid.
 	orderIndex := map[baselines.Cell]int{}
 	for i, c := range plan.Cells {
@@ -144,7 +182,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	if opts.Budget > 0 && planned > opts.Budget {
 		return nil, &BudgetError{Estimate: planned, Budget: opts.Budget, Plan: plan}
 	}
-	fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, sc.Load.Warmup+sc.Load.Duration, planned)
+	if plan.MaxRounds > plan.Rounds {
+		most := planned * time.Duration(plan.MaxRounds) / time.Duration(plan.Rounds)
+		fmt.Fprintf(progress, "plan: %d cells × %d–%d rounds × 2 targets × %v = %v–%v\n", len(plan.Cells), plan.Rounds, plan.MaxRounds, perTarget(sc), planned, most)
+	} else {
+		fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, perTarget(sc), planned)
+	}
 
 	res := &baselines.Results{
 		Version:  baselines.FormatVersion,
@@ -245,6 +288,10 @@ type schedule struct {
 	// grpc are the current pin set's targets as gRPC services (baseline,
 	// candidate); nil unless the scenario's classes are gRPC calls.
 	grpc [2]*grpcSide
+	// measuring is the time spent in the rounds of the pin sets before
+	// the current one: what the adaptive rounds' budget check adds to
+	// the current pin set's.
+	measuring time.Duration
 }
 
 // runID names a run's containers and network: unique per run, and sortable
@@ -421,48 +468,162 @@ func (s *schedule) cancelledOr(err error) error {
 	return err
 }
 
-// rounds runs the rounds of one pin set's cells (all cells without pins).
+// rounds runs the rounds of one pin set's cells (all cells without pins):
+// the plan's minimum for every cell, then, when the plan has a maximum
+// above it, adaptive rounds. Before each of those, Options.Open says which
+// cells are still open and the round runs for them alone, each pair in
+// its usual order. A cell that was settled at one look stays settled, so
+// the set of active cells only shrinks and a cell's rounds follow each
+// other (baselines.RoundsOfCell relies on it). The rounds end when no cell
+// is open, at the maximum, or when the next round would take the run past
+// Options.Budget: the time measured so far (start-up excluded, as in the
+// plan's estimate), plus the round's estimate, plus the minimum rounds of
+// the pin sets still to come.
 func (s *schedule) rounds(pins *scenario.Pins) error {
 	plan := s.res.Plan
-	total := plan.Rounds * len(plan.Cells) * 2
 	name := ""
 	if pins != nil {
 		name = pins.Name
 	}
-	for round := range plan.Rounds {
-		for _, cell := range plan.Cells {
-			if cell.Pins != name {
-				continue
+	var active []baselines.Cell
+	later := 0 // cells of the pin sets after this one
+	after := false
+	for _, ps := range plan.PinSets {
+		if after {
+			for _, c := range plan.Cells {
+				if c.Pins == ps {
+					later++
+				}
 			}
-			order := Order(s.sc.Seed, round, s.orderIndex[cell])
-			pair := [2]service{s.base, s.cand}
-			if order == "BA" {
-				pair = [2]service{s.cand, s.base}
+		}
+		after = after || ps == name
+	}
+	for _, c := range plan.Cells {
+		if c.Pins == name {
+			active = append(active, c)
+		}
+	}
+	cells := len(active)
+	last := max(plan.Rounds, plan.MaxRounds)
+	began := time.Now()
+	defer func() { s.measuring += time.Since(began) }()
+	for round := 0; round < last; round++ {
+		if round >= plan.Rounds {
+			if err := s.ctxErr(); err != nil {
+				return err
 			}
-			for pos, t := range pair {
-				if err := s.ctxErr(); err != nil {
-					return err
-				}
-				for _, u := range []service{s.base, s.cand} {
-					if err := u.Died(); err != nil {
-						return err
-					}
-				}
-				r, err := s.rung(t, cell, round)
-				if err != nil {
-					return err
-				}
-				r.Cell, r.Round, r.Target, r.Position, r.Order = cell, round, t.Name(), pos, order
-				s.res.Rungs = append(s.res.Rungs, r)
-				if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
-					return err
-				}
-				fmt.Fprintf(s.progress, "[round %d/%d] %s %s: %.1f rps, p95 %s, %d errors (rung %d/%d)\n",
-					round+1, plan.Rounds, cell, t.Name(), r.RPS, fmtSeconds(r.P95), r.ErrorCount(), len(s.res.Rungs), total)
+			open, err := s.opts.Open(s.res)
+			if err != nil {
+				return fmt.Errorf("after round %d: deciding which cells are still open: %w", round, err)
+			}
+			active = slices.DeleteFunc(active, func(c baselines.Cell) bool { return !slices.Contains(open, c) })
+			var names []string
+			for _, c := range active {
+				names = append(names, c.String())
+			}
+			line := fmt.Sprintf("look after round %d: %d of %d cells open", round, len(active), cells)
+			if len(names) > 0 {
+				line += ": " + strings.Join(names, ", ")
+			}
+			fmt.Fprintln(s.progress, line)
+			if len(active) == 0 {
+				break
+			}
+			next := time.Duration(len(active)*2) * perTarget(s.sc)
+			reserve := time.Duration(plan.Rounds*later*2) * perTarget(s.sc)
+			if spent := s.measuring + time.Since(began); s.opts.Budget > 0 && spent+next+reserve > s.opts.Budget {
+				fmt.Fprintf(s.progress, "budget: round %d would take %v after %v measured, past the budget of %v: no more rounds\n",
+					round+1, next, spent.Round(time.Millisecond), s.opts.Budget)
+				break
+			}
+		}
+		for _, cell := range active {
+			if err := s.cellRound(cell, round); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// cellRound runs one cell's round on both targets, in the pair's order,
+// and records its two rungs.
+func (s *schedule) cellRound(cell baselines.Cell, round int) error {
+	order := Order(s.sc.Seed, round, s.orderIndex[cell])
+	pair := [2]service{s.base, s.cand}
+	if order == "BA" {
+		pair = [2]service{s.cand, s.base}
+	}
+	check := func() error {
+		if err := s.ctxErr(); err != nil {
+			return err
+		}
+		for _, u := range []service{s.base, s.cand} {
+			if err := u.Died(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if sliced(s.sc) {
+		if err := check(); err != nil {
+			return err
+		}
+		rungs, err := s.sliceRound(cell, round, order)
+		if err != nil {
+			return err
+		}
+		for pos, r := range rungs {
+			r.Cell, r.Round, r.Target, r.Position, r.Order = cell, round, pair[pos].Name(), pos, order
+			s.res.Rungs = append(s.res.Rungs, r)
+		}
+		if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
+			return err
+		}
+		for pos, r := range rungs {
+			s.rungLine(round, cell, pair[pos], r, len(s.res.Rungs)-1+pos, fmt.Sprintf(", %d slices", len(r.Slices)))
+		}
+		return nil
+	}
+	for pos, t := range pair {
+		if err := check(); err != nil {
+			return err
+		}
+		r, err := s.rung(t, cell, round)
+		if err != nil {
+			return err
+		}
+		r.Cell, r.Round, r.Target, r.Position, r.Order = cell, round, t.Name(), pos, order
+		s.res.Rungs = append(s.res.Rungs, r)
+		if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
+			return err
+		}
+		s.rungLine(round, cell, t, r, len(s.res.Rungs), "")
+	}
+	return nil
+}
+
+// rungLine is the progress line of the n-th rung.
+func (s *schedule) rungLine(round int, cell baselines.Cell, t service, r baselines.Rung, n int, extra string) {
+	plan := s.res.Plan
+	rounds, total := strconv.Itoa(plan.Rounds), strconv.Itoa(plan.Rounds*len(plan.Cells)*2)
+	if plan.MaxRounds > plan.Rounds {
+		rounds += "–" + strconv.Itoa(plan.MaxRounds)
+		total += "–" + strconv.Itoa(plan.MaxRounds*len(plan.Cells)*2)
+	}
+	fmt.Fprintf(s.progress, "[round %d/%s] %s %s: %.1f rps, p95 %s, %d errors (rung %d/%s%s)\n",
+		round+1, rounds, cell, t.Name(), r.RPS, fmtSeconds(r.P95), r.ErrorCount(), n, total, extra)
+}
+
+// source is where worker w of a cell's rung in a round gets its requests:
+// the scenario's stream, or the test's.
+func (s *schedule) source() func(cell baselines.Cell, round, worker int) Source {
+	if s.opts.source != nil {
+		return s.opts.source
+	}
+	return func(c baselines.Cell, round, worker int) Source {
+		return s.sc.Stream(c.Variant, c.Class, c.Concurrency, round, worker)
+	}
 }
 
 // rung loads t for one cell. A target that dies under load ends the rung
@@ -479,12 +640,7 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 			}
 		}()
 	}
-	source := s.opts.source
-	if source == nil {
-		source = func(c baselines.Cell, round, worker int) Source {
-			return s.sc.Stream(c.Variant, c.Class, c.Concurrency, round, worker)
-		}
-	}
+	source := s.source()
 	// Generate asks for every worker's source before it starts them, from
 	// its own goroutine, so sources needs no lock.
 	var sources []Source

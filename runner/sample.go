@@ -38,77 +38,127 @@ func sampleUsage(ctx context.Context, t service, from, to time.Time, every time.
 	go func() {
 		var w windowUsage
 		defer func() { out <- w }()
-		if !sleepUntil(ctx, from) {
-			return
-		}
-		gen0 := processCPUSeconds()
-		// Reset before the first reading, so the watermark covers every
-		// moment a reading does.
-		peakSince := t.ResetMemPeak()
-		first, ok := t.Usage()
+		rd, ok := readWindow(ctx, t, from, to, every)
 		if !ok {
-			w.genCPU = waitAndDiff(ctx, to, gen0)
 			return
 		}
-		var sum float64
-		n := 0
-		var maxCache int64
-		add := func(u Usage) {
-			sum += float64(u.Mem)
-			n++
-			w.memPeak = max(w.memPeak, u.Mem)
-			maxCache = max(maxCache, u.MemCache)
+		w.genCPU = rd.genCPU
+		if !rd.ok {
+			return
 		}
-		add(first)
-		last := first
-		// inside is the first late reading taken inside the window (see
-		// staleWindowCPU); readings without At never need it.
-		var inside *Usage
-		take := func(u Usage) {
-			add(u)
-			last = u
-			if inside == nil && !u.At.IsZero() && !u.At.Before(from) {
-				inside = &u
-			}
+		w.memPeak, w.kernelPeak = rd.peak()
+		var fresh bool
+		if w.cpu, fresh = rd.cpu(from, to); !fresh {
+			// No figure rather than a wrong one: the rung's
+			// resources are unmeasured, its latencies stand.
+			return
 		}
-		for next := from.Add(every); next.Before(to); next = next.Add(every) {
-			if !sleepUntil(ctx, next) {
-				return
-			}
-			if u, ok := t.Usage(); ok {
-				take(u)
-			}
-		}
+		w.ok, w.source = true, rd.first.Source
+		w.memMean = int64(rd.sum / float64(rd.n))
+	}()
+	return out
+}
+
+// readings are what t's Usage said over one window.
+type readings struct {
+	ok          bool  // the first reading, at the window's start, was had
+	first, last Usage // the first and the last reading
+	atEnd       bool  // last was read at the window's end
+	// inside is the first late reading taken inside the window (see
+	// staleWindowCPU); readings without At never need it.
+	inside   *Usage
+	sum      float64 // of the readings' Mem, n of them
+	n        int
+	memPeak  int64 // the readings' largest Mem
+	maxCache int64
+	// kernelPeak is the kernel's watermark over the window, when
+	// hasKernel.
+	kernelPeak int64
+	hasKernel  bool
+	genCPU     float64 // benchgate's own CPU seconds in the window
+}
+
+// readWindow reads t at from, every `every` after it and at to; false when
+// ctx ended first. A first reading that fails leaves rd.ok false: then
+// only genCPU is measured.
+func readWindow(ctx context.Context, t service, from, to time.Time, every time.Duration) (rd readings, done bool) {
+	if !sleepUntil(ctx, from) {
+		return rd, false
+	}
+	gen0 := processCPUSeconds()
+	// Reset before the first reading, so the watermark covers every
+	// moment a reading does.
+	peakSince := t.ResetMemPeak()
+	first, ok := t.Usage()
+	if !ok {
 		if !sleepUntil(ctx, to) {
-			return
+			return rd, false
+		}
+		rd.genCPU = processCPUSeconds() - gen0
+		return rd, true
+	}
+	rd.ok, rd.first = true, first
+	add := func(u Usage) {
+		rd.sum += float64(u.Mem)
+		rd.n++
+		rd.memPeak = max(rd.memPeak, u.Mem)
+		rd.maxCache = max(rd.maxCache, u.MemCache)
+		rd.last = u
+	}
+	add(first)
+	take := func(u Usage) {
+		add(u)
+		if rd.inside == nil && !u.At.IsZero() && !u.At.Before(from) {
+			rd.inside = &u
+		}
+	}
+	for next := from.Add(every); next.Before(to); next = next.Add(every) {
+		if !sleepUntil(ctx, next) {
+			return rd, false
 		}
 		if u, ok := t.Usage(); ok {
 			take(u)
 		}
-		if peakSince != nil {
-			if kp, ok := peakSince(); ok {
-				w.memPeak, w.kernelPeak = windowPeak(w.memPeak, kp, maxCache), true
-			}
+	}
+	if !sleepUntil(ctx, to) {
+		return rd, false
+	}
+	if u, ok := t.Usage(); ok {
+		take(u)
+		rd.atEnd = true
+	}
+	if peakSince != nil {
+		if kp, ok := peakSince(); ok {
+			rd.kernelPeak, rd.hasKernel = kp, true
 		}
-		w.genCPU = processCPUSeconds() - gen0
-		if first.At.IsZero() {
-			w.cpu = max(0, last.CPUSeconds-first.CPUSeconds)
-		} else {
-			start := first
-			if inside != nil {
-				start = *inside
-			}
-			var fresh bool
-			if w.cpu, fresh = staleWindowCPU(start, last, from, to); !fresh {
-				// No figure rather than a wrong one: the rung's
-				// resources are unmeasured, its latencies stand.
-				return
-			}
-		}
-		w.ok, w.source = true, first.Source
-		w.memMean = int64(sum / float64(n))
-	}()
-	return out
+	}
+	rd.genCPU = processCPUSeconds() - gen0
+	return rd, true
+}
+
+// onSpot says every reading was true when taken (no At), so the CPU of
+// the window is the difference of the edge readings exactly.
+func (rd *readings) onSpot() bool { return rd.first.At.IsZero() && rd.last.At.IsZero() && rd.atEnd }
+
+// cpu is the window's CPU seconds, and whether the readings can say.
+func (rd *readings) cpu(from, to time.Time) (float64, bool) {
+	if rd.first.At.IsZero() {
+		return max(0, rd.last.CPUSeconds-rd.first.CPUSeconds), true
+	}
+	start := rd.first
+	if rd.inside != nil {
+		start = *rd.inside
+	}
+	return staleWindowCPU(start, rd.last, from, to)
+}
+
+// peak is the window's memory peak: the readings', with the kernel's
+// watermark where there is one.
+func (rd *readings) peak() (peak int64, kernel bool) {
+	if rd.hasKernel {
+		return windowPeak(rd.memPeak, rd.kernelPeak, rd.maxCache), true
+	}
+	return rd.memPeak, false
 }
 
 // staleWindowCPU is a window's CPU from two readings taken at their own
@@ -153,13 +203,6 @@ func windowPeak(sampled, kernelPeak, maxCache int64) int64 {
 	return max(sampled, kernelPeak-maxCache)
 }
 
-func waitAndDiff(ctx context.Context, to time.Time, gen0 float64) float64 {
-	if !sleepUntil(ctx, to) {
-		return 0
-	}
-	return processCPUSeconds() - gen0
-}
-
 // sleepUntil waits for the wall-clock-independent moment t (time.Until uses
 // the monotonic reading); false when ctx ended first.
 func sleepUntil(ctx context.Context, t time.Time) bool {
@@ -175,4 +218,101 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// sliceWindow is the measured part of one slice.
+type sliceWindow struct{ from, to time.Time }
+
+// sliceUsage is what a target used over the measured parts of its slices
+// in one session (see sampleSlices).
+type sliceUsage struct {
+	// cpu and cpuOK are each slice's target CPU, in the order of the
+	// windows, where it could be read at the slice's edges.
+	cpu   []float64
+	cpuOK []bool
+	// source is how the readings were taken; "" when no window had one.
+	source           string
+	memMean, memPeak int64
+	genCPU           float64 // benchgate's own CPU in the windows
+	// The target's CPU over the span from the first window's start to
+	// the last one's end, whatever happened in between, when spanOK: the
+	// figure to go by when not every slice had its own (see sliceRungs).
+	spanFrom, spanTo time.Time
+	spanCPU          float64
+	spanOK           bool
+}
+
+// sampleSlices reads t over each window sent on windows, in turn, as
+// sampleUsage reads one: all from one goroutine, as service asks, since
+// the windows of a target's slices follow each other. Once windows is
+// closed the result arrives on the channel. A window sent after ctx ended
+// is not read, and neither is any later one; windows must be buffered for
+// every window the caller sends, so that sending never waits for a
+// reading.
+//
+// A slice's CPU is the difference of two readings at its edges when
+// both were true when taken: a command target's cgroup or /proc, a
+// container's visible cgroup. The engine's stats stream ticks about once
+// a second, far too coarsely for a slice, so its slices have none; the
+// span's CPU is then taken from the stream's rate (see staleWindowCPU).
+// Memory is the mean and the peak of every reading in the windows.
+func sampleSlices(ctx context.Context, t service, windows <-chan sliceWindow, every time.Duration) <-chan sliceUsage {
+	out := make(chan sliceUsage, 1)
+	go func() {
+		var su sliceUsage
+		var sum float64
+		n := 0
+		var spanFirst, spanLast, spanInside *Usage
+		stopped := false
+		for w := range windows {
+			if stopped {
+				continue
+			}
+			rd, ok := readWindow(ctx, t, w.from, w.to, every)
+			if !ok {
+				stopped = true
+				continue
+			}
+			su.genCPU += rd.genCPU
+			var cpu float64
+			cpuOK := rd.ok && rd.onSpot()
+			if cpuOK {
+				cpu = max(0, rd.last.CPUSeconds-rd.first.CPUSeconds)
+			}
+			su.cpu, su.cpuOK = append(su.cpu, cpu), append(su.cpuOK, cpuOK)
+			if !rd.ok {
+				continue
+			}
+			if su.source == "" {
+				su.source = rd.first.Source
+			}
+			sum += rd.sum
+			n += rd.n
+			p, _ := rd.peak()
+			su.memPeak = max(su.memPeak, p)
+			if spanFirst == nil {
+				first := rd.first
+				spanFirst, su.spanFrom = &first, w.from
+				spanInside = rd.inside
+			} else if spanInside == nil {
+				if !rd.first.At.IsZero() && !rd.first.At.Before(su.spanFrom) {
+					first := rd.first
+					spanInside = &first
+				} else {
+					spanInside = rd.inside
+				}
+			}
+			last := rd.last
+			spanLast, su.spanTo = &last, w.to
+		}
+		if n > 0 {
+			su.memMean = int64(sum / float64(n))
+		}
+		if spanFirst != nil && !stopped {
+			span := readings{ok: true, first: *spanFirst, last: *spanLast, inside: spanInside}
+			su.spanCPU, su.spanOK = span.cpu(su.spanFrom, su.spanTo)
+		}
+		out <- su
+	}()
+	return out
 }

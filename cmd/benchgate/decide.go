@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -15,63 +16,51 @@ import (
 // every cell ran on both targets, so the two sides always have the same
 // number of repetitions measured under the same conditions.
 func decide(res *baselines.Results) (report.Input, error) {
-	rounds := map[string]int{}
-	for _, c := range res.Plan.Cells {
-		if _, ok := rounds[c.Pins]; !ok {
-			rounds[c.Pins] = res.CompleteRoundsOf(c.Pins)
-		}
-	}
 	idx := map[baselines.Cell]int{}
-	sources := map[baselines.Cell][2]string{} // how each side's resources were read
+	counted := make([]int, len(res.Plan.Cells)) // rounds of each cell that count
+	sources := map[baselines.Cell][2]string{}   // how each side's resources were read
 	inputs := make([]gate.CellInput, len(res.Plan.Cells))
 	for i, c := range res.Plan.Cells {
 		idx[c] = i
+		counted[i] = res.RoundsOfCell(c)
 		inputs[i] = gate.CellInput{
 			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
 			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
 			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
+			Pairs:     map[gate.Metric][]gate.Pair{},
 		}
 	}
 	imported := strings.HasPrefix(res.Kind, "import:")
-	for _, r := range res.Rungs {
+	// Each counted round's two rungs of a cell, for the paired
+	// observations: the two sides of a round ran back to back.
+	type roundKey struct {
+		cell  int
+		round int
+	}
+	var rounds []roundKey
+	pair := map[roundKey]*[2]*baselines.Rung{}
+	for ri := range res.Rungs {
+		r := &res.Rungs[ri]
 		i, ok := idx[r.Cell]
-		if !ok || r.Round >= rounds[r.Pins] {
+		if !ok || r.Round >= counted[i] {
 			continue
-		}
-		side := &inputs[i].Baseline
-		if r.Target == "candidate" {
-			side = &inputs[i].Candidate
-		}
-		if r.Values != nil {
-			// A Go benchmark's result: its units are its metrics.
-			for unit, v := range r.Values {
-				side.Samples[gate.Metric(unit)] = append(side.Samples[gate.Metric(unit)], v)
-			}
-			continue
-		}
-		side.Samples[gate.RPS] = append(side.Samples[gate.RPS], r.RPS)
-		// A rung in which nothing was answered has no latency, and one in
-		// which nothing ended has no error rate: their zeros would read as
-		// perfect. Left out, they leave the metric short of samples, and a
-		// gated metric short of samples is inconclusive, never a pass.
-		if r.HasLatency() {
-			for m, v := range map[gate.Metric]float64{
-				gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
-			} {
-				// An imported report stores a percentile its tool did
-				// not record as 0: not measured, not a zero latency.
-				if v == 0 && imported {
-					continue
-				}
-				side.Samples[m] = append(side.Samples[m], v)
-			}
-		}
-		if r.Requests > 0 {
-			side.Samples[gate.ErrorRate] = append(side.Samples[gate.ErrorRate], r.ErrorRate())
 		}
 		t := 0
+		side := &inputs[i].Baseline
 		if r.Target == "candidate" {
-			t = 1
+			side, t = &inputs[i].Candidate, 1
+		}
+		k := roundKey{i, r.Round}
+		if pair[k] == nil {
+			pair[k] = &[2]*baselines.Rung{}
+			rounds = append(rounds, k)
+		}
+		pair[k][t] = r
+		for m, v := range rungValues(r, imported) {
+			side.Samples[m] = append(side.Samples[m], v)
+		}
+		if r.Values != nil {
+			continue
 		}
 		if src := sources[r.Cell]; r.ResourceSource != "" && src[t] != r.ResourceSource {
 			if src[t] == "" {
@@ -81,15 +70,17 @@ func decide(res *baselines.Results) (report.Input, error) {
 			}
 			sources[r.Cell] = src
 		}
-		if r.ResourceSource != "" {
-			if r.Answered() > 0 {
-				side.Samples[gate.CPUPerReq] = append(side.Samples[gate.CPUPerReq], r.CPUPerRequest())
-			}
-			side.Samples[gate.MemMean] = append(side.Samples[gate.MemMean], float64(r.MemMean))
-			side.Samples[gate.MemPeak] = append(side.Samples[gate.MemPeak], float64(r.MemPeak))
-		}
 		side.Requests += r.Requests
 		side.Errors += r.ErrorCount()
+	}
+	// Rounds in the order they ran, so a cell's pairs are in time order.
+	slices.SortStableFunc(rounds, func(a, b roundKey) int { return a.round - b.round })
+	for _, k := range rounds {
+		b, c := pair[k][0], pair[k][1]
+		if b == nil || c == nil {
+			continue
+		}
+		addPairs(inputs[k.cell].Pairs, k.round, b, c, imported)
 	}
 
 	// Resources read two different ways (a cgroup's counters on one side,
@@ -102,6 +93,9 @@ func decide(res *baselines.Results) (report.Input, error) {
 					delete(side.Samples, m)
 				}
 			}
+			for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
+				delete(inputs[i].Pairs, m)
+			}
 		}
 	}
 
@@ -111,6 +105,9 @@ func decide(res *baselines.Results) (report.Input, error) {
 		settings.Confidence = g.Confidence
 	}
 	settings.TieWithin = g.TieWithin
+	settings.Rule = gate.DecisionRule(g.Rule)
+	// Every look of an adaptive design spends part of the error rate.
+	settings.Looks = res.Scenario.Load.Looks()
 	for m, t := range g.TieWithinFor {
 		if settings.TieWithinFor == nil {
 			settings.TieWithinFor = map[gate.Metric]float64{}
@@ -124,6 +121,7 @@ func decide(res *baselines.Results) (report.Input, error) {
 		settings.HigherBetterFor[gate.Metric(m)] = h
 	}
 	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
+		Unresolved: gate.Unresolved(g.Unresolved),
 		// A benchmark reports the units it reports: a rule on a custom
 		// unit applies to those that have it.
 		OnlyMeasured: res.Kind == "gobench",
@@ -194,4 +192,101 @@ func gateFailures(g *baselines.Gates) []gate.Failure {
 		}
 	}
 	return fs
+}
+
+// rungValues are a rung's measurements by metric. A rung in which nothing
+// was answered has no latency, and one in which nothing ended has no error
+// rate: their zeros would read as perfect. Left out, they leave the metric
+// short of samples, and a gated metric short of samples is inconclusive,
+// never a pass.
+func rungValues(r *baselines.Rung, imported bool) map[gate.Metric]float64 {
+	v := map[gate.Metric]float64{}
+	if r.Values != nil {
+		// A Go benchmark's result: its units are its metrics.
+		for unit, x := range r.Values {
+			v[gate.Metric(unit)] = x
+		}
+		return v
+	}
+	v[gate.RPS] = r.RPS
+	if r.HasLatency() {
+		for m, x := range map[gate.Metric]float64{
+			gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
+		} {
+			// An imported report stores a percentile its tool did not
+			// record as 0: not measured, not a zero latency.
+			if x == 0 && imported {
+				continue
+			}
+			v[m] = x
+		}
+	}
+	if r.Requests > 0 {
+		v[gate.ErrorRate] = r.ErrorRate()
+	}
+	if r.ResourceSource != "" {
+		if r.Answered() > 0 {
+			v[gate.CPUPerReq] = r.CPUPerRequest()
+		}
+		v[gate.MemMean] = float64(r.MemMean)
+		v[gate.MemPeak] = float64(r.MemPeak)
+	}
+	return v
+}
+
+// sliceValues are a slice's measurements by metric, as rungValues.
+func sliceValues(s baselines.Slice) map[gate.Metric]float64 {
+	v := map[gate.Metric]float64{gate.RPS: s.RPS}
+	if s.Answered > 0 {
+		v[gate.Mean], v[gate.P50], v[gate.P90], v[gate.P95], v[gate.P99] = s.Mean, s.P50, s.P90, s.P95, s.P99
+		if s.CPUSeconds > 0 {
+			v[gate.CPUPerReq] = s.CPUSeconds / float64(s.Answered)
+		}
+	}
+	return v
+}
+
+// addPairs adds a round's paired observations of a cell: the slice pairs
+// when both rungs were sliced, else the round's two rungs as one pair. A
+// metric is paired where both sides measured it; metrics measured only
+// per rung (memory, and CPU where a slice could not read it) are paired
+// by round.
+func addPairs(pairs map[gate.Metric][]gate.Pair, round int, b, c *baselines.Rung, imported bool) {
+	bv, cv := rungValues(b, imported), rungValues(c, imported)
+	sliced := map[gate.Metric]bool{}
+	if len(b.Slices) > 0 && len(c.Slices) > 0 {
+		byPair := map[int]baselines.Slice{}
+		for _, s := range c.Slices {
+			byPair[s.Pair] = s
+		}
+		var bs, cs []map[gate.Metric]float64
+		for _, s := range b.Slices {
+			if o, ok := byPair[s.Pair]; ok {
+				bs, cs = append(bs, sliceValues(s)), append(cs, sliceValues(o))
+			}
+		}
+		for m := range bv {
+			// A metric is paired by slice only when every slice pair
+			// has it: a slice without it (nothing answered) would
+			// otherwise drop out of one metric's pairs and not another's.
+			all := len(bs) > 0
+			for j := range bs {
+				_, okb := bs[j][m]
+				_, okc := cs[j][m]
+				all = all && okb && okc
+			}
+			if !all {
+				continue
+			}
+			sliced[m] = true
+			for j := range bs {
+				pairs[m] = append(pairs[m], gate.Pair{Round: round, Base: bs[j][m], Cand: cs[j][m]})
+			}
+		}
+	}
+	for m, x := range bv {
+		if y, ok := cv[m]; ok && !sliced[m] {
+			pairs[m] = append(pairs[m], gate.Pair{Round: round, Base: x, Cand: y})
+		}
+	}
 }

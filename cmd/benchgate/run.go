@@ -232,6 +232,7 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 		ToolVersion: toolVersion(),
 		Getenv:      getenv,
 		Shard:       rf.shard,
+		Open:        openCells,
 	})
 	if err == nil {
 		return res, nil
@@ -473,7 +474,7 @@ func outcomeError(c gate.Comparison) error {
 				parts = append(parts, "agreement: "+name+" answers differently")
 			case gate.FailPreflight:
 				parts = append(parts, f.Reason)
-			case gate.FailInconclusive:
+			case gate.FailInconclusive, gate.FailUnresolved:
 			default:
 				cells = append(cells, fmt.Sprintf("%s %s", cellName(f.Key), f.Metric))
 			}
@@ -486,8 +487,41 @@ func outcomeError(c gate.Comparison) error {
 		if len(c.Cells) == 0 {
 			return withCode(exitRegression, errors.New("gate inconclusive: no cell was measured (see the absent classes, if any)"))
 		}
-		return withCode(exitRegression, fmt.Errorf("gate inconclusive: %d gated cell(s) could not be decided (too few repetitions)", len(c.Failures)))
+		var undecided, unresolved int
+		for _, f := range c.Failures {
+			switch f.Kind {
+			case gate.FailUnresolved:
+				unresolved++
+			case gate.FailInconclusive:
+				undecided++
+			}
+		}
+		var parts []string
+		if undecided > 0 {
+			parts = append(parts, fmt.Sprintf("%d gated metric(s) could not be decided", undecided))
+		}
+		if unresolved > 0 {
+			parts = append(parts, fmt.Sprintf("%d gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)", unresolved))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "nothing decided")
+		}
+		return withCode(exitRegression, fmt.Errorf("gate inconclusive: %s", strings.Join(parts, "; ")))
 	}
+}
+
+// openCells is the adaptive design's look: the results so far decided by
+// the one decision path, and the cells whose gated verdict is still open.
+func openCells(res *baselines.Results) ([]baselines.Cell, error) {
+	in, err := decide(res)
+	if err != nil {
+		return nil, err
+	}
+	var cells []baselines.Cell
+	for _, k := range in.Comparison.OpenCells() {
+		cells = append(cells, baselines.Cell{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency})
+	}
+	return cells, nil
 }
 
 func cellName(k gate.CellKey) string {
