@@ -362,13 +362,8 @@ func (r *Rung) SetErrors(counts [len(ErrorKinds)]int64) {
 // of latencies in microseconds, and stores h itself encoded.
 func (r *Rung) SetLatency(h *hdrhistogram.Histogram) error {
 	if h.TotalCount() > 0 {
-		const us = 1e-6
-		r.Mean = h.Mean() * us
-		r.P50 = float64(h.ValueAtQuantile(50)) * us
-		r.P90 = float64(h.ValueAtQuantile(90)) * us
-		r.P95 = float64(h.ValueAtQuantile(95)) * us
-		r.P99 = float64(h.ValueAtQuantile(99)) * us
-		r.Max = float64(h.Max()) * us
+		r.Mean, r.P50, r.P90, r.P95, r.P99 = latencies(h)
+		r.Max = float64(h.Max()) * 1e-6
 	}
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
@@ -376,6 +371,21 @@ func (r *Rung) SetLatency(h *hdrhistogram.Histogram) error {
 	}
 	r.Histogram = string(enc) // Encode already yields base64 text
 	return nil
+}
+
+// SetLatency sets the slice's latency fields from h, its merged histogram
+// of latencies in microseconds; they stay 0 when h is empty.
+func (s *Slice) SetLatency(h *hdrhistogram.Histogram) {
+	if h.TotalCount() > 0 {
+		s.Mean, s.P50, s.P90, s.P95, s.P99 = latencies(h)
+	}
+}
+
+// latencies are the mean and percentiles of h, microseconds, in seconds.
+func latencies(h *hdrhistogram.Histogram) (mean, p50, p90, p95, p99 float64) {
+	const us = 1e-6
+	at := func(q float64) float64 { return float64(h.ValueAtQuantile(q)) * us }
+	return h.Mean() * us, at(50), at(90), at(95), at(99)
 }
 
 // Answered counts the responses of a rung: every status code seen.

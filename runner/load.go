@@ -243,14 +243,7 @@ func (s *session) windowSlice(before tally, duration float64, merged *hdrhistogr
 		Errors:   now.errors - before.errors,
 	}
 	sl.RPS = float64(sl.Answered) / duration
-	if merged.TotalCount() > 0 {
-		const us = 1e-6
-		sl.Mean = merged.Mean() * us
-		sl.P50 = float64(merged.ValueAtQuantile(50)) * us
-		sl.P90 = float64(merged.ValueAtQuantile(90)) * us
-		sl.P95 = float64(merged.ValueAtQuantile(95)) * us
-		sl.P99 = float64(merged.ValueAtQuantile(99)) * us
-	}
+	sl.SetLatency(merged)
 	return sl
 }
 
