@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -157,7 +158,13 @@ func (c *Call) Invoke(ctx context.Context, conn grpc.ClientConnInterface, req *s
 	err = conn.Invoke(ctx, c.Method, &rawReq{buf: e.buf}, &resp, grpc.ForceCodecV2(codec{}))
 	if err != nil {
 		st := status.Convert(err)
-		if ctx.Err() == nil && classify(err, false) == kStatus {
+		// A server that ran out of the deadline we sent it answers
+		// DeadlineExceeded; on a busy machine that answer can arrive
+		// after our deadline passed but before our context's timer
+		// fired. Past our deadline it is ours, not the server's answer.
+		dl, has := ctx.Deadline()
+		ours := has && st.Code() == codes.DeadlineExceeded && !time.Now().Before(dl)
+		if ctx.Err() == nil && !ours && classify(err, false) == kStatus {
 			return st.Code().String(), nil, nil
 		}
 		return st.Code().String(), nil, fmt.Errorf("call %s: %s: %s", c.Method, st.Code(), st.Message())
