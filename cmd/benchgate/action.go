@@ -75,7 +75,7 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	outputs = append(outputs, [2]string{"verdict", verdict})
 	if rep != nil {
 		c := rep.Comparison.Counts
-		for _, kv := range [][2]any{{"regressions", c.Regressions}, {"improvements", c.Improvements}, {"ties", c.Ties}, {"inconclusive", c.Inconclusive}} {
+		for _, kv := range [][2]any{{"regressions", c.Regressions}, {"improvements", c.Improvements}, {"ties", c.Ties}, {"inconclusive", c.Inconclusive}, {"unresolved", c.Unresolved}} {
 			outputs = append(outputs, [2]string{kv[0].(string), strconv.Itoa(kv[1].(int))})
 		}
 		disagree := 0

@@ -56,6 +56,7 @@ Usage:
   benchgate merge   [flags]   combine the results of a grid's shards
   benchgate history [command] keep nightly results, show trends, find drift
   benchgate doctor  [flags]   check this machine for stable benchmarking
+  benchgate calibrate [flags] the baseline against itself: what this runner can resolve
   benchgate version           print the version
 
 Run "benchgate <command> -h" for a command's flags.
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cmdHistory(ctx, rest, stdout, stderr, getenv)
 	case "doctor":
 		return cmdDoctor(ctx, rest, stdout, stderr, getenv)
+	case "calibrate":
+		return cmdCalibrate(ctx, rest, stdout, stderr, getenv)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "benchgate", toolVersion())
 		return nil

@@ -1,0 +1,187 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// CalibrationInput is what benchgate calibrate reports: an A/A run of the
+// baseline against a second instance of itself, decided, and what it says
+// of the runner.
+type CalibrationInput struct {
+	Results      *baselines.Results
+	Comparison   gate.Comparison
+	Calibrations []gate.Calibration
+}
+
+// Calibration writes the calibration report in format: terminal, markdown
+// or json. Cell names are untrusted and escaped for the medium.
+func Calibration(w io.Writer, in CalibrationInput, format string) error {
+	switch format {
+	case "json":
+		return calibrationJSON(w, in)
+	case "markdown", "md":
+		_, err := io.WriteString(w, calibrationText(in, true))
+		return err
+	case "terminal", "text":
+		_, err := io.WriteString(w, calibrationText(in, false))
+		return err
+	}
+	return fmt.Errorf("report: unknown format %q (want terminal, markdown or json)", format)
+}
+
+func calibrationJSON(w io.Writer, in CalibrationInput) error {
+	cals := in.Calibrations
+	if cals == nil {
+		cals = []gate.Calibration{}
+	}
+	doc := struct {
+		Scenario     string             `json:"scenario"`
+		Profile      string             `json:"profile,omitempty"`
+		Rule         gate.DecisionRule  `json:"rule"`
+		Interleave   string             `json:"interleave"`
+		Confidence   float64            `json:"confidence"`
+		Rounds       int                `json:"rounds"`
+		Status       string             `json:"status"`
+		Resolved     int                `json:"resolved"`
+		Calibrations []gate.Calibration `json:"calibrations"`
+	}{
+		Scenario: in.Results.Scenario.Name, Profile: in.Results.Scenario.Profile,
+		Rule: ruleOf(in.Comparison.Settings), Interleave: interleaveOf(in.Results),
+		Confidence: in.Comparison.Settings.Effective(), Rounds: in.Results.CompleteRounds(),
+		Status: in.Results.Status, Resolved: resolved(cals), Calibrations: cals,
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func ruleOf(s gate.Settings) gate.DecisionRule {
+	if s.Rule == "" {
+		return gate.RuleOverlap
+	}
+	return s.Rule
+}
+
+func interleaveOf(r *baselines.Results) string {
+	if r.Scenario.Load.Interleave == "" {
+		return "round"
+	}
+	return r.Scenario.Load.Interleave
+}
+
+func resolved(cals []gate.Calibration) int {
+	n := 0
+	for _, c := range cals {
+		if c.Reason == "" && c.Resolves {
+			n++
+		}
+	}
+	return n
+}
+
+// calibrationText is the terminal or markdown calibration report: a
+// headline, a table with a row per gated metric of a cell, and how to read
+// it.
+func calibrationText(in CalibrationInput, markdown bool) string {
+	esc := cleanTerminal
+	if markdown {
+		esc = md
+	}
+	r, cals := in.Results, in.Calibrations
+	var b strings.Builder
+	rule := ruleOf(in.Comparison.Settings)
+	head := fmt.Sprintf("benchgate calibrate: %s — %d of %d gated metrics resolve their tie band on this runner",
+		esc(r.Scenario.Name), resolved(cals), len(cals))
+	if markdown {
+		fmt.Fprintf(&b, "## %s\n\n", head)
+	} else {
+		fmt.Fprintf(&b, "%s\n\n", head)
+	}
+	design := fmt.Sprintf("Baseline against a second instance of itself: %s, %s interleaving, rule %s, intervals at %s.",
+		plural(r.CompleteRounds(), "complete round", "complete rounds"), interleaveOf(r), rule,
+		confidenceText(in.Comparison.Settings.Effective()))
+	if r.Status != "complete" {
+		design += " The run " + esc(r.Status) + ": what it measured is reported."
+	}
+	b.WriteString(design + "\n\n")
+
+	cols := []string{"cell", "metric", "noise/round", "noise/batch", "resolution", "resolves?", "repetitions needed", "or duration ×"}
+	rows := make([][]string, 0, len(cals))
+	for _, c := range cals {
+		row := []string{esc(cellName(c.Key)), esc(string(c.Metric))}
+		if c.Reason != "" {
+			row = append(row, "-", "-", "-", esc(c.Reason), "-", "-")
+			rows = append(rows, row)
+			continue
+		}
+		paired := "-"
+		if c.Batches > 0 {
+			paired = fmt.Sprintf("%.1f%% (%d batches)", 100*c.Paired, c.Batches)
+		}
+		yes := "no"
+		if c.Resolves {
+			yes = "yes"
+		}
+		need := "> " + strconv.Itoa(gate.MaxRounds)
+		if c.RoundsNeeded > 0 {
+			need = strconv.Itoa(c.RoundsNeeded)
+		}
+		dur := "-"
+		if c.DurationFactor > 0 {
+			dur = fmt.Sprintf("%.1f", math.Max(c.DurationFactor, 0.1))
+		}
+		row = append(row, fmt.Sprintf("%.1f%%", 100*c.Unpaired), paired,
+			fmt.Sprintf("%s (band %s)", resolutionText(c.Resolution), resolutionText(c.TieWithin)), yes, need, dur)
+		rows = append(rows, row)
+	}
+	if markdown {
+		b.WriteString("| " + strings.Join(cols, " | ") + " |\n|")
+		for range cols {
+			b.WriteString(" --- |")
+		}
+		b.WriteString("\n")
+		for _, row := range rows {
+			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		}
+	} else {
+		widths := make([]int, len(cols))
+		for i, c := range cols {
+			widths[i] = len([]rune(c))
+		}
+		for _, row := range rows {
+			for i, c := range row {
+				widths[i] = max(widths[i], len([]rune(c)))
+			}
+		}
+		line := func(cells []string) {
+			for i, c := range cells {
+				pad := widths[i] - len([]rune(c))
+				b.WriteString(c + strings.Repeat(" ", pad))
+				if i < len(cells)-1 {
+					b.WriteString("  ")
+				}
+			}
+			b.WriteString("\n")
+		}
+		line(cols)
+		for _, row := range rows {
+			line(row)
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString("noise/round: the spread of one round's value (coefficient of variation, both instances pooled). " +
+		"noise/batch: the spread of one batch's log ratio, what the paired rule sees. " +
+		"resolution: the largest change this run's intervals could not rule out; a tie band it exceeds leaves ties unresolved. " +
+		"repetitions needed: the fewest rounds whose expected resolution is within the band at this noise (load.repetitions, or load.max_repetitions for adaptive rounds). " +
+		"or duration ×: for slice pairs, by how much load.duration would have to grow at these rounds instead, assuming slice pairs independent. " +
+		"See docs/statistics.md and docs/self-hosted.md.\n")
+	return b.String()
+}
