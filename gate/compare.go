@@ -2,9 +2,11 @@ package gate
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Matches reports whether the rule applies to the cell: its class, variant
@@ -255,7 +257,18 @@ func unresolvedFailure(k CellKey, d Decision) Failure {
 	band := percent(d.TieWithin)
 	return Failure{Key: k, Metric: d.Metric, Kind: FailUnresolved, Reason: fmt.Sprintf(
 		"tie, but the %s cannot rule out a change of up to %s%% (band %s%%)",
-		what, percentFrom(0, d.Resolution, band, false), band)}
+		what, strings.TrimSuffix(ResolutionPercent(d.Resolution), "%"), band)}
+}
+
+// ResolutionPercent prints a resolution as a percentage rounded up, to one
+// decimal below 10% and to a whole percent above ("31%"), so it is never
+// understated: reasons and reports print it alike.
+func ResolutionPercent(f float64) string {
+	p := 100 * f
+	if p < 10 {
+		return strconv.FormatFloat(math.Ceil(p*10-1e-9)/10, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(math.Ceil(p-1e-9), 'f', 0, 64) + "%"
 }
 
 // Open reports whether a cell's gated verdict is still open: one of its

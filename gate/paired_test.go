@@ -284,7 +284,7 @@ func unresolvedGrid() []CellInput {
 func TestCompareUnresolved(t *testing.T) {
 	rps := []Metric{RPS}
 	unresolved := Failure{Key: kQ01c4, Metric: RPS, Kind: FailUnresolved,
-		Reason: "tie, but the intervals cannot rule out a change of up to 12% (band 10%)"}
+		Reason: "tie, but the intervals cannot rule out a change of up to 13% (band 10%)"}
 	for _, c := range []struct {
 		policy   Unresolved
 		failures []Failure
@@ -323,7 +323,7 @@ func TestCompareUnresolved(t *testing.T) {
 		Pairs:     map[Metric][]Pair{RPS: logPairs(0.1, -0.1, 0.2, 0)}}
 	cmp = Compare([]CellInput{pin}, pairedSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1, Unresolved: UnresolvedFail})
 	want := []Failure{{Key: kQ01c4, Metric: RPS, Kind: FailUnresolved,
-		Reason: "tie, but the interval cannot rule out a change of up to 29% (band 10%)"}}
+		Reason: "tie, but the interval cannot rule out a change of up to 30% (band 10%)"}}
 	if cmp.Outcome != OutcomeUndecided || !reflect.DeepEqual(cmp.Failures, want) || !reflect.DeepEqual(cmp.Unresolved, want) {
 		t.Errorf("paired unresolved: %s %+v %+v", cmp.Outcome, cmp.Failures, cmp.Unresolved)
 	}

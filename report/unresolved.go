@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/benchgate/benchgate/gate"
@@ -89,13 +87,7 @@ func (m *model) unresolvedSummary() string {
 // resolutionText prints a resolution as a percentage rounded up, so it
 // never claims more than the data could see: one decimal under 10%,
 // whole percents above ("31%", "4.2%").
-func resolutionText(r float64) string {
-	p := r * 100
-	if p < 10 {
-		return strconv.FormatFloat(math.Ceil(p*10-1e-9)/10, 'f', 1, 64) + "%"
-	}
-	return strconv.FormatFloat(math.Ceil(p-1e-9), 'f', 0, 64) + "%"
-}
+func resolutionText(r float64) string { return gate.ResolutionPercent(r) }
 
 // couldNotSee is the verdict's "could not see < 31%", naming the metrics
 // when they are not the row's own one: "could not see < 31% in rps, < 12%
