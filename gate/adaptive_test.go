@@ -226,9 +226,11 @@ func TestAdaptiveControlsFalseFailures(t *testing.T) {
 				continue
 			}
 			// The runner is tuned so that the fixed design misses a
-			// good share of the change.
-			if ab.fixed < 0.3 || ab.fixed > 0.8 {
-				t.Errorf("%s, %s: fixed detection %.3f is outside the tuned 0.3–0.8", n.name, row.rule, ab.fixed)
+			// good share of the change (tuned at 0.3–0.8 before the
+			// paired interval took the rounds' spread too, which
+			// costs the 3-round design power: 0.296 then).
+			if ab.fixed < 0.2 || ab.fixed > 0.8 {
+				t.Errorf("%s, %s: fixed detection %.3f is outside the tuned 0.2–0.8", n.name, row.rule, ab.fixed)
 			}
 			if ab.adaptive <= ab.fixed {
 				t.Errorf("%s, %s: adaptive detection %.3f <= fixed %.3f", n.name, row.rule, ab.adaptive, ab.fixed)
@@ -273,7 +275,13 @@ func TestBatchMeans(t *testing.T) {
 	}
 	t.Logf("%s, %d rounds of %d pairs, A/A: the 95%% ratio interval misses 1 in %.3f of gates with one pair per batch, %.3f with %d batches per round, %.3f with one batch per round",
 		n.name, simRounds, simPairs, miss[0], miss[1], DefaultBatches, miss[2])
-	if !(miss[0] > 2*miss[1] && miss[1] > miss[2]) {
-		t.Errorf("non-coverage %v for batches %v: want single pairs above twice the batches', and those above one batch per round's", miss, batchings)
+	// The interval is the wider of the batches' and the rounds' (see
+	// PairedRatio): however the rounds are batched, it covers at its
+	// confidence. (On batches alone it missed in 25%, 9% and 5%.)
+	bound := 0.05 + 3*math.Sqrt(0.05*0.95/simGates)
+	for i, m := range miss {
+		if m > bound {
+			t.Errorf("non-coverage %.3f with batches %d: above %.3f", m, batchings[i], bound)
+		}
 	}
 }

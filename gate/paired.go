@@ -57,7 +57,9 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 	}
 	rounds := groupRounds(pairs)
 	logs := make([]float64, 0, len(pairs))
+	roundMeans := make([]float64, 0, len(rounds))
 	for _, ps := range rounds {
+		first := len(logs)
 		round, n := ps[0].Round, len(ps)
 		k := min(batches, n)
 		start := 0
@@ -82,6 +84,11 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 			}
 			logs = append(logs, math.Log(sc/sb))
 		}
+		var sum float64
+		for _, l := range logs[first:] {
+			sum += l
+		}
+		roundMeans = append(roundMeans, sum/float64(len(logs)-first))
 	}
 	if len(logs) < 2 {
 		if len(logs) < len(pairs) {
@@ -91,11 +98,24 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 	}
 	// Summarize is the same Student-t interval as the sides' summaries.
 	s := summarize(logs, confidence, q)
+	n := len(logs)
+	if len(roundMeans) >= 2 && len(roundMeans) < len(logs) {
+		// Batches see the noise within a round; what differs between
+		// the two sides for a whole round (one process's own state, a
+		// neighbour that stayed on one side's CPU) only the spread of
+		// the rounds' means shows. The interval is the wider of the two,
+		// so a round-long difference between two instances of the same
+		// build cannot pass for a change (measured: an A/A gate under
+		// a noisy neighbour failed on batches alone).
+		if r := summarize(roundMeans, confidence, q); r.HalfWidth > s.HalfWidth {
+			s.HalfWidth, n = r.HalfWidth, len(roundMeans)
+		}
+	}
 	return Ratio{
 		Ratio: math.Exp(s.Mean),
 		Lo:    math.Exp(s.Mean - s.HalfWidth),
 		Hi:    math.Exp(s.Mean + s.HalfWidth),
-		N:     len(logs),
+		N:     n,
 		Pairs: len(pairs),
 	}, nil
 }

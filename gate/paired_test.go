@@ -65,17 +65,40 @@ func TestPairedRatio(t *testing.T) {
 	// 22/20 = 1.1. Logs 0, 0.1823215568, -0.1053605157, 0.0953101798:
 	// mean ln(1.2·0.9·1.1)/4 = ln(1.188)/4 = 0.0430678052, Ratio 1.188^¼ =
 	// 1.0440086817; sd 0.1238368218, h = t(.975,3)·sd/2 = 0.1970520180;
-	// [0.8572855550, 1.2714014847]. Batches that ignored the rounds (3, 3,
-	// 2, 2 of the 10) would be other sums.
+	// [0.8572855550, 1.2714014847] from the batches. But the two rounds'
+	// means, ln(1.2)/2 = 0.0911607784 and ln(0.99)/2 = -0.0050251679, are
+	// further apart than the batches say: their interval, t(.975,1) ·
+	// (|0.0911607784 + 0.0050251679| / √2) / √2 = 12.7062047362 · 0.0480929732
+	// = 0.6110785560, is wider, and is the one (N 2, the rounds): [e^-0.5680107508,
+	// e^0.6541463612] = [0.5666511852, 1.9235010106]. Batches that ignored
+	// the rounds (3, 3, 2, 2 of the 10) would be other sums.
 	two := slices.Concat(
 		inRound(0, 10, 12, 10, 0, 10, 18, 10, 11, 10, 13),
 		inRound(1, 10, 9, 10, 8, 10, 10, 10, 10, 10, 12))
-	check("10 pairs, 2 rounds, batches 2", two, 2, Ratio{
-		Ratio: 1.044008681704849, Lo: 0.8572855550491985, Hi: 1.2714014846693014, N: 4, Pairs: 10})
+	hr := TQuantile(0.975, 1) * math.Abs(math.Log(1.2)/2-math.Log(0.99)/2) / 2
+	mean := math.Log(1.188) / 4
+	twoRounds := Ratio{Ratio: math.Exp(mean), Lo: math.Exp(mean - hr), Hi: math.Exp(mean + hr), N: 2, Pairs: 10}
+	if !near(twoRounds.Lo, 0.5666511852473451) || !near(twoRounds.Hi, 1.9235010105896602) {
+		t.Fatalf("hand computation: %+v", twoRounds)
+	}
+	check("10 pairs, 2 rounds, batches 2", two, 2, twoRounds)
 	// A round's pairs need not be contiguous: they are grouped by round.
 	mixed := []Pair{two[5], two[0], two[6], two[1], two[2], two[7], two[8], two[3], two[9], two[4]}
-	check("grouped by round", mixed, 2, Ratio{
-		Ratio: 1.044008681704849, Lo: 0.8572855550491985, Hi: 1.2714014846693014, N: 4, Pairs: 10})
+	check("grouped by round", mixed, 2, twoRounds)
+	// Rounds that agree leave the batches' interval: two rounds of the
+	// same batches have equal means, a round interval of 0, and the
+	// batches' interval (logs 0, ln 1.2, 0, ln 1.2) stands.
+	same := slices.Concat(
+		inRound(0, 10, 12, 10, 0, 10, 18, 10, 11, 10, 13),
+		inRound(1, 10, 12, 10, 0, 10, 18, 10, 11, 10, 13))
+	lb := []float64{0, math.Log(1.2), 0, math.Log(1.2)}
+	m := math.Log(1.2) / 2
+	var ss float64
+	for _, l := range lb {
+		ss += (l - m) * (l - m)
+	}
+	hb := t975df3 * math.Sqrt(ss/3) / 2
+	check("rounds that agree", same, 2, Ratio{Ratio: math.Exp(m), Lo: math.Exp(m - hb), Hi: math.Exp(m + hb), N: 4, Pairs: 10})
 
 	// batches 0 is DefaultBatches (5): 12 pairs in one round make batches
 	// of 3, 3, 2, 2, 2. Sums 3/3, 6/3, 4/2, 8/2, 2/2: logs 0, ln2, ln2,
