@@ -16,11 +16,14 @@ type Calibration struct {
 	// Unpaired is the coefficient of variation of one round's value,
 	// pooled over the two instances: sqrt((cv_b² + cv_c²) / 2).
 	Unpaired float64 `json:"noise_unpaired"`
-	// Paired is the standard deviation of one batch's log ratio, and
-	// Batches how many batches the paired interval rested on; both 0 when
-	// the metric has no paired ratio.
+	// Paired is the standard deviation of one paired observation's log
+	// ratio, and Batches how many observations the paired interval
+	// rested on, and Spread what they were: batches of slice pairs, or
+	// rounds where the rounds' means were the wider (Ratio.Spread); 0 and
+	// "" when the metric has no paired ratio.
 	Paired  float64 `json:"noise_paired,omitempty"`
 	Batches int     `json:"batches,omitempty"`
+	Spread  string  `json:"spread,omitempty"`
 	// Resolution is what the configured rule resolved on this run (see
 	// Decision.Resolution), TieWithin the band it must resolve.
 	Resolution float64 `json:"resolution"`
@@ -80,7 +83,7 @@ func Calibrate(c Comparison) []Calibration {
 			if p := d.Paired; p != nil && p.N >= 2 && p.Ratio > 0 {
 				h := math.Log(p.Hi / p.Ratio)
 				cal.Paired = h * math.Sqrt(float64(p.N)) / TQuantile((1+conf)/2, float64(p.N-1))
-				cal.Batches = p.N
+				cal.Batches, cal.Spread = p.N, p.Spread
 				perRound = float64(p.N) / float64(max(1, cal.Rounds))
 			}
 			band := d.TieWithin

@@ -98,7 +98,7 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 	}
 	// Summarize is the same Student-t interval as the sides' summaries.
 	s := summarize(logs, confidence, q)
-	n := len(logs)
+	n, spread := len(logs), SpreadBatches
 	if len(roundMeans) >= 2 && len(roundMeans) < len(logs) {
 		// Batches see the noise within a round; what differs between
 		// the two sides for a whole round (one process's own state, a
@@ -108,15 +108,16 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 		// build cannot pass for a change (measured: an A/A gate under
 		// a noisy neighbour failed on batches alone).
 		if r := summarize(roundMeans, confidence, q); r.HalfWidth > s.HalfWidth {
-			s.HalfWidth, n = r.HalfWidth, len(roundMeans)
+			s.HalfWidth, n, spread = r.HalfWidth, len(roundMeans), SpreadRounds
 		}
 	}
 	return Ratio{
-		Ratio: math.Exp(s.Mean),
-		Lo:    math.Exp(s.Mean - s.HalfWidth),
-		Hi:    math.Exp(s.Mean + s.HalfWidth),
-		N:     n,
-		Pairs: len(pairs),
+		Ratio:  math.Exp(s.Mean),
+		Lo:     math.Exp(s.Mean - s.HalfWidth),
+		Hi:     math.Exp(s.Mean + s.HalfWidth),
+		N:      n,
+		Pairs:  len(pairs),
+		Spread: spread,
 	}, nil
 }
 

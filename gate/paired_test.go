@@ -35,7 +35,10 @@ func TestPairedRatio(t *testing.T) {
 	check := func(name string, pairs []Pair, batches int, want Ratio) {
 		t.Helper()
 		got, err := PairedRatio(pairs, 0.95, batches)
-		if err != nil || got.N != want.N || got.Pairs != want.Pairs ||
+		if want.Spread == "" {
+			want.Spread = SpreadBatches
+		}
+		if err != nil || got.N != want.N || got.Pairs != want.Pairs || got.Spread != want.Spread ||
 			!near(got.Ratio, want.Ratio) || !near(got.Lo, want.Lo) || !near(got.Hi, want.Hi) {
 			t.Errorf("%s: PairedRatio = %+v, %v; want %+v", name, got, err, want)
 		}
@@ -77,7 +80,7 @@ func TestPairedRatio(t *testing.T) {
 		inRound(1, 10, 9, 10, 8, 10, 10, 10, 10, 10, 12))
 	hr := TQuantile(0.975, 1) * math.Abs(math.Log(1.2)/2-math.Log(0.99)/2) / 2
 	mean := math.Log(1.188) / 4
-	twoRounds := Ratio{Ratio: math.Exp(mean), Lo: math.Exp(mean - hr), Hi: math.Exp(mean + hr), N: 2, Pairs: 10}
+	twoRounds := Ratio{Ratio: math.Exp(mean), Lo: math.Exp(mean - hr), Hi: math.Exp(mean + hr), N: 2, Pairs: 10, Spread: SpreadRounds}
 	if !near(twoRounds.Lo, 0.5666511852473451) || !near(twoRounds.Hi, 1.9235010105896602) {
 		t.Fatalf("hand computation: %+v", twoRounds)
 	}

@@ -143,9 +143,18 @@ type Ratio struct {
 	Ratio float64 `json:"ratio"` // exp of the mean of the batches' log ratios
 	Lo    float64 `json:"lo"`
 	Hi    float64 `json:"hi"`
-	N     int     `json:"n"`     // batches the interval rests on
-	Pairs int     `json:"pairs"` // pairs in those batches
+	N     int     `json:"n"`     // observations the interval rests on: batches, or rounds
+	Pairs int     `json:"pairs"` // pairs in those observations
+	// Spread says whose spread made the interval: SpreadBatches, or
+	// SpreadRounds when the rounds' means were the wider (PairedRatio).
+	Spread string `json:"spread"`
 }
+
+// Values of Ratio.Spread.
+const (
+	SpreadBatches = "batches"
+	SpreadRounds  = "rounds"
+)
 
 // Verdict is the decision of one metric in one cell.
 type Verdict string

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -124,7 +125,7 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 		}
 		paired := "-"
 		if c.Batches > 0 {
-			paired = fmt.Sprintf("%.1f%% (%d batches)", 100*c.Paired, c.Batches)
+			paired = fmt.Sprintf("%.1f%% (%d %s)", 100*c.Paired, c.Batches, cmp.Or(c.Spread, gate.SpreadBatches))
 		}
 		yes := "no"
 		if c.Resolves {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -334,42 +335,7 @@ func pinsInput() Input {
 		Rungs:  rungs,
 		Status: "complete",
 	}
-	return Input{Results: res, Comparison: decideRungs(res), Rounds: 3}
-}
-
-// decideRungs decides a results file as the CLI does, resources included.
-func decideRungs(res *baselines.Results) gate.Comparison {
-	idx := map[baselines.Cell]int{}
-	in := make([]gate.CellInput, len(res.Plan.Cells))
-	for i, c := range res.Plan.Cells {
-		idx[c] = i
-		in[i] = gate.CellInput{
-			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
-			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
-			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
-		}
-	}
-	for _, r := range res.Rungs {
-		side := &in[idx[r.Cell]].Baseline
-		if r.Target == "candidate" {
-			side = &in[idx[r.Cell]].Candidate
-		}
-		add := func(m gate.Metric, v float64) { side.Samples[m] = append(side.Samples[m], v) }
-		add(gate.RPS, r.RPS)
-		add(gate.P95, r.P95)
-		if r.ResourceSource != "" {
-			add(gate.CPUPerReq, r.CPUPerRequest())
-			add(gate.MemMean, float64(r.MemMean))
-			add(gate.MemPeak, float64(r.MemPeak))
-		}
-		side.Requests += r.Requests
-		side.Errors += r.ErrorCount()
-	}
-	policy := gate.Policy{MaxErrorRate: res.Scenario.Gate.MaxErrorRate}
-	for _, r := range res.Scenario.Gate.FailOn {
-		policy.FailOn = append(policy.FailOn, gate.Rule{Metric: gate.Metric(r.Metric)})
-	}
-	return gate.Compare(in, gate.DefaultSettings, policy)
+	return Input{Results: res, Comparison: mustDecide(res), Rounds: 3}
 }
 
 // pinsCancelledInput: pinsInput's run cancelled in its second pin set. Pin
@@ -396,14 +362,7 @@ func pinsCancelledInput() Input {
 	res.Rungs = kept
 	res.Status = "cancelled"
 	res.Env.End = t0.Add(3 * time.Minute)
-	decided := *res
-	decided.Rungs = nil
-	for _, g := range kept {
-		if g.Round < res.CompleteRoundsOf(g.Pins) {
-			decided.Rungs = append(decided.Rungs, g)
-		}
-	}
-	return Input{Results: res, Comparison: decideRungs(&decided), Rounds: 3}
+	return Input{Results: res, Comparison: mustDecide(res), Rounds: 3}
 }
 
 // latencyHistogram encodes, as the runner does, a histogram of n latencies
@@ -490,4 +449,14 @@ func gatesInput() Input {
 		{Kind: gate.FailPreflight, Reason: "pre-flight conformance fails on the candidate (exit 1: " + longLastLine + ") and passes on the baseline"},
 	})
 	return in
+}
+
+// mustDecide decides a fixture's results by the product's one decision
+// path, so the golden files show what benchgate itself would decide.
+func mustDecide(res *baselines.Results) gate.Comparison {
+	c, err := decide.Results(res)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

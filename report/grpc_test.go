@@ -140,55 +140,7 @@ func grpcInput() Input {
 		Rungs:  rungs,
 		Status: "complete",
 	}
-	return Input{Results: res, Comparison: decideAll(res), Rounds: 3}
-}
-
-// decideAll decides a results file of services as the CLI does: every
-// latency metric, the error rate and the resources, under the scenario's
-// rules with their globs.
-func decideAll(res *baselines.Results) gate.Comparison {
-	idx := map[baselines.Cell]int{}
-	in := make([]gate.CellInput, len(res.Plan.Cells))
-	for i, c := range res.Plan.Cells {
-		idx[c] = i
-		in[i] = gate.CellInput{
-			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
-			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
-			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
-		}
-	}
-	for _, r := range res.Rungs {
-		side := &in[idx[r.Cell]].Baseline
-		if r.Target == "candidate" {
-			side = &in[idx[r.Cell]].Candidate
-		}
-		add := func(m gate.Metric, v float64) { side.Samples[m] = append(side.Samples[m], v) }
-		add(gate.RPS, r.RPS)
-		if r.HasLatency() {
-			add(gate.Mean, r.Mean)
-			add(gate.P50, r.P50)
-			add(gate.P90, r.P90)
-			add(gate.P95, r.P95)
-			add(gate.P99, r.P99)
-		}
-		if r.Requests > 0 {
-			add(gate.ErrorRate, r.ErrorRate())
-		}
-		if r.ResourceSource != "" {
-			add(gate.CPUPerReq, r.CPUPerRequest())
-			add(gate.MemMean, float64(r.MemMean))
-			add(gate.MemPeak, float64(r.MemPeak))
-		}
-		side.Requests += r.Requests
-		side.Errors += r.ErrorCount()
-	}
-	g := res.Scenario.Gate
-	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate}
-	for _, r := range g.FailOn {
-		policy.FailOn = append(policy.FailOn, gate.Rule{Metric: gate.Metric(r.Metric),
-			Classes: r.Classes, Concurrency: r.Concurrency, Variants: r.Variants})
-	}
-	return gate.Compare(in, gate.Settings{Confidence: g.Confidence, TieWithin: g.TieWithin}, policy)
+	return Input{Results: res, Comparison: mustDecide(res), Rounds: 3}
 }
 
 // TestGRPCFixture pins what the golden files rest on: the search class

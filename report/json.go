@@ -272,10 +272,12 @@ type (
 		Ratio float64 `json:"ratio"`
 		Lo    float64 `json:"lo"`
 		Hi    float64 `json:"hi"`
-		// N is the number of batches the interval rests on, Pairs the
-		// paired observations in them.
-		N     int `json:"n"`
-		Pairs int `json:"pairs"`
+		// N is the number of observations the interval rests on, Pairs
+		// the paired observations in them, Spread what they were:
+		// "batches", or "rounds" when the rounds' means were the wider.
+		N      int    `json:"n"`
+		Pairs  int    `json:"pairs"`
+		Spread string `json:"spread"`
 	}
 	jsonSummary struct {
 		N         int     `json:"n"`
@@ -432,7 +434,7 @@ func buildJSON(m *model) jsonDoc {
 				jd.Rule, jd.Confidence, jd.TieWithin = gate.RuleOverlap, c.Settings.Effective(), c.Settings.For(d.Metric).TieWithin
 			}
 			if p := d.Paired; p != nil {
-				jd.Paired = &jsonRatio{Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, N: p.N, Pairs: p.Pairs}
+				jd.Paired = &jsonRatio{Ratio: p.Ratio, Lo: p.Lo, Hi: p.Hi, N: p.N, Pairs: p.Pairs, Spread: p.Spread}
 			}
 			jc.Decisions = append(jc.Decisions, jd)
 		}

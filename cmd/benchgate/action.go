@@ -359,7 +359,7 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if head != gh.HeadSHA {
 		return withCode(exitUsage, fmt.Errorf("PR #%d's head is %s, the results measured %s: not posting stale or foreign results", pr, short(head), short(gh.HeadSHA)))
 	}
-	rep, err := decide(res)
+	rep, err := decideInput(res)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -429,7 +429,7 @@ func commentIssue(ctx context.Context, env *ghaction.Env, results string, issue,
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	rep, err := decide(res)
+	rep, err := decideInput(res)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

@@ -86,7 +86,7 @@ func TestBenchstatAgreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := decide(res)
+	in, err := decideInput(res)
 	if err != nil {
 		t.Fatal(err)
 	}

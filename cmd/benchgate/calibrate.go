@@ -66,7 +66,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if res == nil {
 		return runErr
 	}
-	in, err := decide(res)
+	in, err := decideInput(res)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

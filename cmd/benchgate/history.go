@@ -94,7 +94,7 @@ func historyAppend(args []string, stderr io.Writer) error {
 		}
 		return withCode(exitUsage, errors.New(msg))
 	}
-	in, err := decide(res)
+	in, err := decideInput(res)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("%s: %w", results, err))
 	}

@@ -64,11 +64,11 @@ func TestMergeDecidesAsUnsharded(t *testing.T) {
 		merged.CompleteRounds() != whole.CompleteRounds() {
 		t.Fatalf("merged plan %v status %s, %d shards, %d rounds", merged.Plan.Cells, merged.Status, len(merged.Shards), merged.CompleteRounds())
 	}
-	a, err := decide(whole)
+	a, err := decideInput(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := decide(merged)
+	b, err := decideInput(merged)
 	if err != nil {
 		t.Fatal(err)
 	}

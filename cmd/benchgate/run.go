@@ -424,7 +424,7 @@ func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 // out, prints the chosen report on stdout, and returns the gate's outcome
 // as an exit error.
 func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout, stderr io.Writer) (*report.Input, error) {
-	in, err := decide(res)
+	in, err := decideInput(res)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
@@ -516,7 +516,7 @@ func outcomeError(c gate.Comparison) error {
 // openCells is the adaptive design's look: the results so far decided by
 // the one decision path, and the cells whose gated verdict is still open.
 func openCells(res *baselines.Results) ([]baselines.Cell, error) {
-	in, err := decide(res)
+	in, err := decideInput(res)
 	if err != nil {
 		return nil, err
 	}

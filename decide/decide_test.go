@@ -1,4 +1,4 @@
-package main
+package decide
 
 import (
 	"testing"
@@ -31,11 +31,11 @@ func results(src [2]string) *baselines.Results {
 func TestDecideResourceSources(t *testing.T) {
 	check := func(src [2]string, wantResources bool) {
 		t.Helper()
-		in, err := decide(results(src))
+		cmp, err := Results(results(src))
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := in.Comparison.Cells[0]
+		c := cmp.Cells[0]
 		for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
 			if _, ok := c.Decision(m); ok != wantResources {
 				t.Errorf("sources %v: decision of %s present %v, want %v", src, m, ok, wantResources)
@@ -59,11 +59,11 @@ func TestDecideSilentRung(t *testing.T) {
 	res := results([2]string{"cgroup", "cgroup"})
 	r := &res.Rungs[3] // round 1, candidate
 	r.Statuses, r.RPS, r.P95, r.Requests = nil, 0, 0, 0
-	in, err := decide(res)
+	cmp, err := Results(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := in.Comparison.Cells[0]
+	c := cmp.Cells[0]
 	if d, _ := c.Decision(gate.P95); d.Candidate.N != 1 || d.Verdict != gate.Inconclusive {
 		t.Errorf("p95: candidate n %d verdict %s, want 1 sample and inconclusive", d.Candidate.N, d.Verdict)
 	}
@@ -96,11 +96,10 @@ func TestDecideGates(t *testing.T) {
 			{Class: "W", Mode: "warn", Requests: 3, First: dis},
 		}},
 	}
-	in, err := decide(r)
+	c, err := Results(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := in.Comparison
 	want := []gate.Failure{
 		{Kind: gate.FailPreflight, Reason: "pre-flight broke fails on the candidate (exit 2: broke said so) and passes on the baseline"},
 		{Kind: gate.FailPreflight, Reason: "pre-flight only fails on the candidate (exit 4: only said so)"},
@@ -120,15 +119,7 @@ func TestDecideGates(t *testing.T) {
 
 	// Without failing gates the same cells pass.
 	r.Gates = &baselines.Gates{Preflight: []baselines.PreflightResult{pf("ok", "baseline", true, 0), pf("ok", "candidate", true, 0)}}
-	if in, _ := decide(r); in.Comparison.Outcome != gate.Pass {
-		t.Errorf("passing gates: %s %+v", in.Comparison.Outcome, in.Comparison.Failures)
-	}
-}
-
-func TestVisible(t *testing.T) {
-	in := "gate failed: pre-flight x fails (exit 1: \x1b[31mred\x1b[0m \x9b2J \xff ok \uFFFD)\nnext\tline"
-	want := `gate failed: pre-flight x fails (exit 1: \x1b[31mred\x1b[0m \x9b2J \xff ok ` + "\uFFFD)\nnext\tline"
-	if got := visible(in); got != want {
-		t.Errorf("visible =\n%q\nwant\n%q", got, want)
+	if c, _ := Results(r); c.Outcome != gate.Pass {
+		t.Errorf("passing gates: %s %+v", c.Outcome, c.Failures)
 	}
 }

@@ -1,0 +1,294 @@
+// Package decide turns a results file into the decided comparison: the one
+// decision path of benchgate. The CLI's compare, gate, calibrate, history
+// and the action decide with it, and so do the report's golden fixtures and
+// scripts/verdict-quality.sh's replays, so no test decides a way the
+// product does not.
+package decide
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// Results decides a results file with the gate section it records (the
+// rule declared before the run). Only complete rounds count: a cancelled
+// or failed run is decided on the rounds in which every cell ran on both
+// targets (under adaptive rounds, on each cell's own rounds), so the two
+// sides always have the same number of repetitions measured under the same
+// conditions. Bad gate settings in the file are an error.
+func Results(res *baselines.Results) (gate.Comparison, error) {
+	idx := map[baselines.Cell]int{}
+	counted := make([]int, len(res.Plan.Cells)) // rounds of each cell that count
+	sources := map[baselines.Cell][2]string{}   // how each side's resources were read
+	inputs := make([]gate.CellInput, len(res.Plan.Cells))
+	for i, c := range res.Plan.Cells {
+		idx[c] = i
+		counted[i] = res.RoundsOfCell(c)
+		inputs[i] = gate.CellInput{
+			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
+			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
+			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
+			Pairs:     map[gate.Metric][]gate.Pair{},
+		}
+	}
+	imported := strings.HasPrefix(res.Kind, "import:")
+	// Each counted round's two rungs of a cell, for the paired
+	// observations: the two sides of a round ran back to back.
+	type roundKey struct {
+		cell  int
+		round int
+	}
+	var rounds []roundKey
+	pair := map[roundKey]*[2]*baselines.Rung{}
+	for ri := range res.Rungs {
+		r := &res.Rungs[ri]
+		i, ok := idx[r.Cell]
+		if !ok || r.Round >= counted[i] {
+			continue
+		}
+		t := 0
+		side := &inputs[i].Baseline
+		if r.Target == "candidate" {
+			side, t = &inputs[i].Candidate, 1
+		}
+		k := roundKey{i, r.Round}
+		if pair[k] == nil {
+			pair[k] = &[2]*baselines.Rung{}
+			rounds = append(rounds, k)
+		}
+		pair[k][t] = r
+		for m, v := range rungValues(r, imported) {
+			side.Samples[m] = append(side.Samples[m], v)
+		}
+		if r.Values != nil {
+			continue
+		}
+		if src := sources[r.Cell]; r.ResourceSource != "" && src[t] != r.ResourceSource {
+			if src[t] == "" {
+				src[t] = r.ResourceSource
+			} else {
+				src[t] = "mixed"
+			}
+			sources[r.Cell] = src
+		}
+		side.Requests += r.Requests
+		side.Errors += r.ErrorCount()
+	}
+	// Rounds in the order they ran, so a cell's pairs are in time order.
+	slices.SortStableFunc(rounds, func(a, b roundKey) int { return a.round - b.round })
+	for _, k := range rounds {
+		b, c := pair[k][0], pair[k][1]
+		if b == nil || c == nil {
+			continue
+		}
+		addPairs(inputs[k.cell].Pairs, k.round, b, c, imported)
+	}
+
+	// Resources read two different ways (a cgroup's counters on one side,
+	// the sum over /proc on the other) differ by definition, not by the
+	// builds: such a cell's resource metrics are left undecided.
+	for i, c := range res.Plan.Cells {
+		if sources[c][0] != sources[c][1] {
+			for _, side := range []*gate.Side{&inputs[i].Baseline, &inputs[i].Candidate} {
+				for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
+					delete(side.Samples, m)
+				}
+			}
+			for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
+				delete(inputs[i].Pairs, m)
+			}
+		}
+	}
+
+	g := res.Scenario.Gate
+	settings := gate.DefaultSettings
+	if g.Confidence > 0 {
+		settings.Confidence = g.Confidence
+	}
+	settings.TieWithin = g.TieWithin
+	settings.Rule = gate.DecisionRule(g.Rule)
+	// Every look of an adaptive design spends part of the error rate.
+	settings.Looks = res.Scenario.Load.Looks()
+	for m, t := range g.TieWithinFor {
+		if settings.TieWithinFor == nil {
+			settings.TieWithinFor = map[gate.Metric]float64{}
+		}
+		settings.TieWithinFor[gate.Metric(m)] = t
+	}
+	for m, h := range g.HigherBetterFor {
+		if settings.HigherBetterFor == nil {
+			settings.HigherBetterFor = map[gate.Metric]bool{}
+		}
+		settings.HigherBetterFor[gate.Metric(m)] = h
+	}
+	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
+		Unresolved: gate.Unresolved(g.Unresolved),
+		// A benchmark reports the units it reports: a rule on a custom
+		// unit applies to those that have it.
+		OnlyMeasured: res.Kind == "gobench",
+		// Cells found in the data, not declared in the scenario: a rule
+		// that gates none of them is a mistake, not a pass.
+		RuleMustApply: res.Kind == "gobench" || strings.HasPrefix(res.Kind, "import:")}
+	for _, r := range g.FailOn {
+		policy.FailOn = append(policy.FailOn, gate.Rule{
+			Metric: gate.Metric(r.Metric), Classes: r.Classes,
+			Concurrency: r.Concurrency, Variants: r.Variants,
+		})
+	}
+	if err := errors.Join(settings.Validate(), policy.Validate()); err != nil {
+		return gate.Comparison{}, fmt.Errorf("gate settings of the results file: %w", err)
+	}
+	return gate.WithGateFailures(gate.Compare(inputs, settings, policy), gateFailures(res.Gates)), nil
+}
+
+// gateFailures are the correctness gates' reasons to fail: a class whose
+// answers disagree under mode required, and a pre-flight command the
+// candidate fails where the baseline passed (or was not asked). A command
+// both fail says something of the setup, not of the change: the report
+// shows it, the gate does not fail on it.
+func gateFailures(g *baselines.Gates) []gate.Failure {
+	if g == nil {
+		return nil
+	}
+	var fs []gate.Failure
+	baseFailed, baseRan := map[string]bool{}, map[string]bool{}
+	for _, p := range g.Preflight {
+		if p.Target == "baseline" {
+			baseRan[p.Name], baseFailed[p.Name] = true, !p.Pass
+		}
+	}
+	for _, p := range g.Preflight {
+		if p.Target != "candidate" || p.Pass || baseFailed[p.Name] {
+			continue
+		}
+		why := p.Error
+		if why == "" {
+			why = fmt.Sprintf("exit %d", p.ExitCode)
+		}
+		if p.LastLine != "" {
+			why += ": " + p.LastLine
+		}
+		reason := fmt.Sprintf("pre-flight %s fails on the candidate (%s)", p.Name, why)
+		if baseRan[p.Name] {
+			reason += " and passes on the baseline"
+		}
+		fs = append(fs, gate.Failure{Kind: gate.FailPreflight, Reason: reason})
+	}
+	if g.Agreement != nil {
+		for _, c := range g.Agreement.Classes {
+			// Only warn is let through: a mode this code does not know,
+			// or none, fails closed.
+			if c.Agree || c.Mode == "warn" {
+				continue
+			}
+			reason := "answers differ"
+			if d := c.First; d != nil {
+				reason = fmt.Sprintf("answers differ at request %d (%s %s): %s", d.Index+1, d.Method, d.Target, d.Reason)
+			}
+			fs = append(fs, gate.Failure{Key: gate.CellKey{Variant: c.Variant, Class: c.Class}, Kind: gate.FailAgreement, Reason: reason})
+		}
+	}
+	return fs
+}
+
+// rungValues are a rung's measurements by metric. A rung in which nothing
+// was answered has no latency, and one in which nothing ended has no error
+// rate: their zeros would read as perfect. Left out, they leave the metric
+// short of samples, and a gated metric short of samples is inconclusive,
+// never a pass.
+func rungValues(r *baselines.Rung, imported bool) map[gate.Metric]float64 {
+	v := map[gate.Metric]float64{}
+	if r.Values != nil {
+		// A Go benchmark's result: its units are its metrics.
+		for unit, x := range r.Values {
+			v[gate.Metric(unit)] = x
+		}
+		return v
+	}
+	v[gate.RPS] = r.RPS
+	if r.HasLatency() {
+		for m, x := range map[gate.Metric]float64{
+			gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
+		} {
+			// An imported report stores a percentile its tool did not
+			// record as 0: not measured, not a zero latency.
+			if x == 0 && imported {
+				continue
+			}
+			v[m] = x
+		}
+	}
+	if r.Requests > 0 {
+		v[gate.ErrorRate] = r.ErrorRate()
+	}
+	if r.ResourceSource != "" {
+		if r.Answered() > 0 {
+			v[gate.CPUPerReq] = r.CPUPerRequest()
+		}
+		v[gate.MemMean] = float64(r.MemMean)
+		v[gate.MemPeak] = float64(r.MemPeak)
+	}
+	return v
+}
+
+// sliceValues are a slice's measurements by metric, as rungValues.
+func sliceValues(s baselines.Slice) map[gate.Metric]float64 {
+	v := map[gate.Metric]float64{gate.RPS: s.RPS}
+	if s.Answered > 0 {
+		v[gate.Mean], v[gate.P50], v[gate.P90], v[gate.P95], v[gate.P99] = s.Mean, s.P50, s.P90, s.P95, s.P99
+		if s.CPUSeconds > 0 {
+			v[gate.CPUPerReq] = s.CPUSeconds / float64(s.Answered)
+		}
+	}
+	return v
+}
+
+// addPairs adds a round's paired observations of a cell: the slice pairs
+// when both rungs were sliced, else the round's two rungs as one pair. A
+// metric is paired where both sides measured it; metrics measured only
+// per rung (memory, and CPU where a slice could not read it) are paired
+// by round.
+func addPairs(pairs map[gate.Metric][]gate.Pair, round int, b, c *baselines.Rung, imported bool) {
+	bv, cv := rungValues(b, imported), rungValues(c, imported)
+	sliced := map[gate.Metric]bool{}
+	if len(b.Slices) > 0 && len(c.Slices) > 0 {
+		byPair := map[int]baselines.Slice{}
+		for _, s := range c.Slices {
+			byPair[s.Pair] = s
+		}
+		var bs, cs []map[gate.Metric]float64
+		for _, s := range b.Slices {
+			if o, ok := byPair[s.Pair]; ok {
+				bs, cs = append(bs, sliceValues(s)), append(cs, sliceValues(o))
+			}
+		}
+		for m := range bv {
+			// A metric is paired by slice only when every slice pair
+			// has it: a slice without it (nothing answered) would
+			// otherwise drop out of one metric's pairs and not another's.
+			all := len(bs) > 0
+			for j := range bs {
+				_, okb := bs[j][m]
+				_, okc := cs[j][m]
+				all = all && okb && okc
+			}
+			if !all {
+				continue
+			}
+			sliced[m] = true
+			for j := range bs {
+				pairs[m] = append(pairs[m], gate.Pair{Round: round, Base: bs[j][m], Cand: cs[j][m]})
+			}
+		}
+	}
+	for m, x := range bv {
+		if y, ok := cv[m]; ok && !sliced[m] {
+			pairs[m] = append(pairs[m], gate.Pair{Round: round, Base: x, Cand: y})
+		}
+	}
+}
