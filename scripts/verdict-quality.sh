@@ -35,7 +35,8 @@
 #   SETTLE       load.settle, e.g. 50ms
 #   REPS         load.repetitions
 #   MAXREPS      load.max_repetitions
-#   DURATION     load.duration (default 2s)
+#   CONCURRENCY  load.concurrency, a comma list (default 1, 2)
+#   DURATION     load.duration (default 1s)
 #   WARMUP       load.warmup (default 500ms)
 #   TARGET_CPUS  cpuset of each target (default 1); GEN_CPUS: of the load
 #                generator (default 0). PINS=off runs without pins.
@@ -50,8 +51,17 @@
 #
 # Examples:
 #   DURATION=300ms WARMUP=100ms scripts/verdict-quality.sh 2 3      # a quick look
-#   scripts/verdict-quality.sh 20 1.2 0.3                           # the noisy target
-#   METRIC=cpu_per_req RULE=paired INTERLEAVE=slice scripts/verdict-quality.sh 20 1.2 0.3
+#   scripts/verdict-quality.sh 20 1.25 0.3                          # the defaults under a noisy neighbour
+#   METRIC=cpu_per_req RULE=overlap INTERLEAVE=round scripts/verdict-quality.sh 20 1.25 0.3
+#
+# Other designs on the same rungs: run one design that measures at least
+# as many rounds as any other needs, then re-decide every kept gate under
+# another rule, rounds or gated metric (exactly the verdicts that design's
+# gate would reach on those rungs; its wall time estimated from the
+# sessions it would not have run):
+#
+#   REPS=6 OUT=/tmp/vq scripts/verdict-quality.sh 20 1.25 0.3
+#   go run ./internal/cmd/verdictquality -replay -rule overlap -reps 3 -maxreps 3 /tmp/vq/runs.tsv
 #
 # Needs: go, coreutils (timeout), and Linux for the pins and the neighbour.
 # Every request goes to 127.0.0.1.
@@ -77,7 +87,8 @@ if [ -n "$NOISE" ]; then
 fi
 
 METRIC=${METRIC:-rps}
-DURATION=${DURATION:-2s}
+CONCURRENCY=${CONCURRENCY:-1, 2}
+DURATION=${DURATION:-1s}
 WARMUP=${WARMUP:-500ms}
 TARGET_CPUS=${TARGET_CPUS-1}
 GEN_CPUS=${GEN_CPUS-0}
@@ -94,6 +105,7 @@ dur='^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$'
 check() { # name value regexp what
   [ -z "$2" ] || [[ $2 =~ $3 ]] || usage "$1=$2: want $4"
 }
+check CONCURRENCY "$CONCURRENCY" '^[0-9]+(, ?[0-9]+)*$' "a comma list of whole numbers such as 1, 2"
 check METRIC "$METRIC" '^[a-z0-9_]+$' "a metric name such as rps or cpu_per_req"
 check RULE "${RULE:-}" '^[a-z]+$' "overlap or paired"
 check INTERLEAVE "${INTERLEAVE:-}" '^[a-z]+$' "round or slice"
@@ -178,7 +190,7 @@ targets:
     health: /healthz
 $pins
 load:
-  concurrency: [1, 2]
+  concurrency: [$CONCURRENCY]
   duration: $DURATION
   warmup: $WARMUP
   timeout: 5s
@@ -212,7 +224,7 @@ fi
 
 {
   echo "N=$N FACTOR=$FACTOR NOISE=${NOISE:-} METRIC=$METRIC RULE=${RULE:-} INTERLEAVE=${INTERLEAVE:-} SLICE=${SLICE:-} SETTLE=${SETTLE:-}"
-  echo "REPS=${REPS:-} MAXREPS=${MAXREPS:-} DURATION=$DURATION WARMUP=$WARMUP pins=${pins:-none} NOISE_CPUS=${NOISE_CPUS:-all} SEED=$SEED NOISE_SEED=$NOISE_SEED"
+  echo "REPS=${REPS:-} MAXREPS=${MAXREPS:-} CONCURRENCY=$CONCURRENCY DURATION=$DURATION WARMUP=$WARMUP pins=${pins:-none} NOISE_CPUS=${NOISE_CPUS:-all} SEED=$SEED NOISE_SEED=$NOISE_SEED"
   echo "BUDGET=$BUDGET GATE_TIMEOUT=$GATE_TIMEOUT commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes) $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/params.txt"
 echo "$prog: $condition, $N A/A and $N A/B gates, candidate search=$FACTOR, gating $METRIC; kept in $OUT" >&2

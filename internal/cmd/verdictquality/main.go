@@ -18,6 +18,15 @@
 // resolution (|mc-mb| + hb + hc)/|mb|, exceeds the tie band, and the
 // column is marked "(computed)".
 //
+// With -replay it reads each gate's results.json instead and re-decides it
+// with the one decision path (package decide) under the design -rule,
+// -reps, -maxreps and -metric give (each unset: the gate's own): the first
+// -reps rounds of every cell, then one more round of each cell still open
+// (gate.Open, as the runner's looks) up to -maxreps. So one benchmark that
+// measured enough rounds gives the verdicts of every rule, fixed or
+// adaptive design and gated metric on the same rungs; the wall time of a
+// replayed gate is estimated from the sessions it would not have run.
+//
 // The row goes to stdout; -header prints the table's header first. What
 // each gate found goes to stderr.
 package main
@@ -69,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&l.reps, "reps", "", "load.repetitions the scenario set (empty: its default)")
 	fs.StringVar(&l.maxReps, "maxreps", "", "load.max_repetitions the scenario set (empty: its default)")
 	header := fs.Bool("header", false, "print the table's header before the row")
+	replay := fs.Bool("replay", false, "re-decide each gate from its results.json under -rule, -reps, -maxreps and -metric (each unset: the gate's own) instead of reading its decisions.json")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: verdictquality [flags] runs.tsv\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -83,7 +93,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	runs, err := readRuns(fs.Arg(0))
+	var d *design
+	if *replay {
+		d = &design{rule: l.rule, metric: l.metric}
+		for _, v := range []struct {
+			name, text string
+			n          *int
+		}{{"reps", l.reps, &d.reps}, {"maxreps", l.maxReps, &d.maxReps}} {
+			if v.text == "" {
+				continue
+			}
+			n, err := strconv.Atoi(v.text)
+			if err != nil || n < 1 {
+				fmt.Fprintf(stderr, "verdictquality: -%s %q: want a whole number >= 1\n", v.name, v.text)
+				return errUsage
+			}
+			*v.n = n
+		}
+	}
+	runs, err := readRuns(fs.Arg(0), d)
 	if err != nil {
 		return err
 	}
@@ -125,6 +153,9 @@ type gateRun struct {
 	undecided int    // of which inconclusive (or missing)
 	computed  bool   // some tie's resolution was computed here, not read
 	failKinds []string
+
+	cellRounds []int  // replayed: the rounds each cell took
+	replayed   string // replayed: the design, for the description
 }
 
 // decisionsDoc is the part of decisions.json read here.
@@ -182,7 +213,9 @@ func (d decision) unresolved(band float64) (open, computed bool) {
 	return res > band, true
 }
 
-func readRuns(path string) ([]*gateRun, error) {
+// readRuns reads runs.tsv and what each gate decided: its decisions.json,
+// or with a design, its results.json re-decided under it.
+func readRuns(path string, d *design) ([]*gateRun, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -211,7 +244,11 @@ func readRuns(path string) ([]*gateRun, error) {
 		if !filepath.IsAbs(r.dir) {
 			r.dir = filepath.Join(base, r.dir)
 		}
-		r.read()
+		if d != nil {
+			r.replay(*d)
+		} else {
+			r.read()
+		}
 		runs = append(runs, r)
 	}
 	return runs, sc.Err()
@@ -277,6 +314,9 @@ func (r *gateRun) describe() string {
 	if r.broken != "" {
 		return head + ": BROKEN (" + r.broken + "), " + r.dir
 	}
+	if r.replayed != "" {
+		head += " (" + r.replayed + fmt.Sprintf(", wall estimated; cell rounds %v)", r.cellRounds)
+	}
 	s := fmt.Sprintf("%s, %d rounds: %d gated cells, %d regressed, %d ties (%d unresolved), %d inconclusive", head, r.rounds, r.gated, r.regressed, r.ties, r.open, r.undecided)
 	if len(r.failKinds) > 0 {
 		s += "; failures: " + strings.Join(r.failKinds, ",")
@@ -293,6 +333,7 @@ type totals struct {
 	aaCells, aaOpen        int // A/A gated cells, unresolved ties
 	computed               bool
 	wall                   float64
+	gates                  int // that count
 	minRounds, maxRounds   int
 	sumRounds, roundsCount int
 	rules                  []string
@@ -307,12 +348,20 @@ func aggregate(runs []*gateRun) totals {
 			continue
 		}
 		t.wall += r.wall
-		if t.roundsCount == 0 || r.rounds < t.minRounds {
-			t.minRounds = r.rounds
+		t.gates++
+		// Replayed, the rounds are each cell's; read, the gate's.
+		counted := r.cellRounds
+		if counted == nil {
+			counted = []int{r.rounds}
 		}
-		t.maxRounds = max(t.maxRounds, r.rounds)
-		t.sumRounds += r.rounds
-		t.roundsCount++
+		for _, n := range counted {
+			if t.roundsCount == 0 || n < t.minRounds {
+				t.minRounds = n
+			}
+			t.maxRounds = max(t.maxRounds, n)
+			t.sumRounds += n
+			t.roundsCount++
+		}
 		if r.rule != "" && !slices.Contains(t.rules, r.rule) {
 			t.rules = append(t.rules, r.rule)
 		}
@@ -371,7 +420,7 @@ func (t totals) row(l labels) string {
 	}
 	mean := "-"
 	if t.roundsCount > 0 {
-		mean = fmt.Sprintf("%.1f", t.wall/float64(t.roundsCount))
+		mean = fmt.Sprintf("%.1f", t.wall/float64(t.gates))
 	}
 	broken := strconv.Itoa(len(t.broken))
 	if len(t.broken) > 0 {

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
 )
 
 // decisionsJSON is a decisions.json of two gated cells of rps, with
@@ -113,5 +116,81 @@ func TestBadRuns(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "| 1 (aa-01: exit 0 without decisions.json) |") {
 		t.Errorf("row: %s", stdout.String())
+	}
+}
+
+// results writes a gate's results.json of one rps cell over four rounds of
+// round interleaving, whose candidate answers ratios[i] times the
+// baseline's 1000 rps in round i; each cell round's session starts 10 s
+// after the last.
+func writeResults(t *testing.T, dir string, ratios []float64) {
+	t.Helper()
+	cell := baselines.Cell{Class: "search", Concurrency: 1}
+	res := &baselines.Results{
+		Version: baselines.FormatVersion, Status: "complete",
+		Plan: baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: len(ratios)},
+		Scenario: baselines.ScenarioInfo{
+			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.1, FailOn: []baselines.RuleInfo{{Metric: "rps"}}},
+			Load: baselines.LoadInfo{Concurrency: []int{1}, Duration: 1, Repetitions: len(ratios)},
+		},
+	}
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for i, q := range ratios {
+		for pos, side := range []struct {
+			name string
+			rps  float64
+		}{{"baseline", 1000}, {"candidate", 1000 * q}} {
+			n := int64(side.rps)
+			res.Rungs = append(res.Rungs, baselines.Rung{
+				Cell: cell, Round: i, Target: side.name, Position: pos, Order: "AB",
+				Start: t0.Add(time.Duration(10*i) * time.Second), Duration: 1,
+				Requests: n, Statuses: map[string]int64{"200": n}, RPS: side.rps,
+			})
+		}
+	}
+	if err := baselines.Write(dir, res); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplay: -replay re-decides each gate's rungs under another design,
+// as the runner's looks would have: a cell settled at the first look
+// stops there, an open one takes rounds up to the maximum; the wall time
+// drops by the sessions not run.
+func TestReplay(t *testing.T) {
+	dir := t.TempDir()
+	// ab-01: the candidate at half the throughput in every round,
+	// settled after 2 rounds. aa-01: the same build, so close a tie
+	// that it is resolved after 2 rounds. aa-02: ratios all over the
+	// place, open until the fourth round. ab-02: has 2 rounds only.
+	writeResults(t, filepath.Join(dir, "ab-01"), []float64{0.5, 0.505, 0.5, 0.495})
+	writeResults(t, filepath.Join(dir, "aa-01"), []float64{1, 1.001, 0.999, 1})
+	writeResults(t, filepath.Join(dir, "aa-02"), []float64{0.8, 1.3, 0.9, 1.1})
+	writeResults(t, filepath.Join(dir, "ab-02"), []float64{0.5, 0.5})
+	write(t, filepath.Join(dir, "runs.tsv"), strings.Join([]string{
+		"ab\t1\t1\t1\t100\tab-01",
+		"aa\t1\t2\t0\t100\taa-01",
+		"aa\t2\t3\t0\t100\taa-02",
+		"ab\t2\t4\t1\t100\tab-02",
+	}, "\n")+"\n")
+	var stdout, stderr strings.Builder
+	args := []string{"-replay", "-rule", "paired", "-reps", "2", "-maxreps", "4", filepath.Join(dir, "runs.tsv")}
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	// 100 s of wall, 40 s of it sessions of 10 s: 80 s for 2 rounds.
+	for _, line := range []string{
+		"ab-01 seed 1: exit 1, 80.0s (replayed as paired 2-4, wall estimated; cell rounds [2]), 2 rounds: 1 gated cells, 1 regressed",
+		"aa-01 seed 2: exit 0, 80.0s (replayed as paired 2-4, wall estimated; cell rounds [2]), 2 rounds: 1 gated cells, 0 regressed, 1 ties (0 unresolved)",
+		"aa-02 seed 3: exit 0, 100.0s (replayed as paired 2-4, wall estimated; cell rounds [4]), 4 rounds: 1 gated cells, 0 regressed, 1 ties (1 unresolved)",
+		"ab-02 seed 4: exit 1, 100.0s: BROKEN (search c=1 has 2 rounds, the design needs 4)",
+	} {
+		if !strings.Contains(stderr.String(), line) {
+			t.Errorf("stderr lacks %q:\n%s", line, stderr.String())
+		}
+	}
+	want := "| quiet | rps | paired/default/2-4, mean 2.7 (max 4) | 0/2 | 1/1 | 1/1 | 1/2 | 86.7 | 1 (ab-02: search c=1 has 2 rounds, the design needs 4) |\n"
+	if stdout.String() != want {
+		t.Errorf("row:\n got %s\nwant %s", stdout.String(), want)
 	}
 }
