@@ -352,25 +352,19 @@ func TestRunPinSets(t *testing.T) {
 	}
 }
 
-// loadScenario reads text through scenario.Load, and reports false while
-// Load or Stream are still the stubs that panic.
-func loadScenario(t *testing.T, text string) (sc *scenario.Scenario, ready bool) {
+// loadScenario reads text through scenario.Load. A panic is a failure,
+// never a skip.
+func loadScenario(t *testing.T, text string) *scenario.Scenario {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "benchgate.yml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		if recover() != nil {
-			sc, ready = nil, false
-		}
-	}()
 	sc, err := scenario.Load(path, "", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.Stream(sc.Variants[0].Name, sc.Classes[0].Name, 1, 0, 0).Next()
-	return sc, true
+	return sc
 }
 
 // End to end with the real request streams, against a real child process
@@ -385,7 +379,7 @@ func TestRunWithScenarioStreams(t *testing.T) {
 		io.WriteString(w, "hello")
 	}))
 	defer srv.Close()
-	sc, ready := loadScenario(t, fmt.Sprintf(`version: 1
+	sc := loadScenario(t, fmt.Sprintf(`version: 1
 name: e2e
 seed: 424242
 targets:
@@ -416,9 +410,6 @@ gate:
   fail_on:
     - {metric: rps}
 `, testServer, srv.URL))
-	if !ready {
-		t.Skip("scenario.Load or Stream is not implemented yet")
-	}
 	out := t.TempDir()
 	res, err := Run(t.Context(), sc, Options{OutDir: out})
 	if err != nil {
