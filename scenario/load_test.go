@@ -63,7 +63,7 @@ func TestLoadFull(t *testing.T) {
 	check("Load", s.Load, LoadSettings{
 		Concurrency: []int{1, 4, 8}, Duration: 10 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 5, Timeout: 30 * time.Second,
-		Interleave: "round", Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, MaxRepetitions: 5,
+		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 5,
 		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
 	})
 	check("Data", s.Data, map[string][]string{
@@ -101,7 +101,7 @@ func TestLoadFull(t *testing.T) {
 	})
 	inc := 0.0005
 	check("Gate", s.Gate, Gate{
-		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, MaxErrorIncrease: &inc, Rule: "overlap", Unresolved: "warn",
+		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, MaxErrorIncrease: &inc, Rule: "paired", Unresolved: "warn",
 		FailOn: []FailRule{
 			{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}},
 			{Metric: "p95", Classes: []string{"Q0?"}, Concurrency: []string{"8", "1*"}, Variants: []string{"csv"}},
@@ -130,7 +130,7 @@ func TestLoadProfile(t *testing.T) {
 	want := LoadSettings{
 		Concurrency: []int{1, 8}, Duration: 5 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 3, Timeout: 30 * time.Second,
-		Interleave: "round", Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, MaxRepetitions: 3,
+		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 3,
 		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
 	}
 	if !reflect.DeepEqual(s.Load, want) {
@@ -201,6 +201,25 @@ profiles:
 	}
 }
 
+// TestSliceDefaultGivesWay: a default slice longer than the duration
+// shrinks to it (one slice pair a round); a slice the file chose does not.
+func TestSliceDefaultGivesWay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yml")
+	os.WriteFile(path, []byte(minimal+"load: {duration: 30ms}\nprofiles:\n  pr: {duration: 20ms}\n"), 0o644)
+	for _, tt := range []struct {
+		profile string
+		want    time.Duration
+	}{{"", 30 * time.Millisecond}, {"pr", 20 * time.Millisecond}} {
+		s, err := Load(path, tt.profile, mapEnv(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ls := s.Load; ls.Interleave != InterleaveSlice || ls.Slice != tt.want || ls.SlicePairs() != 1 {
+			t.Errorf("profile %q: interleave %q slice %v, %d pairs; want slice, %v, 1", tt.profile, ls.Interleave, ls.Slice, ls.SlicePairs(), tt.want)
+		}
+	}
+}
+
 func TestLoadDefaults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.yml")
 	os.WriteFile(path, []byte(minimal), 0o644)
@@ -212,14 +231,14 @@ func TestLoadDefaults(t *testing.T) {
 		t.Errorf("Seed %d, Pins %v", s.Seed, s.PinSets)
 	}
 	wantLoad := LoadSettings{
-		Concurrency: []int{1}, Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 3,
+		Concurrency: []int{1}, Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 5,
 		Timeout: 30 * time.Second, Defaults: Defaults{Headers: map[string]string{}, Query: map[string]string{}},
-		Interleave: "round", Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, MaxRepetitions: 3,
+		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 5,
 	}
 	if !reflect.DeepEqual(s.Load, wantLoad) {
 		t.Errorf("Load = %+v", s.Load)
 	}
-	wantGate := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []FailRule{{Metric: "rps"}}, Rule: "overlap", Unresolved: "warn"}
+	wantGate := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []FailRule{{Metric: "rps"}}, Rule: "paired", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, wantGate) {
 		t.Errorf("Gate = %+v", s.Gate)
 	}
@@ -358,9 +377,11 @@ func TestLoadErrors(t *testing.T) {
 		{"profile's repetitions above the file's max_repetitions", minimal + "load: {max_repetitions: 4}\nprofiles:\n  pr: {repetitions: 6}\n", "pr",
 			"s.yml:9:25: load.max_repetitions: 4 is below repetitions (6): the most rounds a cell may take cannot be fewer than every cell takes"},
 		{"profile's max_repetitions", minimal + "profiles:\n  pr: {max_repetitions: 2}\n", "pr",
-			"s.yml:10:25: profiles.pr.max_repetitions: 2 is below repetitions (3): the most rounds a cell may take cannot be fewer than every cell takes"},
-		{"slice longer than duration", minimal + "load: {interleave: slice, duration: 100ms}\n", "",
+			"s.yml:10:25: profiles.pr.max_repetitions: 2 is below repetitions (5): the most rounds a cell may take cannot be fewer than every cell takes"},
+		{"slice longer than duration", minimal + "load: {slice: 200ms, duration: 100ms}\n", "",
 			"s.yml:9:1: load.slice: 200ms is longer than duration 100ms: a round needs at least one slice of each target"},
+		{"profile's slice longer than duration", minimal + "load: {duration: 100ms}\nprofiles:\n  pr: {slice: 150ms}\n", "pr",
+			"s.yml:9:1: load.slice: 150ms is longer than duration 100ms: a round needs at least one slice of each target"},
 		{"url not http", edit(`"http://127.0.0.1:2"`, `"127.0.0.1:2"`), "",
 			`s.yml:5:20: targets.candidate.url: "127.0.0.1:2" is not an http or https URL (want e.g. http://127.0.0.1:9000)`},
 	}
