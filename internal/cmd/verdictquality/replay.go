@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -36,7 +37,7 @@ func (r *gateRun) replay(d design) {
 		r.broken = fmt.Sprintf("exit %d", r.exit)
 		return
 	}
-	res, err := baselines.Read(r.dir + "/results.json")
+	res, err := baselines.Read(filepath.Join(r.dir, "results.json"))
 	if err != nil {
 		r.broken = err.Error()
 		return
@@ -80,8 +81,9 @@ func (r *gateRun) replay(d design) {
 	slices.SortFunc(keys, func(a, b cellRound) int { return starts[a].Compare(starts[b]) })
 	cost := map[cellRound]float64{}
 	var spent float64
-	for i, k := range keys[:len(keys)-1] {
-		cost[k] = starts[keys[i+1]].Sub(starts[k]).Seconds()
+	for i := 1; i < len(keys); i++ {
+		k := keys[i-1]
+		cost[k] = starts[keys[i]].Sub(starts[k]).Seconds()
 		spent += cost[k]
 	}
 	if n := len(keys) - 1; n > 0 {
@@ -132,11 +134,11 @@ func (r *gateRun) replay(d design) {
 	}
 	r.fromComparison(cmp)
 	r.rounds = 0
-	for _, n := range rounds {
-		r.cellRounds = append(r.cellRounds, n)
-		r.rounds = max(r.rounds, n)
+	for _, c := range res.Plan.Cells { // in the plan's order
+		r.cellRounds = append(r.cellRounds, rounds[c])
+		r.rounds = max(r.rounds, rounds[c])
 	}
-	r.replayed = "replayed as " + d.rule + " " + strconv.Itoa(reps) + "-" + strconv.Itoa(maxReps)
+	r.replayed = "replayed as " + r.rule + " " + strconv.Itoa(reps) + "-" + strconv.Itoa(maxReps)
 }
 
 // fromComparison counts a decided comparison's gated decisions.
