@@ -178,6 +178,10 @@ func (d *dec) duration(n *node, field string) (time.Duration, bool) {
 		}
 		if n.scalar == scalarString {
 			if v, err := time.ParseDuration(n.text); err == nil {
+				if v > MaxDuration {
+					d.errNode(n, field, "%q is longer than %s, the longest a scenario may ask for (scenario.MaxDuration)", n.errText(), durText(MaxDuration))
+					return 0, false
+				}
 				return v, true
 			}
 			d.errNode(n, field, "%q is not a duration (want e.g. 10s, 1m30s)", n.errText())

@@ -76,8 +76,17 @@ func (l *ErrorList) err() error {
 
 // didYouMean suggests the closest of names to s, or "" when none is close.
 func didYouMean(s string, names []string) string {
+	// The distance takes time in the product of the lengths: past a
+	// name's length, a suggestion would not help anyway.
+	const longest = 64
+	if len(s) > longest {
+		return ""
+	}
 	best, bestD := "", 1<<30
 	for _, n := range names {
+		if len(n) > longest {
+			continue
+		}
 		d := editDistance(strings.ToLower(s), strings.ToLower(n))
 		if d < bestD {
 			best, bestD = n, d

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,7 +36,7 @@ func (l *loader) goBenchScenario(m map[string]*node, profile string) {
 	if n := m["load"]; n != nil {
 		if lm, ok := l.fields(n, "load", "repetitions"); ok {
 			if v := lm["repetitions"]; v != nil {
-				if r, ok := l.intRange(v, "load.repetitions", 1, math.MaxInt32); ok {
+				if r, ok := l.intRange(v, "load.repetitions", 1, MaxRounds); ok {
 					l.s.Load.Repetitions = r
 				}
 			}
@@ -279,7 +278,7 @@ func (l *loader) goBenchProfiles(n *node, name string) {
 			}
 			p := &prof{gb: *l.s.GoBench, reps: l.s.Load.Repetitions}
 			if v := m["repetitions"]; v != nil {
-				if r, ok := l.intRange(v, f+".repetitions", 1, math.MaxInt32); ok {
+				if r, ok := l.intRange(v, f+".repetitions", 1, MaxRounds); ok {
 					p.reps = r
 				}
 			}

@@ -114,7 +114,7 @@ profiles:
 			"s.yml:8:1: classes: not for a gobench scenario (its cells are the benchmarks the test binaries report)\n" +
 			"s.yml:9:18: gobench.bench: not a -test.bench pattern: error parsing regexp: missing closing ): `(`\n" +
 			`s.yml:9:41: gobench.benchtime: "10 s" is not a benchtime (want a duration such as 500ms or a count such as 1000x)` + "\n" +
-			"s.yml:9:53: gobench.cpu[0]: 0 is out of range (want at least 1)\n" +
+			"s.yml:9:53: gobench.cpu[0]: 0 is out of range (want 1..10000)\n" +
 			"s.yml:9:74: gobench.rename[0].match: not a regular expression: error parsing regexp: missing closing ): `(`\n" +
 			"s.yml:9:93: gobench.rename[1].match: missing (want a regular expression, e.g. ^BenchmarkQoordinator(.*))\n" +
 			"s.yml:11:33: gate.fail_on[0].concurrency: not for a gobench scenario (a benchmark has no concurrency; name the -cpu suffix in classes)\n" +

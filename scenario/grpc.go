@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -167,7 +166,7 @@ func (l *loader) grpcSection(n *node) {
 		}
 	}
 	if v := m["connections"]; v != nil {
-		if c, ok := l.intRange(v, "grpc.connections", 1, math.MaxInt16); ok {
+		if c, ok := l.intRange(v, "grpc.connections", 1, MaxConnections); ok {
 			g.Connections = c
 		}
 	}

@@ -55,14 +55,45 @@ var Metrics = []string{"rps", "mean", "p50", "p90", "p95", "p99", "error_rate", 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // Load reads the scenario file at path, expands ${VAR} with getenv, applies
-// the named profile ("" for none) and validates everything. The error, when
-// not nil, is an *ErrorList naming file, line, column and field of each
-// problem, except for a file that cannot be read at all.
+// the named profile ("" for none) and validates everything: LoadWith with
+// the default options but getenv.
 func Load(path, profile string, getenv func(string) string) (*Scenario, error) {
+	return LoadWith(path, profile, LoadOptions{Getenv: getenv})
+}
+
+// LoadOptions are the settings of LoadWith; the zero value is Load's.
+type LoadOptions struct {
+	// Getenv expands ${VAR}; nil means os.Getenv.
+	Getenv func(string) string
+	// AllowDataOutside lets a data file lie outside the scenario's
+	// directory tree. By default a data file, once its symlinks are
+	// resolved, must be inside the directory that holds the scenario (or
+	// below it): a scenario a pull request changes cannot read
+	// /etc/passwd or /proc/self/environ and send it to a target.
+	AllowDataOutside bool
+}
+
+// LoadWith reads the scenario file at path, expands ${VAR}, applies the
+// named profile ("" for none) and validates everything, within the limits
+// of limits.go. The error, when not nil, is an *ErrorList naming file,
+// line, column and field of each problem, except for a file that cannot
+// be opened at all.
+func LoadWith(path, profile string, opts LoadOptions) (*Scenario, error) {
+	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	src, err := os.ReadFile(path)
+	src, err := readRegular(path, MaxFileSize)
+	if errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge) {
+		// The file was found: its problem has a place, as every other.
+		el := &ErrorList{}
+		msg := "not a regular file (a scenario is read from a file, not a FIFO, a device or a directory)"
+		if errors.Is(err, errTooLarge) {
+			msg = fmt.Sprintf("the file is larger than %s, the most a scenario may be (scenario.MaxFileSize)", sizeText(MaxFileSize))
+		}
+		el.add(&Error{File: path, Line: 1, Col: 1, Msg: msg})
+		return nil, el
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
@@ -78,7 +109,8 @@ func Load(path, profile string, getenv func(string) string) (*Scenario, error) {
 		Source:  string(src),
 		Profile: profile,
 	}
-	l := &loader{dec: dec{file: path, errs: &ErrorList{}}, s: s}
+	l := &loader{dec: dec{file: path, errs: &ErrorList{}}, s: s, opts: opts}
+	getenv = s.recordSecrets(getenv) // see secrets.go: what Redact replaces
 	root := l.parse(src, getenv)
 	if root != nil {
 		l.scenario(root, profile)
@@ -91,7 +123,8 @@ func Load(path, profile string, getenv func(string) string) (*Scenario, error) {
 
 type loader struct {
 	dec
-	s *Scenario
+	s    *Scenario
+	opts LoadOptions
 
 	varNames    []string  // variable names every variant defines, sorted
 	allVariants []Variant // before the profile: every variant is checked
@@ -104,8 +137,11 @@ type loader struct {
 	hasPins   bool             // the file has a pins section
 	// maxReps is where each section ("load", "profiles.pr") wrote
 	// max_repetitions, for the check against repetitions once the
-	// profile is applied.
-	maxReps map[string]*node
+	// profile is applied; repsPos where it wrote repetitions, slicePos
+	// slice and settle ("load.slice"), for the checks of the grid's size.
+	maxReps  map[string]*node
+	repsPos  map[string]*node
+	slicePos map[string]*node
 	// chosen is which of interleave and slice each section set
 	// ("load.interleave", "profiles.pr.slice"): a default gives way where
 	// it cannot apply (slices for gRPC, a slice longer than the
@@ -115,15 +151,28 @@ type loader struct {
 	pinPos     map[string]int // line of each pin set, by name
 	onlineRead bool           // onlineCPUs was asked
 	onlineCPUs []int          // sorted; nil when unknown
+
+	dataBytes, dataItems int // read so far, against MaxDataBytes and MaxDataItems
 }
 
 func (l *loader) parse(src []byte, getenv func(string) string) *node {
+	if line, col, msg := checkYAML(src); msg != "" {
+		l.errAt(line, col, "", "YAML: %s", msg)
+		return nil
+	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
+		// The parser's own Error() quotes the source around the problem,
+		// in time that grows with the square of a long line: only the
+		// message is shown.
 		var se *yaml.SyntaxError
-		if errors.As(err, &se) && se.Token != nil && se.Token.Position != nil {
+		var ye interface{ GetMessage() string }
+		switch {
+		case errors.As(err, &se) && se.Token != nil && se.Token.Position != nil:
 			l.errAt(se.Token.Position.Line, se.Token.Position.Column, "", "YAML syntax: %s", se.Message)
-		} else {
+		case errors.As(err, &ye):
+			l.errAt(1, 1, "", "YAML: %s", ye.GetMessage())
+		default:
 			l.errAt(1, 1, "", "YAML: %v", err)
 		}
 		return nil
@@ -199,11 +248,13 @@ func (l *loader) scenario(root *node, profile string) {
 	l.s.Agreement = l.agreementSection(m["agreement"], "agreement", Agreement{Mode: AgreementRequired, Requests: DefaultAgreementRequests})
 	l.classes(m["classes"])
 	l.grpcKind(m)
+	l.templateWork()
 	l.preflightSection(m["preflight"])
 	l.gate(m["gate"])
 	l.profilesSection(m["profiles"])
 	l.applyProfile(m["profiles"], profile)
 	l.checkLoad(m["load"], profile)
+	l.checkGrid(m, profile)
 	if len(l.errs.Errors) == 0 {
 		l.compile()
 	}
@@ -547,12 +598,24 @@ func (l *loader) loadCommon(m map[string]*node, f string, ls *LoadSettings) {
 	positive("slice", &ls.Slice, false)
 	positive("settle", &ls.Settle, true)
 	if v := m["repetitions"]; v != nil {
-		if r, ok := l.intRange(v, join(f, "repetitions"), 1, math.MaxInt32); ok {
+		if r, ok := l.intRange(v, join(f, "repetitions"), 1, MaxRounds); ok {
 			ls.Repetitions = r
+			if l.repsPos == nil {
+				l.repsPos = map[string]*node{}
+			}
+			l.repsPos[f+".repetitions"] = v
+		}
+	}
+	for _, k := range []string{"slice", "settle"} {
+		if v := m[k]; v != nil {
+			if l.slicePos == nil {
+				l.slicePos = map[string]*node{}
+			}
+			l.slicePos[f+"."+k] = v
 		}
 	}
 	if v := m["max_repetitions"]; v != nil {
-		if r, ok := l.intRange(v, join(f, "max_repetitions"), 1, math.MaxInt32); ok {
+		if r, ok := l.intRange(v, join(f, "max_repetitions"), 1, MaxRounds); ok {
 			ls.MaxRepetitions = r
 			if l.maxReps == nil {
 				l.maxReps = map[string]*node{}
@@ -611,6 +674,78 @@ func (l *loader) checkLoad(n *node, profile string) {
 		l.errAt(line, col, "load.interleave", "slice interleaving is not yet available for gRPC classes (use round)")
 	case ls.Slice > ls.Duration:
 		l.errAt(line, col, "load.slice", "%v is longer than duration %v: a round needs at least one slice of each target", ls.Slice, ls.Duration)
+	case ls.SlicePairs() > MaxSlicePairs && !chose("slice"):
+		// The default gives way here too: slices just long enough.
+		ls.Slice = (ls.Duration + MaxSlicePairs - 1) / MaxSlicePairs
+	case ls.SlicePairs() > MaxSlicePairs:
+		f, v := l.setIn(l.slicePos, profile, "slice")
+		l.errAt(v.line, v.col, f, "duration %v / slice %v is %d slice pairs a round; at most %d (scenario.MaxSlicePairs): lengthen the slice",
+			ls.Duration, ls.Slice, ls.SlicePairs(), MaxSlicePairs)
+	}
+	if settling := satMul(int64(ls.Settle), int64(ls.SlicePairs())); ls.Settle > 0 && settling > int64(MaxDuration) {
+		f, v := l.setIn(l.slicePos, profile, "settle")
+		if v == nil {
+			v = &node{line: line, col: col}
+		}
+		l.errAt(v.line, v.col, f, "settle %v × %d slice pairs settles a round for more than %s (scenario.MaxDuration)",
+			ls.Settle, ls.SlicePairs(), durText(MaxDuration))
+	}
+}
+
+// setIn is where the settings in force took key from: the profile's
+// section, else the load section; its node is nil when neither set it.
+func (l *loader) setIn(pos map[string]*node, profile, key string) (string, *node) {
+	if profile != "" {
+		if f := join("profiles", profile) + "." + key; pos[f] != nil {
+			return f, pos[f]
+		}
+	}
+	return "load." + key, pos["load."+key]
+}
+
+// checkGrid bounds the grid the settings in force make, and what running
+// it records: cells, rungs, slices (limits.go). It reports at the field
+// that makes the grid grow: the classes, or the repetitions.
+func (l *loader) checkGrid(m map[string]*node, profile string) {
+	ls := &l.s.Load
+	pins := max(1, int64(len(l.s.PinSets)))
+	cells := satMul(satMul(satMul(pins, int64(len(l.s.Variants))), int64(len(l.s.Classes))), int64(len(ls.Concurrency)))
+	at := func(n *node) (int, int) {
+		if n == nil {
+			return 1, 1
+		}
+		return n.reportPos()
+	}
+	if cells > MaxCells {
+		line, col := at(m["classes"])
+		l.errAt(line, col, "classes", "the grid has %d cells (%d pin sets × %d variants × %d classes × %d concurrency levels); at most %d (scenario.MaxCells)",
+			cells, pins, len(l.s.Variants), len(l.s.Classes), len(ls.Concurrency), MaxCells)
+		return
+	}
+	rounds := int64(max(ls.Repetitions, ls.MaxRepetitions))
+	f, v := "load.repetitions", (*node)(nil)
+	if ls.MaxRepetitions > ls.Repetitions {
+		f, v = "load.max_repetitions", l.maxReps["load"]
+		if pv := l.maxReps[join("profiles", profile)]; profile != "" && pv != nil {
+			f, v = join("profiles", profile)+".max_repetitions", pv
+		}
+	} else if pf, pv := l.setIn(l.repsPos, profile, "repetitions"); pv != nil {
+		f, v = pf, pv
+	}
+	line, col := at(m["load"])
+	if v != nil {
+		line, col = v.line, v.col
+	}
+	rungs := satMul(satMul(cells, rounds), 2)
+	if rungs > MaxRungs {
+		l.errAt(line, col, f, "%d cells × %d rounds × 2 targets is %d rungs; at most %d (scenario.MaxRungs)", cells, rounds, rungs, MaxRungs)
+		return
+	}
+	if ls.Interleave == InterleaveSlice && l.s.Kind != KindGRPC && ls.SlicePairs() <= MaxSlicePairs {
+		if slices := satMul(rungs, int64(ls.SlicePairs())); slices > MaxSlices {
+			l.errAt(line, col, f, "%d rungs × %d slice pairs is %d slices to record; at most %d (scenario.MaxSlices): fewer rungs or longer slices",
+				rungs, ls.SlicePairs(), slices, MaxSlices)
+		}
 	}
 }
 
@@ -624,17 +759,23 @@ func (l *loader) concurrency(n *node, field string) ([]int, bool) {
 	}
 	var out []int
 	ok := true
+	if len(n.items) > MaxCells {
+		l.errNode(n, field, "%d levels: the grid may have at most %d cells (scenario.MaxCells)", len(n.items), MaxCells)
+		return nil, false
+	}
+	seen := map[int]bool{}
 	for i, it := range n.items {
-		c, good := l.intRange(it, index(field, i), 1, math.MaxInt32)
+		c, good := l.intRange(it, index(field, i), 1, MaxConcurrency)
 		if !good {
 			ok = false
 			continue
 		}
-		if slices.Contains(out, c) {
+		if seen[c] {
 			l.errNode(it, index(field, i), "%s is listed twice", it.errNum(strconv.Itoa(c)))
 			ok = false
 			continue
 		}
+		seen[c] = true
 		out = append(out, c)
 	}
 	return out, ok
@@ -663,33 +804,7 @@ func (l *loader) data(n *node) {
 				}
 				continue
 			}
-			name, ok := l.nonEmptyStr(m["file"], f+".file")
-			if !ok {
-				continue
-			}
-			p := name
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(l.s.Dir, p)
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				var pe *fs.PathError
-				if m["file"].expanded && errors.As(err, &pe) {
-					err = &fs.PathError{Op: pe.Op, Path: m["file"].raw, Err: pe.Err}
-				} else if m["file"].expanded {
-					err = fmt.Errorf("cannot read %s", m["file"].raw)
-				}
-				l.errNode(m["file"], f+".file", "%v", err)
-				continue
-			}
-			for _, line := range strings.Split(string(b), "\n") {
-				line = strings.TrimSuffix(line, "\r")
-				if line != "" {
-					items = append(items, line)
-				}
-			}
-			if len(items) == 0 {
-				l.errNode(m["file"], f+".file", "%s has no items (want one per non-empty line)", m["file"].errText())
+			if items, ok = l.dataFile(m["file"], f+".file"); !ok {
 				continue
 			}
 		default:
@@ -700,12 +815,103 @@ func (l *loader) data(n *node) {
 			l.errNode(v, f, "must not be empty")
 			continue
 		}
+		if l.dataItems += len(items); l.dataItems > MaxDataItems {
+			l.errNode(v, f, "the data lists together hold more than %d items (scenario.MaxDataItems)", MaxDataItems)
+			return
+		}
 		l.s.Data[k.text] = items
 	}
 }
 
+// dataFile reads the items of a data file, one per non-empty line. The
+// file must be a regular file of at most MaxDataFileSize bytes, the data
+// files together at most MaxDataBytes, and, unless
+// LoadOptions.AllowDataOutside, inside the scenario's directory tree once
+// every symlink is resolved: a scenario that a pull request changes cannot
+// send /etc/passwd or /proc/self/environ to a target.
+func (l *loader) dataFile(n *node, f string) ([]string, bool) {
+	name, ok := l.nonEmptyStr(n, f)
+	if !ok {
+		return nil, false
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(l.s.Dir, p)
+	}
+	// Errors name the file as written when it came out of ${VAR}.
+	shown := p
+	if n.expanded {
+		shown = n.raw
+	}
+	fail := func(err error) ([]string, bool) {
+		var pe *fs.PathError
+		if n.expanded && errors.As(err, &pe) {
+			err = &fs.PathError{Op: pe.Op, Path: n.raw, Err: pe.Err}
+		} else if n.expanded {
+			err = fmt.Errorf("cannot read %s", n.raw)
+		}
+		l.errNode(n, f, "%v", err)
+		return nil, false
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fail(err)
+	}
+	if !l.opts.AllowDataOutside {
+		root, err := filepath.EvalSymlinks(l.s.Dir)
+		if err != nil {
+			return fail(err)
+		}
+		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			where := ""
+			if real != p && !n.expanded {
+				where = " (it resolves to " + real + ")"
+			}
+			l.errNode(n, f, "%s is outside the scenario's directory %s%s: a data file must be in the scenario's directory tree, symlinks resolved (the -allow-data-outside flag lifts this)",
+				shown, l.s.Dir, where)
+			return nil, false
+		}
+	}
+	b, err := readRegular(real, int64(min(MaxDataFileSize, MaxDataBytes-l.dataBytes)))
+	switch {
+	case errors.Is(err, errNotRegular):
+		l.errNode(n, f, "%s is not a regular file (a data file is read whole: a FIFO, a device or a directory is refused)", shown)
+		return nil, false
+	case errors.Is(err, errTooLarge) && l.dataBytes > MaxDataBytes-MaxDataFileSize:
+		l.errNode(n, f, "with %s the data files together pass %s (scenario.MaxDataBytes)", shown, sizeText(MaxDataBytes))
+		return nil, false
+	case errors.Is(err, errTooLarge):
+		l.errNode(n, f, "%s is larger than %s (scenario.MaxDataFileSize)", shown, sizeText(MaxDataFileSize))
+		return nil, false
+	case err != nil:
+		return fail(err)
+	}
+	l.dataBytes += len(b)
+	// Items share the text they are cut from: a line costs its header.
+	text := string(b)
+	var items []string
+	for len(text) > 0 && len(items) <= MaxDataItems {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if line = strings.TrimSuffix(line, "\r"); line != "" {
+			items = append(items, line)
+		}
+	}
+	if len(items) == 0 {
+		l.errNode(n, f, "%s has no items (want one per non-empty line)", n.errText())
+		return nil, false
+	}
+	return items, true
+}
+
 func (l *loader) variants(n *node) {
 	if n == nil || !l.mapping(n, "variants", "variables by variant name") || len(n.keys) == 0 {
+		l.s.Variants = []Variant{{Name: "", Vars: map[string]string{}}}
+		l.allVariants = l.s.Variants
+		return
+	}
+	if len(n.keys) > MaxVariants {
+		l.errNode(n, "variants", "%d variants; at most %d (scenario.MaxVariants)", len(n.keys), MaxVariants)
 		l.s.Variants = []Variant{{Name: "", Vars: map[string]string{}}}
 		l.allVariants = l.s.Variants
 		return
@@ -760,6 +966,15 @@ func (l *loader) classes(n *node) {
 	}
 	if len(n.items) == 0 {
 		l.errNode(n, "classes", "must not be empty")
+		return
+	}
+	if len(n.items) > MaxClasses {
+		l.errNode(n, "classes", "%d classes; at most %d (scenario.MaxClasses)", len(n.items), MaxClasses)
+		return
+	}
+	if len(l.allVariants)*len(n.items) > MaxCells {
+		// Every class is compiled and tried in every variant at load.
+		l.errNode(n, "classes", "%d classes × %d variants; at most %d (scenario.MaxCells)", len(n.items), len(l.allVariants), MaxCells)
 		return
 	}
 	type mixSrc struct {

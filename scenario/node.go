@@ -75,12 +75,25 @@ func (n *node) describe() string {
 // errText is the text an error message may quote: the value as written
 // when it came out of a ${VAR} expansion, since the expanded value may be
 // a secret and errors end up in CI logs.
+//
+// A long value is cut to its first maxErrText bytes and "…": errors name
+// a value, they need not carry a megabyte of it.
 func (n *node) errText() string {
+	s := n.text
 	if n.expanded {
-		return n.raw
+		s = n.raw
 	}
-	return n.text
+	if len(s) > maxErrText {
+		cut := maxErrText
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
+
+const maxErrText = 256
 
 // errNum is how an error shows the number num parsed from n: as is, or
 // the quoted text as written when it came out of a ${VAR} expansion.
@@ -105,9 +118,18 @@ type converter struct {
 	anchors map[string]*node
 	errf    func(line, col int, field, msg string)
 	depth   int
+	// size is the tree converted so far with aliases expanded, in nodes
+	// plus bytes of text, against MaxExpanded; anchorSize is the size of
+	// each anchor's value, what an alias of it adds.
+	size       int
+	anchorSize map[string]int
+	tooBig     bool
 }
 
 func pos(n ast.Node) (int, int) {
+	if d, ok := n.(*ast.DocumentNode); ok && d.Body == nil {
+		return 1, 1 // an empty document, whose GetToken panics
+	}
 	tk := n.GetToken()
 	if tk == nil || tk.Position == nil {
 		return 1, 1
@@ -119,14 +141,20 @@ func (c *converter) convert(an ast.Node, field string) *node {
 	if an == nil {
 		return &node{kind: kindNull, line: 1, col: 1}
 	}
+	if c.tooBig {
+		return &node{kind: kindNull, line: 1, col: 1}
+	}
 	c.depth++
 	defer func() { c.depth-- }()
-	if c.depth > 200 {
+	if c.depth > MaxNesting {
 		l, col := pos(an)
-		c.errf(l, col, field, "nesting too deep")
+		c.errf(l, col, field, fmt.Sprintf("nesting deeper than %d levels (scenario.MaxNesting)", MaxNesting))
 		return &node{kind: kindNull, line: l, col: col}
 	}
 	line, col := pos(an)
+	if c.grow(1, line, col, field) {
+		return &node{kind: kindNull, line: line, col: col}
+	}
 	switch a := an.(type) {
 	case *ast.DocumentNode:
 		return c.convert(a.Body, field)
@@ -137,9 +165,11 @@ func (c *converter) convert(an ast.Node, field string) *node {
 	case *ast.LiteralNode:
 		return c.str(a.Value.Value, line, col, field)
 	case *ast.IntegerNode:
+		c.grow(len(a.Token.Value), line, col, field)
 		return &node{kind: kindScalar, scalar: scalarInt, text: a.Token.Value, raw: a.Token.Value, line: line, col: col}
 	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
 		v := an.GetToken().Value
+		c.grow(len(v), line, col, field)
 		return &node{kind: kindScalar, scalar: scalarFloat, text: v, raw: v, line: line, col: col}
 	case *ast.BoolNode:
 		return &node{kind: kindScalar, scalar: scalarBool, text: a.Token.Value, raw: a.Token.Value, line: line, col: col}
@@ -156,14 +186,25 @@ func (c *converter) convert(an ast.Node, field string) *node {
 		}
 		return n
 	case *ast.AnchorNode:
+		before := c.size
 		n := c.convert(a.Value, field)
-		c.anchors[a.Name.GetToken().Value] = n
+		name := a.Name.GetToken().Value
+		c.anchors[name] = n
+		if c.anchorSize == nil {
+			c.anchorSize = map[string]int{}
+		}
+		c.anchorSize[name] = c.size - before
 		return n
 	case *ast.AliasNode:
 		name := a.Value.GetToken().Value
 		n, ok := c.anchors[name]
 		if !ok {
 			c.errf(line, col, field, fmt.Sprintf("unknown alias *%s", name))
+			return &node{kind: kindNull, line: line, col: col}
+		}
+		// The alias stands for a copy of the anchor's whole value: that
+		// is what every check after this walks.
+		if c.grow(c.anchorSize[name], line, col, field) {
 			return &node{kind: kindNull, line: line, col: col}
 		}
 		cp := *n
@@ -176,6 +217,9 @@ func (c *converter) convert(an ast.Node, field string) *node {
 	case *ast.SequenceNode:
 		n := &node{kind: kindSeq, line: line, col: col}
 		for i, v := range a.Values {
+			if c.tooBig {
+				break
+			}
 			n.items = append(n.items, c.convert(v, fmt.Sprintf("%s[%d]", field, i)))
 		}
 		return n
@@ -189,6 +233,9 @@ func (c *converter) mapping(values []*ast.MappingValueNode, line, col int, field
 	var merged []*node
 	first := true
 	for _, mv := range values {
+		if c.tooBig {
+			break
+		}
 		if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
 			v := c.convert(mv.Value, field)
 			srcs := []*node{v}
@@ -252,6 +299,7 @@ func (n *node) get(key string) *node {
 func (c *converter) str(s string, line, col int, field string) *node {
 	n := &node{kind: kindScalar, scalar: scalarString, text: s, raw: s, line: line, col: col}
 	if strings.IndexByte(s, '$') < 0 {
+		c.grow(len(s), line, col, field)
 		return n
 	}
 	out, expanded, err := expandEnv(s, c.getenv)
@@ -260,8 +308,23 @@ func (c *converter) str(s string, line, col int, field string) *node {
 		n.broken = true
 		return n
 	}
+	c.grow(len(s)+len(out), line, col, field)
 	n.text, n.expanded = out, expanded
 	return n
+}
+
+// grow adds n to the size of the tree and reports, once, whether it went
+// past MaxExpanded; after that, convert makes nothing but nulls.
+func (c *converter) grow(n, line, col int, field string) bool {
+	if c.tooBig {
+		return true
+	}
+	c.size += n
+	if c.size > MaxExpanded {
+		c.tooBig = true
+		c.errf(line, col, field, fmt.Sprintf("the file's values, aliases expanded, pass %s (scenario.MaxExpanded)", sizeText(MaxExpanded)))
+	}
+	return c.tooBig
 }
 
 // expandEnv expands ${VAR} and ${VAR:-default}; $$ is a literal dollar and

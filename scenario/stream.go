@@ -41,6 +41,9 @@ type classProg struct {
 	constBody []byte
 
 	fallbacks []*prog // templates cloned per stream, by slot
+	// constBytes is the length of the parts known at load: what a
+	// request has rendered before its first template runs.
+	constBytes int
 }
 
 type qkv struct {
@@ -65,14 +68,25 @@ const (
 func (l *loader) compile() {
 	s := l.s
 	c := &compiled{variantIdx: map[string]int{}, data: s.Data}
+	maxItem := map[string]int{}
+	for name, items := range s.Data {
+		for _, it := range items {
+			maxItem[name] = max(maxItem[name], len(it))
+		}
+	}
+	bad := len(l.errs.Errors) + l.errs.Dropped
 	for i, v := range l.allVariants {
 		c.variantIdx[v.Name] = i
 		c.vars = append(c.vars, v.Vars)
 		m := map[string]*classProg{}
-		for name, r := range l.reqs {
-			m[name] = l.classProg(name, r, v.Vars)
+		for _, name := range slices.Sorted(mapKeys(l.reqs)) {
+			m[name] = l.classProg(name, l.reqs[name], v.Vars, maxItem)
 		}
 		c.progs = append(c.progs, m)
+		if len(l.errs.Errors)+l.errs.Dropped > bad {
+			// A request too large to build: nothing to try.
+			return
+		}
 	}
 	s.compiled = c
 	// A trial run per variant catches what static checks cannot: a
@@ -121,9 +135,30 @@ func sortedClasses(m map[string]*Class) []*Class {
 	return out
 }
 
-func (l *loader) classProg(name string, r *reqSrc, vars map[string]string) *classProg {
+func (l *loader) classProg(name string, r *reqSrc, vars map[string]string, maxItem map[string]int) *classProg {
 	data := l.s.Data
 	cp := &classProg{name: name, method: r.method}
+	// What is known at load is bounded at load: each part, and the parts
+	// together; templates are bounded as they run (Stream.render).
+	known := 0
+	fold := func(t *tmplSrc) *prog {
+		p := t.fold(vars, data, maxItem)
+		if p.maxLen > MaxTemplateOutput {
+			l.errAt(t.line, t.col, t.field, "bad template: it may render more than %s (scenario.MaxTemplateOutput)", sizeText(MaxTemplateOutput))
+		}
+		if p.maxLen > 0 {
+			known += p.maxLen
+		}
+		if p.konst {
+			cp.constBytes += len(p.text)
+		}
+		return p
+	}
+	defer func() {
+		if known > MaxRequestSize {
+			l.errAt(r.path.line, r.path.col, r.path.field, "the request may render more than %s, its parts together (scenario.MaxRequestSize)", sizeText(MaxRequestSize))
+		}
+	}()
 	addFallback := func(p *prog) *prog {
 		if p.tree != nil {
 			p.slot = len(cp.fallbacks)
@@ -131,7 +166,7 @@ func (l *loader) classProg(name string, r *reqSrc, vars map[string]string) *clas
 		}
 		return p
 	}
-	cp.path = addFallback(r.path.fold(vars, data))
+	cp.path = addFallback(fold(r.path))
 	if cp.path.konst {
 		cp.pathConst = true
 		p, q, _ := strings.Cut(cp.path.text, "?")
@@ -144,7 +179,7 @@ func (l *loader) classProg(name string, r *reqSrc, vars map[string]string) *clas
 	}
 	addQ := func(kvs []kvTmpl, prio int8) {
 		for _, kv := range kvs {
-			p := addFallback(kv.t.fold(vars, data))
+			p := addFallback(fold(kv.t))
 			if p.konst {
 				cp.constQ = append(cp.constQ, qkv{key: kv.key, val: p.text, prio: prio})
 			} else {
@@ -161,14 +196,14 @@ func (l *loader) classProg(name string, r *reqSrc, vars map[string]string) *clas
 			if _, seen := headers[k]; !seen {
 				cp.headerKeys = append(cp.headerKeys, k)
 			}
-			headers[k] = kv.t.fold(vars, data)
+			headers[k] = fold(kv.t)
 		}
 	}
 	for _, k := range cp.headerKeys {
 		cp.headerProgs = append(cp.headerProgs, addFallback(headers[k]))
 	}
 	if r.body != nil {
-		cp.body = addFallback(r.body.fold(vars, data))
+		cp.body = addFallback(fold(r.body))
 		if cp.body.konst {
 			cp.constBody = []byte(cp.body.text)
 		}
@@ -197,7 +232,12 @@ type Stream struct {
 	arena []byte // query keys and values, raw
 	ents  []qent
 	out   []byte // the request URI
-	w     appendWriter
+	w     limitWriter
+
+	// reqOut is what the current request has rendered so far, against
+	// MaxRequestSize; work what its functions may still make.
+	reqOut int
+	work   budget
 
 	err    error
 	errSrc *tmplSrc
@@ -214,13 +254,6 @@ type streamComp struct {
 type qent struct {
 	ko, ke, vo, ve int
 	prio           int8
-}
-
-type appendWriter struct{ b []byte }
-
-func (w *appendWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
 }
 
 // streamSeed derives the PCG state from everything that identifies a
@@ -290,13 +323,17 @@ func (st *Stream) comp(cp *classProg, funcs template.FuncMap) *streamComp {
 }
 
 func (st *Stream) funcs(data map[string][]string) template.FuncMap {
-	return template.FuncMap{
+	m := boundedFuncs(&st.work)
+	for k, f := range (template.FuncMap{
 		"pick": func(name string) (string, error) {
 			l := data[name]
 			if len(l) == 0 {
 				return "", fmt.Errorf("no data list %q", name)
 			}
-			return l[st.rng.IntN(len(l))], nil
+			// A pick makes no new text, but what a template may do
+			// with it (compare it at every step) grows with its size.
+			item := l[st.rng.IntN(len(l))]
+			return item, st.work.charge(len(item))
 		},
 		"int": func(lo, hi int) (int, error) {
 			n := hi - lo + 1
@@ -312,8 +349,10 @@ func (st *Stream) funcs(data map[string][]string) template.FuncMap {
 			}
 			return v, nil
 		},
-		"json": jsonValue,
+	}) {
+		m[k] = f
 	}
+	return m
 }
 
 // Next returns the next request of the stream. The returned Request may be
@@ -333,6 +372,7 @@ func (st *Stream) Next() *Request {
 	cp := sc.cp
 	req := &st.req
 	req.Class, req.Method = cp.name, cp.method
+	st.reqOut, st.work.left = cp.constBytes, MaxTemplateOutput
 	if cp.constTarget {
 		req.Target = cp.target
 	} else {
@@ -362,29 +402,48 @@ func (st *Stream) Next() *Request {
 // failed part of the request is then left empty.
 func (st *Stream) Err() error { return st.err }
 
+// render appends p's value to dst: a field of the request, at most
+// MaxTemplateOutput bytes of it and MaxRequestSize for the request. Past
+// either, the template is stopped and the field left empty.
 func (st *Stream) render(dst []byte, p *prog, sc *streamComp) []byte {
 	if p.konst {
 		return append(dst, p.text...)
 	}
+	start := len(dst)
+	limit, tooLong := MaxTemplateOutput, errFieldTooLong
+	if left := MaxRequestSize - st.reqOut; left < limit {
+		limit, tooLong = max(0, left), errRequestTooLong
+	}
+	var err error
 	if p.tree != nil {
-		st.w.b = dst
-		if err := sc.tmpls[p.slot].Execute(&st.w, st.vars); err != nil && st.err == nil {
+		st.w = limitWriter{b: dst, limit: start + limit, err: tooLong}
+		err = sc.tmpls[p.slot].Execute(&st.w, st.vars)
+		dst, st.w.b = st.w.b, nil
+	} else {
+		// Each field of pieces is bounded at load (fold), the request
+		// they make together is not.
+		for i := range p.pieces {
+			pc := &p.pieces[i]
+			switch pc.kind {
+			case pieceText:
+				dst = append(dst, pc.text...)
+			case piecePick:
+				dst = append(dst, pc.list[st.rng.IntN(len(pc.list))]...)
+			case pieceInt:
+				dst = strconv.AppendInt(dst, int64(pc.lo+st.rng.IntN(pc.n)), 10)
+			}
+		}
+		if len(dst)-start > limit {
+			err = tooLong
+		}
+	}
+	if err != nil {
+		if st.err == nil {
 			st.err, st.errSrc = err, p.src
 		}
-		dst, st.w.b = st.w.b, nil
-		return dst
+		dst = dst[:start]
 	}
-	for i := range p.pieces {
-		pc := &p.pieces[i]
-		switch pc.kind {
-		case pieceText:
-			dst = append(dst, pc.text...)
-		case piecePick:
-			dst = append(dst, pc.list[st.rng.IntN(len(pc.list))]...)
-		case pieceInt:
-			dst = strconv.AppendInt(dst, int64(pc.lo+st.rng.IntN(pc.n)), 10)
-		}
-	}
+	st.reqOut += len(dst) - start
 	return dst
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -41,15 +42,19 @@ type tmplSrc struct {
 	pieces    []rawPiece         // nil when tree is used
 	tree      *template.Template // the general case
 	usesRNG   bool               // calls pick or int: varies per request
+	// steps is the most steps one rendering makes (templimit.go), set
+	// by templateWork once the variables are known.
+	steps int64
 }
 
 // placeholderFuncs let templates parse at load; streams bind real ones.
-var placeholderFuncs = template.FuncMap{
-	"pick": func(string) (string, error) { return "", nil },
-	"int":  func(int, int) (int, error) { return 0, nil },
-	"var":  func(string) (string, error) { return "", nil },
-	"json": jsonValue,
-}
+var placeholderFuncs = func() template.FuncMap {
+	m := boundedFuncs(nil)
+	m["pick"] = func(string) (string, error) { return "", nil }
+	m["int"] = func(int, int) (int, error) { return 0, nil }
+	m["var"] = func(string) (string, error) { return "", nil }
+	return m
+}()
 
 // jsonValue is the json template function: v as a JSON value, a string
 // quoted and escaped, so a data item with a quote or a backslash stays one
@@ -97,6 +102,63 @@ func (l *loader) template(src string, n *node, field string) *tmplSrc {
 		t.tree = tt
 	}
 	return t
+}
+
+// templateWork bounds the steps of every template (templimit.go), alone
+// and for each request: its own templates and the defaults it takes.
+// Where a range cannot be counted, or the count passes MaxTemplateSteps,
+// the template is refused at its line.
+func (l *loader) templateWork() {
+	count := func(t *tmplSrc) int64 {
+		if t == nil {
+			return 0
+		}
+		switch {
+		case t.tree != nil:
+			steps, why := templateSteps(t.tree, len(l.varNames))
+			if why != "" {
+				l.errAt(t.line, t.col, t.field, "bad template: %s", why)
+				return unbounded
+			}
+			t.steps = steps
+		case t.pieces != nil:
+			t.steps = int64(len(t.pieces))
+		default:
+			t.steps = 1
+		}
+		if t.steps > MaxTemplateSteps {
+			l.errAt(t.line, t.col, t.field, "bad template: it may make %s steps; at most %d per request (scenario.MaxTemplateSteps)", stepsText(t.steps), MaxTemplateSteps)
+			return unbounded
+		}
+		return t.steps
+	}
+	var defaults int64
+	for _, kv := range l.defaults.query {
+		defaults = satAdd(defaults, count(kv.t))
+	}
+	for _, kv := range l.defaults.header {
+		defaults = satAdd(defaults, count(kv.t))
+	}
+	for _, name := range slices.Sorted(mapKeys(l.reqs)) {
+		r := l.reqs[name]
+		total := satAdd(defaults, satAdd(count(r.path), count(r.body)))
+		for _, kvs := range [][]kvTmpl{r.query, r.header} {
+			for _, kv := range kvs {
+				total = satAdd(total, count(kv.t))
+			}
+		}
+		if total > MaxTemplateSteps && total != unbounded && r.path != nil {
+			l.errAt(r.path.line, r.path.col, r.path.field, "the request's templates, the defaults' included, may make %s steps together; at most %d (scenario.MaxTemplateSteps)",
+				stepsText(total), MaxTemplateSteps)
+		}
+	}
+}
+
+func stepsText(n int64) string {
+	if n == unbounded {
+		return "more than 9223372036854775806"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // checkNode reports names that cannot exist: a pick of no data list, a
@@ -263,6 +325,9 @@ type prog struct {
 	pieces []piece
 	tree   *template.Template
 	slot   int // index of this template's per-stream clone
+	// maxLen bounds what the prog renders to, when it is known at load
+	// (konst or pieces); -1 for a tree, which a writer bounds as it runs.
+	maxLen int
 }
 
 type piece struct {
@@ -273,24 +338,25 @@ type piece struct {
 	n    int // hi - lo + 1
 }
 
-// fold binds a template to one variant's variables and the data lists.
-func (t *tmplSrc) fold(vars map[string]string, data map[string][]string) *prog {
-	p := &prog{src: t}
+// fold binds a template to one variant's variables and the data lists;
+// maxItem is the length of each list's longest item.
+func (t *tmplSrc) fold(vars map[string]string, data map[string][]string, maxItem map[string]int) *prog {
+	p := &prog{src: t, maxLen: -1}
 	if t.tree != nil {
 		if !t.usesRNG {
 			// Without pick or int the result depends on the variant only.
-			var b strings.Builder
-			tt := template.Must(t.tree.Clone()).Funcs(template.FuncMap{
-				"var": func(name string) (string, error) {
-					v, ok := vars[name]
-					if !ok {
-						return "", fmt.Errorf("no variable %q", name)
-					}
-					return v, nil
-				},
-			})
-			if err := tt.Execute(&b, vars); err == nil {
-				p.konst, p.text = true, b.String()
+			w := &limitWriter{limit: MaxTemplateOutput, err: errFieldTooLong}
+			funcs := boundedFuncs(&budget{left: MaxTemplateOutput})
+			funcs["var"] = func(name string) (string, error) {
+				v, ok := vars[name]
+				if !ok {
+					return "", fmt.Errorf("no variable %q", name)
+				}
+				return v, nil
+			}
+			tt := template.Must(t.tree.Clone()).Funcs(funcs)
+			if err := tt.Execute(w, vars); err == nil {
+				p.konst, p.text, p.maxLen = true, string(w.b), len(w.b)
 				return p
 			}
 			// Left to the trial run, which reports the error in place.
@@ -305,18 +371,27 @@ func (t *tmplSrc) fold(vars map[string]string, data map[string][]string) *prog {
 			text.Reset()
 		}
 	}
+	p.maxLen = 0
 	for _, r := range t.pieces {
 		switch r.kind {
 		case pieceText:
 			text.WriteString(r.text)
+			p.maxLen += len(r.text)
 		case pieceVar:
 			text.WriteString(vars[r.text])
+			p.maxLen += len(vars[r.text])
 		case piecePick:
 			flush()
 			p.pieces = append(p.pieces, piece{kind: piecePick, list: data[r.text]})
+			p.maxLen += maxItem[r.text]
 		case pieceInt:
 			flush()
 			p.pieces = append(p.pieces, piece{kind: pieceInt, lo: r.lo, n: r.hi - r.lo + 1})
+			p.maxLen += 20
+		}
+		if p.maxLen > MaxTemplateOutput {
+			// Not built: classProg refuses it.
+			return p
 		}
 	}
 	flush()
