@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -34,12 +33,12 @@ import (
 )
 
 // Labels on everything benchgate creates in the engine. The run label finds
-// a run's objects for Close; the owner label (hostname:pid, with
-// "@<container ID>" when benchgate runs in a container of the engine) lets
-// a later run tell the leftovers of a crashed run from those of a live
-// concurrent one. Labels alone do not make an object benchgate's (an image
-// can carry any label, and its containers inherit them), so the sweep also
-// requires the name prefix.
+// a run's objects for Close; the owner label (the owner record of sweep.go,
+// host/boot/pidns/pid/start, with "@<container ID>" when benchgate runs in
+// a container of the engine) lets a later run tell the leftovers of a
+// crashed run from those of a live concurrent one. Labels alone do not
+// make an object benchgate's (an image can carry any label, and its
+// containers inherit them), so the sweep also requires the name prefix.
 const (
 	labelRun    = "io.benchgate.run"
 	labelOwner  = "io.benchgate.owner"
@@ -74,7 +73,8 @@ type dockerEnv struct {
 	netName  string
 	netID    string
 	hostname string
-	owner    string // hostname:pid[@container ID], the owner label's value
+	owner    string // owner record[@container ID], the owner label's value
+	me       owner  // this process, as the sweep compares owners with it
 	// self is the ID of the container benchgate runs in when the engine
 	// knows it: benchgate then joins the run's network and reaches targets
 	// by their address on it, on the container port. Empty otherwise: container ports are
@@ -124,15 +124,23 @@ func newDockerEnv(ctx context.Context, runID string, progress io.Writer) (*docke
 		runID:    runID,
 		netName:  namePrefix + dockerName(runID),
 		hostname: host,
-		owner:    host + ":" + strconv.Itoa(os.Getpid()),
 		self:     findSelf(ctx, cli, host),
+	}
+	if me, err := thisProcess(); err == nil {
+		e.me, e.owner = me, me.String()
+	} else {
+		// No later run can check this owner: only age sweeps its objects.
+		e.owner = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	if e.self != "" {
 		// A later run on another container cannot see this pid, but it
 		// can ask the engine whether this container still runs.
 		e.owner += "@" + e.self
 	}
-	if err := e.Sweep(ctx); err != nil && progress != nil {
+	if progress == nil {
+		progress = io.Discard
+	}
+	if err := e.Sweep(ctx, progress); err != nil {
 		fmt.Fprintf(progress, "warning: %v\n", err)
 	}
 	resp, err := cli.NetworkCreate(ctx, e.netName, network.CreateOptions{
@@ -205,31 +213,45 @@ func (e *dockerEnv) Close(ctx context.Context) error {
 }
 
 // Sweep removes the containers and networks that earlier runs left behind:
-// those named and labelled as benchgate's whose owner is dead (a benchgate
-// process on this host that is no longer alive, or one whose container is
-// gone or stopped), and those older than sweepAge. A live concurrent run's
-// objects, and this run's own, are left alone.
+// those named and labelled as benchgate's whose owner is verifiably dead
+// (see owner.knowsGone; or its container is gone or stopped), and those
+// older than sweepAge. A live concurrent run's objects, this run's own, and
+// those of an owner that cannot be checked from here (another host, boot
+// or PID namespace, a label of an older format) are left alone. Each
+// removal is said on progress.
 //
 // The returned error is a warning: the sweep goes on past every failure,
 // and an object another run is removing at the same moment (409, "removal
 // already in progress") or has removed (404) is no failure at all.
-func (e *dockerEnv) Sweep(ctx context.Context) error {
+func (e *dockerEnv) Sweep(ctx context.Context, progress io.Writer) error {
 	ours := filters.NewArgs(filters.Arg("label", labelRun))
 	var errs []error
+	said := func(what, name string, labels map[string]string, why string, err error) {
+		if err == nil {
+			fmt.Fprintf(progress, "swept a leftover of run %s: %s %s (%s)\n", sanitize(labels[labelRun]), what, sanitize(name), why)
+		}
+		errs = append(errs, ignoreGone(err))
+	}
 	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: ours})
 	errs = append(errs, err)
 	for _, c := range cs {
-		named := slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(strings.TrimPrefix(n, "/"), namePrefix) })
-		if named && e.stale(ctx, c.Labels, time.Unix(c.Created, 0)) {
-			errs = append(errs, ignoreGone(e.removeContainer(ctx, c.ID)))
+		i := slices.IndexFunc(c.Names, func(n string) bool { return strings.HasPrefix(strings.TrimPrefix(n, "/"), namePrefix) })
+		if i < 0 {
+			continue
+		}
+		if why := e.stale(ctx, c.Labels, time.Unix(c.Created, 0)); why != "" {
+			said("container", strings.TrimPrefix(c.Names[i], "/"), c.Labels, why, e.removeContainer(ctx, c.ID))
 		}
 	}
 	// Containers first: a network with endpoints cannot be removed.
 	ns, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: ours})
 	errs = append(errs, err)
 	for _, n := range ns {
-		if strings.HasPrefix(n.Name, namePrefix) && e.stale(ctx, n.Labels, n.Created) {
-			errs = append(errs, ignoreGone(e.removeNetwork(ctx, n.ID)))
+		if !strings.HasPrefix(n.Name, namePrefix) {
+			continue
+		}
+		if why := e.stale(ctx, n.Labels, n.Created); why != "" {
+			said("network", n.Name, n.Labels, why, e.removeNetwork(ctx, n.ID))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -246,39 +268,48 @@ func ignoreGone(err error) error {
 	return err
 }
 
-// stale says whether an object with these labels may be swept. The owner
-// is hostname:pid, with "@<container ID>" when that benchgate ran in a
-// container of this engine.
-func (e *dockerEnv) stale(ctx context.Context, labels map[string]string, created time.Time) bool {
+// stale says why an object with these labels may be swept, or "" when it
+// may not. The owner is an owner record (sweep.go), with "@<container ID>"
+// when that benchgate ran in a container of this engine.
+func (e *dockerEnv) stale(ctx context.Context, labels map[string]string, created time.Time) string {
 	if labels[labelRun] == e.runID {
-		return false
+		return ""
 	}
 	if time.Since(created) > sweepAge {
-		return true
+		return "older than " + sweepAge.String()
 	}
-	owner, cid, inContainer := strings.Cut(labels[labelOwner], "@")
-	if inContainer && cid != e.self {
+	label := labels[labelOwner]
+	rec, cid := label, ""
+	// A container ID is 64 hex digits; anything else after an '@' is
+	// part of a host name.
+	if i := strings.LastIndexByte(label, '@'); i >= 0 && len(label)-i-1 == 64 && isHex(label[i+1:]) {
+		rec, cid = label[:i], label[i+1:]
+	}
+	if cid != "" && cid != e.self {
 		// Another container's run: its pids are not ours to see, but
 		// the engine knows whether its container still runs. An error
 		// other than "no such container" says nothing: keep it.
 		insp, err := e.cli.ContainerInspect(ctx, cid)
-		if cerrdefs.IsNotFound(err) {
-			return true
+		switch {
+		case cerrdefs.IsNotFound(err):
+			return "its owner's container is gone"
+		case err == nil && (insp.State == nil || !insp.State.Running):
+			return "its owner's container is not running"
 		}
-		return err == nil && (insp.State == nil || !insp.State.Running)
+		return ""
 	}
-	i := strings.LastIndexByte(owner, ':')
-	if i < 0 || owner[:i] != e.hostname {
-		return false // another host's run: only age tells
+	// A pid alone proves nothing: the same host name, another PID
+	// namespace (a container sharing the engine), and ESRCH here for a
+	// live run. Only an owner of this boot and namespace whose pid is
+	// gone or started anew is dead; any other waits for sweepAge.
+	o, ok := parseOwner(rec)
+	if !ok || !e.me.knowsGone(o) {
+		return ""
 	}
-	pid, err := strconv.Atoi(owner[i+1:])
-	if err != nil || pid <= 0 {
-		return false
+	if _, err := readProcStat(o.pid); err == nil {
+		return fmt.Sprintf("its owner, benchgate process %d, ended: the pid names a later process now", o.pid)
 	}
-	// EPERM means a process exists that we may not signal: alive. A
-	// recycled pid keeps the leftovers until sweepAge, which errs on the
-	// side of never touching a live run.
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	return fmt.Sprintf("its owner, benchgate process %d, is gone", o.pid)
 }
 
 func (e *dockerEnv) removeContainer(ctx context.Context, id string) error {
@@ -392,6 +423,9 @@ type dockerTarget struct {
 	spec   scenario.Target
 	pins   *scenario.Pins
 	outDir string
+	// redact hides the scenario's secrets in the container's log, as
+	// saved and as quoted in errors, and in Info; nil hides nothing.
+	redact redactor
 
 	imageID  string   // pinned at Build, so a re-tag cannot swap the image
 	revision string   // the image's revision label
@@ -676,7 +710,11 @@ func (t *dockerTarget) logTail(ctx context.Context) []string {
 	tail := newLineTail(serviceTailLines)
 	// Without a TTY the engine multiplexes stdout and stderr; stdcopy
 	// strips the frame headers, which would otherwise land in the text.
-	stdcopy.StdCopy(tail, tail, rc)
+	// Each stream has a writer of its own, so lines of one are whole.
+	stdout, stderr := newRedactWriter(t.redact, tail), newRedactWriter(t.redact, tail)
+	stdcopy.StdCopy(stdout, stderr, rc)
+	stdout.Flush()
+	stderr.Flush()
 	return tail.Lines()
 }
 
@@ -880,11 +918,15 @@ func (t *dockerTarget) saveLogs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f, "# container %s of image %s (%s)\n", t.name, t.spec.Image, t.imageID)
+	fmt.Fprintf(f, "# container %s of image %s (%s)\n", t.name, redactText(t.redact, t.spec.Image), t.imageID)
 	rc, err := t.env.cli.ContainerLogs(ctx, t.id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
 	if err == nil {
-		_, err = stdcopy.StdCopy(f, f, rc)
+		// The log is an artifact of the run: what the service printed of
+		// its settings and its requests is redacted, line by line.
+		stdout, stderr := newRedactWriter(t.redact, f), newRedactWriter(t.redact, f)
+		_, err = stdcopy.StdCopy(stdout, stderr, rc)
 		rc.Close()
+		err = errors.Join(err, stdout.Flush(), stderr.Flush())
 	}
 	if err != nil {
 		err = fmt.Errorf("saving its logs: %w", err)
@@ -896,9 +938,9 @@ func (t *dockerTarget) saveLogs(ctx context.Context) error {
 // BENCHGATE_BASELINE_COMMIT / BENCHGATE_CANDIDATE_COMMIT when set, else
 // from the image's revision label.
 func (t *dockerTarget) Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
-	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: "image", Spec: t.spec.Shown, URL: t.url}
+	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: "image", Spec: t.spec.Shown, URL: redactText(t.redact, t.url)}
 	if ti.Spec == "" {
-		ti.Spec = t.spec.Image
+		ti.Spec = redactText(t.redact, t.spec.Image)
 	}
 	ti.Commit = getenv("BENCHGATE_" + strings.ToUpper(t.spec.Name) + "_COMMIT")
 	if ti.Commit == "" {

@@ -385,10 +385,16 @@ func testDockerDiedLater(t *testing.T, cli *client.Client) {
 }
 
 // testDockerSweep leaves objects as a crashed run, a live run on this
-// host and a young run of another host would: only the first go.
+// host, a live run in another PID namespace (same host name, and its pid
+// is ESRCH here), a young run of another host and others would: only
+// those whose owner is verifiably dead go, and the sweep says so.
 func testDockerSweep(t *testing.T, cli *client.Client) {
 	ctx := context.Background()
 	host, _ := os.Hostname()
+	me, err := thisProcess()
+	if err != nil {
+		t.Skipf("no owner record here: %v", err)
+	}
 	// A pid that surely ended: a child we waited for.
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
@@ -408,12 +414,26 @@ func testDockerSweep(t *testing.T, cli *client.Client) {
 		}
 	})
 	goneID := strings.Repeat("0123456789abcdef", 4)
+	rec := func(edit func(o *owner)) string {
+		o := me
+		edit(&o)
+		return o.String()
+	}
 	runs := []struct {
 		run, owner, prefix string
 		swept              bool
 	}{
-		{tag + "-crashed", fmt.Sprintf("%s:%d", host, deadPid), "benchgate-", true},
-		{tag + "-live", fmt.Sprintf("%s:%d", host, os.Getpid()), "benchgate-", false},
+		{tag + "-crashed", rec(func(o *owner) { o.pid = deadPid }), "benchgate-", true},
+		// Our pid, another start time: a crashed run whose pid was
+		// reused.
+		{tag + "-recycled", rec(func(o *owner) { o.start++ }), "benchgate-", true},
+		{tag + "-live", me.String(), "benchgate-", false},
+		// A run in another PID namespace (a container of this host, under
+		// its host name): its pid is nobody here, which proves nothing.
+		{tag + "-other-pidns", rec(func(o *owner) { o.pid, o.pidns = deadPid, o.pidns+1 }), "benchgate-", false},
+		{tag + "-other-boot", rec(func(o *owner) { o.pid, o.boot = deadPid, "00000000-0000-0000-0000-000000000000" }), "benchgate-", false},
+		// The older label, host:pid, cannot be checked: only age sweeps it.
+		{tag + "-old-label", fmt.Sprintf("%s:%d", host, deadPid), "benchgate-", false},
 		{tag + "-elsewhere", "some-other-host:1", "benchgate-", false},
 		{tag + "-stopped-owner", "a-container:1@" + stopped.ID, "benchgate-", true},
 		{tag + "-gone-owner", "a-container:1@" + goneID, "benchgate-", true},
@@ -445,7 +465,32 @@ func testDockerSweep(t *testing.T, cli *client.Client) {
 			assertRunGone(t, cli, r.run)
 		})
 	}
-	newTestEnv(t, cli) // sweeps
+	var said syncBuffer
+	runID := fmt.Sprintf("test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+	env, err := newDockerEnv(ctx, runID, io.MultiWriter(&said, testLog{t})) // sweeps
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		assertRunGone(t, cli, runID)
+	})
+	if env.owner != me.String() {
+		t.Errorf("owner label %q, want %q", env.owner, me.String())
+	}
+	for _, r := range runs {
+		line := "swept a leftover of run " + r.run + ": container " + r.prefix + r.run + "-x-1 ("
+		switch told := strings.Contains(said.String(), line); {
+		case told && !r.swept:
+			t.Errorf("run %s (owner %s) swept: %q", r.run, r.owner, said.String())
+		case !told && r.swept:
+			// The objects' absence is checked below; a concurrent
+			// benchgate (another test binary) may have swept them first.
+			t.Logf("run %s (owner %s): no line %q in the progress", r.run, r.owner, line)
+		}
+	}
 	for _, r := range runs {
 		f := filters.NewArgs(filters.Arg("label", labelRun+"="+r.run))
 		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})

@@ -126,8 +126,12 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
 		if f, err := os.Create(logPath); err == nil {
 			defer f.Close()
-			fmt.Fprintf(f, "# benchgate pre-flight %s against %s (%s)\n# %s\n", p.Name, t.Name(), t.URL(), commandLine(argv))
-			out = io.MultiWriter(f, tail)
+			fmt.Fprintf(f, "# benchgate pre-flight %s against %s (%s)\n# %s\n", p.Name, t.Name(), redactText(s.sc, t.URL()), redactedLine(s.sc, argv))
+			// The log is published with the results: a command that
+			// prints the key it was given (curl -v) must not publish it.
+			rw := newRedactWriter(s.sc, f)
+			defer rw.Flush()
+			out = io.MultiWriter(rw, tail)
 			r.Log = logName
 		}
 	}
@@ -139,7 +143,7 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 	r.Duration = time.Since(start).Seconds()
 	for _, l := range slices.Backward(tail.Lines()) {
 		if l = strings.TrimSpace(l); l != "" {
-			r.LastLine = truncateRunes(l, lastLineRunes)
+			r.LastLine = truncateRunes(s.sc.Redact(l), lastLineRunes)
 			break
 		}
 	}
@@ -154,7 +158,7 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 	case errors.As(err, &ee):
 		r.Error = ee.String() // "signal: killed"
 	default:
-		r.Error = "cannot run: " + sanitize(err.Error())
+		r.Error = "cannot run: " + capText(sanitize(s.sc.Redact(err.Error())), maxErrText)
 	}
 	return r
 }
@@ -221,7 +225,7 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 				}
 			}
 			if e, ok := src.(interface{ Err() error }); ok && e.Err() != nil {
-				return nil, fmt.Errorf("agreement probe of %s: a request template failed: %w", c.Name, e.Err())
+				return nil, shownErr(s.sc, fmt.Errorf("agreement probe of %s: a request template failed: %w", c.Name, e.Err()))
 			}
 			res.Classes = append(res.Classes, ca)
 			name := c.Name
@@ -258,8 +262,12 @@ func (s *schedule) probe(client *http.Client, req *scenario.Request, opt agreeme
 			if derr := t.Died(); derr != nil {
 				return nil, "", derr
 			}
-			fail[i] = t.Name() + ": request failed: " + sanitize(err.Error())
+			// The error quotes the URL sent, its query and all, and
+			// what the target answered.
+			fail[i] = t.Name() + ": request failed: " + capText(sanitize(s.sc.Redact(err.Error())), maxSideError)
 		}
+		r.ContentType, r.Location = s.sc.Redact(r.ContentType), s.sc.Redact(r.Location)
+		r.Body = s.redactBody(r.Body)
 		resp[i] = r
 	}
 	d := &baselines.Disagreement{
@@ -271,14 +279,41 @@ func (s *schedule) probe(client *http.Client, req *scenario.Request, opt agreeme
 	}
 	if fail[0] != "" || fail[1] != "" {
 		d.Reason = strings.Trim(fail[0]+"; "+fail[1], "; ")
-		return d, "", nil
+		return s.stored(d), "", nil
 	}
 	cmp := agreement.Compare(resp[0], resp[1], opt)
 	if cmp.Agree {
 		return nil, cmp.Format, nil
 	}
 	d.Reason, d.Path, d.Baseline, d.Candidate = cmp.Reason, cmp.Path, cmp.ExcerptA, cmp.ExcerptB
-	return d, cmp.Format, nil
+	return s.stored(d), cmp.Format, nil
+}
+
+// redactBody is a probe's answer with the secrets of the scenario
+// replaced before it is compared, so that no excerpt, path or reason made
+// of it holds one, not even cut in half at an excerpt's end. Both answers
+// are redacted alike: two that agree still agree.
+func (s *schedule) redactBody(b []byte) []byte {
+	if len(b) == 0 || !s.sc.HasSecrets() {
+		return b
+	}
+	if r := s.sc.Redact(string(b)); r != string(b) {
+		return []byte(r)
+	}
+	return b
+}
+
+// stored is d as results.json keeps it: the request's target redacted
+// (it holds the values of ${VAR}: load.defaults.query is where an API key
+// goes), what the targets wrote capped. The progress line, the report, the
+// comment, the summary and the annotations are all made of it.
+func (s *schedule) stored(d *baselines.Disagreement) *baselines.Disagreement {
+	d.Target = capText(s.sc.Redact(d.Target), maxTarget)
+	d.Reason = capText(d.Reason, maxReason)
+	d.Path = capText(d.Path, maxPath)
+	d.Baseline = capText(d.Baseline, maxExcerpt)
+	d.Candidate = capText(d.Candidate, maxExcerpt)
+	return d
 }
 
 // send issues one request of a stream to base, as the load generator

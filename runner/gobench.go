@@ -100,12 +100,13 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 	// anything runs or is written, like a plan over budget.
 	for _, s := range g.sides {
 		if err := g.resolve(s); err != nil {
-			return nil, err
+			return nil, redactErr(sc, err)
 		}
 	}
 	if opts.Budget > 0 {
 		fmt.Fprintf(progress, "budget %v: not checked, a gobench run's time is known only as it runs\n", opts.Budget)
 	}
+	sweepLeftovers(progress)
 
 	rounds := sc.Load.Repetitions
 	res := &baselines.Results{
@@ -131,7 +132,9 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 
 	// As in Run: the outcome goes to disk before the cleanup, which may
 	// take a while (git, a cgroup to empty).
-	return finish(ctx, res, opts, g.run(), g.cleanup)
+	// A side's error quotes its go commands and their output, either of
+	// which may hold a ${VAR}'s value.
+	return finish(ctx, res, opts, redactErr(sc, g.run()), g.cleanup)
 }
 
 // goBench is one gobench run.
@@ -154,6 +157,9 @@ type goBench struct {
 	perRound int
 	pins     *goPins // of the current pin set; nil without pins
 	cleaned  bool
+	// untrackTmp and untrackBin drop tmp and binDir from the leftover
+	// journal (see sweep.go); nil until they are made.
+	untrackTmp, untrackBin func()
 }
 
 // goSide is one side of a gobench run.
@@ -164,6 +170,7 @@ type goSide struct {
 	// for a Ref; commit is what the Ref resolved to.
 	top, rel, commit string
 	worktree         string // the ref's worktree once made; "" for a Dir
+	untrackWorktree  func() // drops it from the leftover journal
 	dir              string // the module's directory on this side
 	goVersion        string
 	pkgs             map[string]*goPkg // by import path: packages with tests
@@ -311,6 +318,7 @@ func (g *goBench) run() error {
 	if g.binDir, err = os.MkdirTemp(dir, ".gobench-bin-"); err != nil {
 		return err
 	}
+	g.untrackBin = markDir(g.binDir)
 	for _, s := range g.sides {
 		if err := g.prepare(s); err != nil {
 			return g.cancelledOr(err)
@@ -337,7 +345,7 @@ func (g *goBench) run() error {
 	if b := g.bench(g.sides[1]); b != bench {
 		bench = fmt.Sprintf("%s (%s), %s (%s)", bench, g.sides[0].name, b, g.sides[1].name)
 	}
-	fmt.Fprintf(g.progress, "plan: go test -bench %s, %s × %d rounds × 2 targets\n", bench, countOf(len(g.slots), "package", "packages"), g.res.Plan.Rounds)
+	fmt.Fprintf(g.progress, "plan: go test -bench %s, %s × %d rounds × 2 targets\n", g.sc.Redact(bench), countOf(len(g.slots), "package", "packages"), g.res.Plan.Rounds)
 
 	sets := g.sc.PinSets
 	if len(sets) == 0 {
@@ -451,19 +459,23 @@ func (g *goBench) prepare(s *goSide) error {
 			if g.tmp, err = os.MkdirTemp("", "benchgate-gobench-"); err != nil {
 				return err
 			}
+			g.untrackTmp = markDir(g.tmp)
 		}
 		wt := filepath.Join(g.tmp, s.name)
+		// Recorded before git makes it: the sweep of a later run removes
+		// it and prunes git's record should benchgate be killed.
+		s.untrackWorktree = track(leftover{Kind: leftWorktree, Path: wt, Repo: s.top})
 		out, err := git(g.ctx, s.top, "worktree", "add", "--detach", wt, s.commit)
 		if err != nil {
 			return &TargetError{Target: s.name, Phase: PhaseBuild, Err: fmt.Errorf("git worktree add of %s (%s): %w", s.spec.Ref, s.commit, err)}
 		}
-		fmt.Fprintf(s.log, "# worktree of %s (%s) at %s\n%s\n", s.spec.Ref, s.commit, wt, out)
+		fmt.Fprintf(s.log, "# worktree of %s (%s) at %s\n%s\n", g.sc.Redact(s.spec.Ref), s.commit, wt, g.sc.Redact(out))
 		s.worktree = wt
 		s.dir = filepath.Join(wt, s.rel)
 		if _, err := os.Stat(filepath.Join(s.dir, "go.mod")); err != nil {
 			return &TargetError{Target: s.name, Phase: PhaseBuild, Err: fmt.Errorf("no Go module at %s in %s (%s)", s.rel, s.spec.Ref, short(s.commit))}
 		}
-		fmt.Fprintf(g.progress, "%s: %s is %s, checked out at %s\n", s.name, s.spec.Ref, short(s.commit), s.dir)
+		fmt.Fprintf(g.progress, "%s: %s is %s, checked out at %s\n", s.name, g.sc.Redact(s.spec.Ref), short(s.commit), g.sc.Redact(s.dir))
 	}
 	if v, err := g.goCmdOutput(s, "env", "GOVERSION"); err == nil {
 		s.goVersion = strings.TrimSpace(v)
@@ -484,20 +496,23 @@ func short(commit string) string {
 func (g *goBench) goCmdOutput(s *goSide, args ...string) (string, error) {
 	var stdout bytes.Buffer
 	tail := newLineTail(buildTailLines)
-	fmt.Fprintf(s.log, "# go %s\n", commandLine(args))
+	shown := redactedLine(g.sc, args)
+	fmt.Fprintf(s.log, "# go %s\n", shown)
+	stderr := newRedactWriter(g.sc, io.MultiWriter(tail, s.log))
 	err := execGroup(g.ctx, func(ctx context.Context) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = s.dir
 		cmd.Env = childEnv(os.Environ(), nil)
 		cmd.Stdout = &stdout
-		cmd.Stderr = io.MultiWriter(tail, s.log)
+		cmd.Stderr = stderr
 		return cmd
 	}, nil, nil, nil)
+	stderr.Flush()
 	if err != nil {
 		if g.ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", g.ctx.Err(), err)
 		}
-		return "", &TargetError{Target: s.name, Phase: PhaseBuild, Err: fmt.Errorf("go %s: %w", commandLine(args), err), Output: tail.Lines()}
+		return "", &TargetError{Target: s.name, Phase: PhaseBuild, Err: fmt.Errorf("go %s: %w", shown, err), Output: tail.Lines()}
 	}
 	return stdout.String(), nil
 }
@@ -578,6 +593,7 @@ func execGroup(ctx context.Context, newCmd func(context.Context) *exec.Cmd, cpus
 	mk := func() *exec.Cmd {
 		cmd := newCmd(ctx)
 		cmd.SysProcAttr = childAttr()
+		cmd.Env = withOwnerEnv(cmd.Env)
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		// Once the group is killed its pipes close; the delay only guards
 		// against a process that escaped the group with one of them.
@@ -596,12 +612,15 @@ func execGroup(ctx context.Context, newCmd func(context.Context) *exec.Cmd, cpus
 		return r.err
 	}
 	pgid := cmd.Process.Pid
+	untrack := trackGroup(pgid)
 	if started != nil {
 		started(cmd, r)
 	}
 	err := cmd.Wait()
 	syscall.Kill(-pgid, syscall.SIGKILL)
-	waitGroupGone(pgid)
+	if waitGroupGone(pgid) {
+		untrack()
+	}
 	return err
 }
 
@@ -824,9 +843,13 @@ func (g *goBench) runPackage(side int, p *goPkg, round int) ([]baselines.Rung, t
 	args = append(args, "-test.timeout="+timeout.String(), "-test.paniconexit0")
 
 	label := gobench.RelPackage(p.path, p.module)
-	fmt.Fprintf(s.log, "# round %d: %s: %s\n", round+1, p.path, commandLine(append([]string{p.bin}, args...)))
+	fmt.Fprintf(s.log, "# round %d: %s: %s\n", round+1, p.path, redactedLine(g.sc, append([]string{p.bin}, args...)))
 	var stdout bytes.Buffer
 	tail := newLineTail(buildTailLines)
+	// What is parsed is the output as it is; what is kept (the log, the
+	// bench file, the tail of an error) is redacted, one writer a stream.
+	kept := newRedactWriter(g.sc, io.MultiWriter(s.bench, s.log, tail))
+	keptErr := newRedactWriter(g.sc, io.MultiWriter(s.log, tail))
 	ctx, cancel := context.WithCancel(g.ctx)
 	defer cancel()
 	var timer *time.Timer
@@ -837,8 +860,8 @@ func (g *goBench) runPackage(side int, p *goPkg, round int) ([]baselines.Rung, t
 		cmd := exec.CommandContext(ctx, p.bin, args...)
 		cmd.Dir = p.dir
 		cmd.Env = childEnv(os.Environ(), nil)
-		cmd.Stdout = io.MultiWriter(&stdout, s.bench, s.log, tail)
-		cmd.Stderr = io.MultiWriter(s.log, tail)
+		cmd.Stdout = io.MultiWriter(&stdout, kept)
+		cmd.Stderr = keptErr
 		return cmd
 	}, g.pinCPUs(), g.pinCgroup(side), func(cmd *exec.Cmd, r forkResult) {
 		g.pinStarted(side, cmd.Process.Pid, r)
@@ -855,6 +878,8 @@ func (g *goBench) runPackage(side int, p *goPkg, round int) ([]baselines.Rung, t
 	if timer != nil {
 		timer.Stop()
 	}
+	kept.Flush()
+	keptErr.Flush()
 	took := time.Since(start)
 	if cerr := g.ctxErr(); cerr != nil {
 		return nil, took, cerr
@@ -960,11 +985,20 @@ func (g *goBench) cleanup() {
 	if g.tmp != "" {
 		if err := os.RemoveAll(g.tmp); err != nil {
 			fmt.Fprintf(g.progress, "warning: %v\n", err)
+		} else {
+			for _, s := range g.sides {
+				if s.untrackWorktree != nil {
+					s.untrackWorktree()
+				}
+			}
+			g.untrackTmp()
 		}
 	}
 	if g.binDir != "" {
 		if err := os.RemoveAll(g.binDir); err != nil {
 			fmt.Fprintf(g.progress, "warning: %v\n", err)
+		} else {
+			g.untrackBin()
 		}
 	}
 }

@@ -118,9 +118,11 @@ func (s *schedule) grpcPrepare() error {
 						if transport(err) {
 							// Not the scenario's fault: the target did
 							// not answer.
-							return fmt.Errorf("%s: %w", t.Name(), err)
+							return shownErr(s.sc, fmt.Errorf("%s: %w", t.Name(), err))
 						}
-						return &InputError{fmt.Errorf("class %s on the %s: %w", c.Name, []string{"baseline", "candidate"}[i], err)}
+						// The error may quote the message (a value that
+						// does not fit its field) and what the server said.
+						return &InputError{shownErr(s.sc, fmt.Errorf("class %s on the %s: %w", c.Name, []string{"baseline", "candidate"}[i], err))}
 					}
 				}
 				if c.Mix == nil {
@@ -128,7 +130,7 @@ func (s *schedule) grpcPrepare() error {
 				}
 			}
 			if err := src.Err(); err != nil {
-				return &InputError{fmt.Errorf("class %s: a request template failed: %w", c.Name, err)}
+				return &InputError{shownErr(s.sc, fmt.Errorf("class %s: a request template failed: %w", c.Name, err))}
 			}
 		}
 	}
@@ -209,8 +211,11 @@ func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*bas
 			if derr := t.Died(); derr != nil {
 				return nil, "", derr
 			}
-			fail[i] = t.Name() + ": call failed: " + sanitize(err.Error())
+			// A status message is the server's text, and may echo the
+			// message or the metadata.
+			fail[i] = t.Name() + ": call failed: " + capText(sanitize(s.sc.Redact(err.Error())), maxSideError)
 		}
+		bodies[i] = s.redactBody(bodies[i])
 	}
 	d := &baselines.Disagreement{Method: "GRPC", Target: req.Target}
 	switch {
@@ -222,11 +227,11 @@ func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*bas
 			}
 			d.Reason += fail[1]
 		}
-		return d, "", nil
+		return s.stored(d), "", nil
 	case codes[0] != codes[1]:
 		d.Reason = "status " + codes[0] + " vs " + codes[1]
 		d.Baseline, d.Candidate = truncateRunes(string(bodies[0]), agreement.ExcerptRunes), truncateRunes(string(bodies[1]), agreement.ExcerptRunes)
-		return d, "json", nil
+		return s.stored(d), "json", nil
 	}
 	opt.Format = agreement.FormatJSON
 	cmp := agreement.Compare(agreement.Response{Status: 200, ContentType: "application/json", Body: bodies[0]},
@@ -235,7 +240,7 @@ func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*bas
 		return nil, cmp.Format, nil
 	}
 	d.Reason, d.Path, d.Baseline, d.Candidate = cmp.Reason, cmp.Path, cmp.ExcerptA, cmp.ExcerptB
-	return d, cmp.Format, nil
+	return s.stored(d), cmp.Format, nil
 }
 
 // transport says whether err is the target not answering (unreachable,

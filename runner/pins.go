@@ -293,6 +293,26 @@ type targetCgroup struct {
 	// homes are benchgate's own groups in the hierarchies of dirs (v1),
 	// where the forking thread goes back to (see forkPinned).
 	homes []string
+	// untrack drops a directory of dirs from the leftover journal once it
+	// is removed (see sweep.go); nil for groups benchgate did not make.
+	untrack map[string]func()
+}
+
+// mkdir makes one of the group's directories, recorded in the leftover
+// journal first: a benchgate killed right after the mkdir must not leave
+// an unrecorded group.
+func (cg *targetCgroup) mkdir(dir string) error {
+	untrack := track(leftover{Kind: leftCgroup, Path: dir})
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		untrack()
+		return err
+	}
+	if cg.untrack == nil {
+		cg.untrack = map[string]func(){}
+	}
+	cg.untrack[dir] = untrack
+	cg.dirs = append(cg.dirs, dir)
+	return nil
 }
 
 // cgroupSeq tells apart the groups of targets of the same name started in
@@ -315,7 +335,10 @@ func newTargetCgroup(name string, limit int64) (*targetCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	leaf := fmt.Sprintf("benchgate-%s-%d", name, os.Getpid())
+	// Named with the owner's pid and start time, for people; the sweep
+	// goes by the journal.
+	me, _ := thisProcess()
+	leaf := fmt.Sprintf("benchgate-%s-%d-%d", name, os.Getpid(), me.start)
 	cgroupSeq.Lock()
 	if cgroupSeq.n == nil {
 		cgroupSeq.n = map[string]int{}
@@ -361,10 +384,10 @@ func newCgroupV2(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 		}
 	}
 	dir := filepath.Join(parent, leaf)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	cg := &targetCgroup{cgroupDirs: cgroupDirs{version: 2, memDir: dir, cpuDir: dir}}
+	if err := cg.mkdir(dir); err != nil {
 		return nil, err
 	}
-	cg := &targetCgroup{cgroupDirs: cgroupDirs{version: 2, memDir: dir, cpuDir: dir}, dirs: []string{dir}}
 	if err := writeCgroupFile(filepath.Join(dir, "memory.max"), strconv.FormatInt(limit, 10)); err != nil {
 		cg.remove()
 		return nil, err
@@ -388,10 +411,10 @@ func newCgroupV1(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 		return nil, err
 	}
 	dir := filepath.Join(home, leaf)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	cg := &targetCgroup{cgroupDirs: cgroupDirs{version: 1, memDir: dir}, homes: []string{home}}
+	if err := cg.mkdir(dir); err != nil {
 		return nil, err
 	}
-	cg := &targetCgroup{cgroupDirs: cgroupDirs{version: 1, memDir: dir}, dirs: []string{dir}, homes: []string{home}}
 	if err := writeCgroupFile(filepath.Join(dir, "memory.limit_in_bytes"), strconv.FormatInt(limit, 10)); err != nil {
 		cg.remove()
 		return nil, err
@@ -408,9 +431,8 @@ func newCgroupV1(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 		if h, err := locateCgroup(mounts, "cpuacct", acct); err == nil {
 			if h == home {
 				cg.cpuDir = dir // co-mounted with memory
-			} else if d := filepath.Join(h, leaf); os.Mkdir(d, 0o755) == nil {
+			} else if d := filepath.Join(h, leaf); cg.mkdir(d) == nil {
 				cg.cpuDir = d
-				cg.dirs = append(cg.dirs, d)
 				cg.homes = append(cg.homes, h)
 			}
 		}
@@ -444,6 +466,11 @@ func (cg *targetCgroup) remove() error {
 			}
 			killCgroup(dir, home)
 			time.Sleep(10 * time.Millisecond)
+		}
+		if err == nil {
+			if untrack := cg.untrack[dir]; untrack != nil {
+				untrack()
+			}
 		}
 		if err != nil && first == nil {
 			first = err

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -110,23 +111,82 @@ func PlanOf(sc *scenario.Scenario) baselines.Plan {
 	return p
 }
 
+// What a rung costs beyond its measured time, for the estimate. Measured
+// on examples/demo's binary on a 2-core machine (docs/scenario.md#limits):
+// 2.5 to 3.3 ms between one rung's window and the next, beyond the
+// rewrite of results.json, which ran at about 90 MB/s; a rung took 500 to
+// 800 bytes of results.json, a slice 174. The figures below round those
+// up. The start of the targets (110 ms for both of the demo's, once per
+// pin set, builds excluded) is left out, as the budget's count of the
+// time spent leaves it out (see schedule.rounds).
+const (
+	// rungCost is a rung's own cost: its transport and workers, the
+	// usage sampler, the progress line.
+	rungCost = 5 * time.Millisecond
+	// results.json is rewritten whole after every rung: the i-th rung
+	// writes i rungs of rungBytes (and sliceBytes a slice) at writeRate.
+	rungBytes  = 1 << 10
+	sliceBytes = 192
+	writeRate  = 50 << 20 // bytes a second
+)
+
 // estimate is the planned time of p's minimum of rounds, for the budget,
-// the plan line and Plan.Estimate alike (see perTarget).
+// the plan line and Plan.Estimate alike: every rung's perTarget and the
+// rewrites of results.json. It saturates at the longest time.Duration
+// rather than wrap, so that a plan too long to count is refused by any
+// budget.
 func estimate(sc *scenario.Scenario, p baselines.Plan) time.Duration {
-	return time.Duration(p.Rounds*len(p.Cells)*2) * perTarget(sc)
+	rungs := satMul(satMul(int64(max(0, p.Rounds)), int64(len(p.Cells))), 2)
+	d := satMul(rungs, int64(perTarget(sc)))
+	// Σ i·b/rate for i = 1..rungs, in floating point: it is quadratic.
+	b := float64(rungBytes)
+	if sliced(sc) {
+		b += float64(sliceBytes) * float64(sc.Load.SlicePairs())
+	}
+	// Rounded up to the millisecond, as nothing here is finer.
+	writes := math.Ceil(float64(rungs)*float64(rungs+1)/2*b/writeRate*1e3) * float64(time.Millisecond)
+	return time.Duration(satAdd(d, durationOf(writes)))
 }
 
 // perTarget is the planned time of one target in one cell's round: warmup
 // plus duration for a rung; under slice interleaving the warmup plus the
-// target's slices, settle included. What it leaves out (start-up, the
-// drain of requests in flight when a slice closes, writing the results)
-// is the same for every round.
+// target's slices, settle included; and rungCost. It saturates, as
+// estimate does.
 func perTarget(sc *scenario.Scenario) time.Duration {
 	ls := sc.Load
+	d := satAdd(int64(max(0, ls.Warmup)), int64(rungCost))
 	if sliced(sc) {
-		return ls.Warmup + time.Duration(ls.SlicePairs())*(ls.Settle+ls.Slice)
+		slice := satAdd(int64(max(0, ls.Settle)), int64(max(0, ls.Slice)))
+		return time.Duration(satAdd(d, satMul(int64(ls.SlicePairs()), slice)))
 	}
-	return ls.Warmup + ls.Duration
+	return time.Duration(satAdd(d, int64(max(0, ls.Duration))))
+}
+
+// satAdd and satMul are + and × of non-negative int64s that stop at
+// math.MaxInt64 instead of wrapping.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// durationOf is x nanoseconds as an int64, saturated.
+func durationOf(x float64) int64 {
+	if !(x < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return int64(max(0, x))
 }
 
 // sliced says the scenario's rounds are slice-interleaved.
@@ -189,6 +249,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, perTarget(sc), planned)
 	}
 
+	sweepLeftovers(progress) // of killed runs, before anything starts (sweep.go)
 	res := &baselines.Results{
 		Version:  baselines.FormatVersion,
 		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
@@ -230,7 +291,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		res.Env.Baseline = base.Info(context.WithoutCancel(ctx), getenv)
 		res.Env.Candidate = cand.Info(context.WithoutCancel(ctx), getenv)
 	}
-	return finish(ctx, res, opts, err, func() { s.grpcClose(); s.stopTargets() })
+	// A target's error quotes its commands and its output, either of
+	// which may hold a ${VAR}'s value; so may a request's.
+	return finish(ctx, res, opts, redactErr(sc, err), func() { s.grpcClose(); s.stopTargets() })
 }
 
 // finish records how a run ended and stops what it started. The outcome
@@ -306,9 +369,13 @@ func runID() string {
 func (s *schedule) services(pins *scenario.Pins) (base, cand service) {
 	mk := func(spec scenario.Target) service {
 		if spec.Image != "" && s.docker != nil {
-			return newDockerTarget(s.docker, spec, pins, s.opts.OutDir)
+			d := newDockerTarget(s.docker, spec, pins, s.opts.OutDir)
+			d.redact = s.sc
+			return d
 		}
-		return NewPinnedTarget(spec, s.opts.OutDir, pins)
+		t := NewPinnedTarget(spec, s.opts.OutDir, pins)
+		t.redact = s.sc
+		return t
 	}
 	return mk(s.sc.Baseline), mk(s.sc.Candidate)
 }
@@ -694,7 +761,7 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 	for _, src := range sources {
 		if e, ok := src.(interface{ Err() error }); ok {
 			if serr := e.Err(); serr != nil {
-				return r, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, t.Name(), cell.Class, serr)
+				return r, shownErr(s.sc, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, t.Name(), cell.Class, serr))
 			}
 		}
 	}

@@ -113,6 +113,7 @@ func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]
 			URL:         t.URL(),
 			Concurrency: cell.Concurrency,
 			Timeout:     ls.Timeout,
+			Drain:       sliceDrain(ls.Slice),
 			// newSession asks for the sources from this goroutine.
 			Source: func(worker int) Source {
 				src := source(cell, round, worker)
@@ -200,13 +201,23 @@ func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]
 		for _, src := range sd.sources {
 			if e, ok := src.(interface{ Err() error }); ok {
 				if serr := e.Err(); serr != nil {
-					return none, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, sd.t.Name(), cell.Class, serr)
+					return none, shownErr(s.sc, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, sd.t.Name(), cell.Class, serr))
 				}
 			}
 		}
 		rungs[i] = r
 	}
 	return rungs, nil
+}
+
+// sliceDrain bounds the drain after each slice: ten slices, and never
+// under a second. A request still unanswered by then is cancelled and
+// counted in flight, so a target that stops answering costs a gate
+// seconds per slice, not a request timeout per slice; a target whose
+// requests take that long cannot be measured in slices anyway, since no
+// request of its would end inside one.
+func sliceDrain(slice time.Duration) time.Duration {
+	return max(10*slice, time.Second)
 }
 
 // sliceResources is a side's CPU over the measured parts of its slices,

@@ -20,11 +20,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/environ"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -61,15 +62,16 @@ type TargetError struct {
 // Error is printed to the terminal and stored in results.json, and the
 // output lines (and even the error's text, such as a status line) come from
 // the PR's code: control characters are escaped, so no escape sequence can
-// rewrite the terminal or hide lines.
+// rewrite the terminal or hide lines, and each is capped (maxErrText,
+// maxErrLine), so a 3 MB reason phrase cannot fill the log or the results.
 func (e *TargetError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s target: %s: %s", e.Target, e.Phase, sanitize(fmt.Sprint(e.Err)))
+	fmt.Fprintf(&b, "%s target: %s: %s", e.Target, e.Phase, capText(sanitize(fmt.Sprint(e.Err)), maxErrText))
 	if len(e.Output) > 0 {
 		fmt.Fprintf(&b, "\nlast %d lines of its output:", len(e.Output))
 		for _, l := range e.Output {
 			b.WriteString("\n  | ")
-			b.WriteString(sanitize(l))
+			b.WriteString(capText(sanitize(l), maxErrLine))
 		}
 	}
 	return b.String()
@@ -89,9 +91,15 @@ type Target struct {
 
 	log  *os.File
 	tail *lineTail // the service's output; nil before Start
+	// redact hides the scenario's secrets in what the target's log, its
+	// errors and Info hold; nil hides nothing. The output of the process
+	// reaches the log and tail through out, which redacts it.
+	redact redactor
+	out    *redactWriter
 
 	cmd      *exec.Cmd
 	pgid     int
+	untrack  func()        // drops the group from the leftover journal
 	exited   chan struct{} // closed once the process has been reaped
 	waitErr  error         // valid after exited is closed
 	stopping chan struct{} // closed when Stop begins: an exit is no death
@@ -184,14 +192,17 @@ func (t *Target) Build(ctx context.Context) error {
 		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: err}
 	}
 	tail := newLineTail(buildTailLines)
-	fmt.Fprintf(t.log, "# build: %s\n", commandLine(t.spec.Build))
+	shown := redactedLine(t.redact, t.spec.Build)
+	fmt.Fprintf(t.log, "# build: %s\n", shown)
 	fail := func(err error) error {
-		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("%s: %w", commandLine(t.spec.Build), err), Output: tail.Lines()}
+		return &TargetError{Target: t.spec.Name, Phase: PhaseBuild, Err: fmt.Errorf("%s: %w", shown, err), Output: tail.Lines()}
 	}
 	cmd := exec.CommandContext(ctx, t.spec.Build[0], t.spec.Build[1:]...)
 	cmd.Dir = t.spec.Dir
 	cmd.Env = childEnv(os.Environ(), nil)
-	err := runGrouped(cmd, io.MultiWriter(tail, t.log))
+	out := newRedactWriter(t.redact, io.MultiWriter(tail, t.log))
+	err := runGrouped(cmd, out)
+	out.Flush()
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -218,6 +229,7 @@ func runGrouped(cmd *exec.Cmd, out io.Writer) error {
 	defer pr.Close()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = childAttr()
+	cmd.Env = withOwnerEnv(cmd.Env)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	err = cmd.Start()
@@ -225,6 +237,7 @@ func runGrouped(cmd *exec.Cmd, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	untrack := trackGroup(cmd.Process.Pid)
 	copied := make(chan struct{})
 	go func() {
 		io.Copy(out, pr)
@@ -232,7 +245,9 @@ func runGrouped(cmd *exec.Cmd, out io.Writer) error {
 	}()
 	err = cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	waitGroupGone(cmd.Process.Pid)
+	if waitGroupGone(cmd.Process.Pid) {
+		untrack()
+	}
 	select {
 	case <-copied:
 	case <-time.After(time.Second):
@@ -251,37 +266,18 @@ func runGrouped(cmd *exec.Cmd, out io.Writer) error {
 // its group), and Linux sends it when the thread that forked the child
 // exits, not the process. Go keeps its threads unless a goroutine exits
 // while locked to one, which the runner does only in forkPinned, and only
-// after the target it forked is gone.
+// after the target it forked is gone. The rest of the group is killed by
+// the next run's sweep (sweep.go), which finds it in this run's journal.
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// childEnv is environ without the secrets a CI runner holds, plus extra
-// (sorted, so the order is stable). Builds and targets run the PR's code,
-// which has no business with the token that can write to the repository.
-// What a service needs it gets through the scenario's env.
-func childEnv(environ []string, extra []string) []string {
-	env := make([]string, 0, len(environ)+len(extra))
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if secretEnv[k] || strings.HasPrefix(k, "INPUT_") {
-			continue // INPUT_*: a GitHub action's inputs, the token among them
-		}
-		env = append(env, kv)
-	}
-	return append(env, extra...)
-}
-
-// secretEnv are the credentials GitHub Actions puts in a job's environment.
-var secretEnv = map[string]bool{
-	"GITHUB_TOKEN":                   true,
-	"GH_TOKEN":                       true,
-	"ACTIONS_RUNTIME_TOKEN":          true,
-	"ACTIONS_ID_TOKEN_REQUEST_TOKEN": true,
-	"ACTIONS_ID_TOKEN_REQUEST_URL":   true,
-	"ACTIONS_RUNTIME_URL":            true,
-	"ACTIONS_CACHE_URL":              true,
-	"ACTIONS_RESULTS_URL":            true,
+// childEnv is environ without the secrets a CI runner holds (the one list,
+// environ.Secret), plus extra. Builds and targets run the PR's code, which
+// has no business with the token that can write to the repository. What a
+// service needs it gets through the scenario's env.
+func childEnv(env []string, extra []string) []string {
+	return append(environ.Without(env), extra...)
 }
 
 // Start starts a command target on a free port and waits until it is
@@ -329,14 +325,17 @@ func (t *Target) startProcess() error {
 	env := childEnv(os.Environ(), extra)
 
 	t.tail = newLineTail(serviceTailLines)
+	t.out = newRedactWriter(t.redact, io.MultiWriter(t.tail, t.log))
 	t.logHeader()
-	fmt.Fprintf(t.log, "# command: %s\n", commandLine(argv))
+	fmt.Fprintf(t.log, "# command: %s\n", redactedLine(t.redact, argv))
 	newCmd := func() *exec.Cmd {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = t.spec.Dir
-		cmd.Env = env
-		cmd.Stdout = io.MultiWriter(t.tail, t.log)
-		cmd.Stderr = cmd.Stdout
+		cmd.Env = withOwnerEnv(env)
+		// One writer for both, so os/exec copies with one goroutine and
+		// out sees whole lines of either.
+		cmd.Stdout = t.out
+		cmd.Stderr = t.out
 		cmd.SysProcAttr = childAttr()
 		// Once the group is killed its pipes close at once; the delay only
 		// guards against a grandchild that escaped the group with our pipe.
@@ -363,9 +362,15 @@ func (t *Target) startProcess() error {
 	}
 	t.cmd = cmd
 	t.pgid = cmd.Process.Pid
+	// Recorded for the sweep of a later run, should benchgate be killed
+	// (see sweep.go): Pdeathsig ends the leader only.
+	t.untrack = trackGroup(t.pgid)
 	t.exited = exited
 	go func() {
 		t.waitErr = cmd.Wait()
+		// Wait returns once the output is copied: the last line, even
+		// unterminated, is in the tail before exited says so.
+		t.out.Flush()
 		close(t.exited)
 	}()
 	t.checkPins(cmd.Process.Pid, cpus, cg, r)
@@ -572,7 +577,9 @@ func (t *Target) waitHealthy(ctx context.Context) error {
 			}
 		}
 		if !time.Now().Before(deadline) {
-			return &TargetError{Target: t.spec.Name, Phase: PhaseHealth, Err: fmt.Errorf("not healthy after %v: %v", limit, last), Output: t.output()}
+			// The check's error quotes the URL, which a url target may
+			// have from ${VAR}.
+			return &TargetError{Target: t.spec.Name, Phase: PhaseHealth, Err: redactErr(t.redact, fmt.Errorf("not healthy after %v: %v", limit, last)), Output: t.output()}
 		}
 		select {
 		case <-ctx.Done():
@@ -639,7 +646,9 @@ func (t *Target) Stop() error {
 			// started stay in the group: they go too.
 			syscall.Kill(-t.pgid, syscall.SIGKILL)
 			<-t.exited
-			waitGroupGone(t.pgid)
+			if waitGroupGone(t.pgid) {
+				t.untrack()
+			}
 		}
 		t.usage.close()
 		var cgErr error
@@ -665,16 +674,17 @@ func (t *Target) Stop() error {
 // BENCHGATE_BASELINE_COMMIT / BENCHGATE_CANDIDATE_COMMIT when set, else
 // from git in the target's directory when that works.
 func (t *Target) Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
-	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: t.Kind(), URL: t.url}
+	// A url target's URL may hold a ${VAR}: it is shown as "reached at".
+	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: t.Kind(), URL: redactText(t.redact, t.url)}
 	switch {
 	case t.spec.Shown != "":
 		// As written, before ${VAR} expansion: results and reports end up
 		// in PR comments, and a secret may have been expanded into argv.
 		ti.Spec = t.spec.Shown
 	case ti.Kind == "command":
-		ti.Spec = commandLine(t.spec.Command)
+		ti.Spec = redactedLine(t.redact, t.spec.Command)
 	case ti.Kind == "url":
-		ti.Spec = t.spec.URL
+		ti.Spec = redactText(t.redact, t.spec.URL)
 	case ti.Kind == "image":
 		ti.Spec = t.spec.Image
 	}
@@ -738,14 +748,16 @@ func freePort() (int, error) {
 
 // waitGroupGone waits until the kernel has removed every process of the
 // group: SIGKILL is delivered asynchronously, and orphans are reaped by
-// init, not by us. It gives up after a few seconds rather than hang a run.
-func waitGroupGone(pgid int) {
+// init, not by us. It gives up after a few seconds rather than hang a run,
+// and says whether the group is gone.
+func waitGroupGone(pgid int) bool {
 	for i := 0; i < 300; i++ {
 		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-			return
+			return true
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return false
 }
 
 func exitText(err error) string {
@@ -825,37 +837,12 @@ func (w *lineTail) Lines() []string {
 	return out
 }
 
-// sanitize replaces what a terminal could act on with a visible escape:
-// C0 controls but tab, DEL and C1 controls as \x1b or \u009b, and bytes
-// that are not UTF-8 (a lone 0x9b is CSI to some terminals) as \x9b. Text
-// that needs none is returned as is, without allocating.
+// sanitize replaces what a terminal could act on, or what would reorder or
+// hide text, with a visible escape, by textsafe's one rule: tabs pass (a
+// tail of go test output keeps its columns), every other control is shown
+// as \x1b, \r or \u009b, bidi and invisible characters as \u202e, and
+// bytes that are not UTF-8 (a lone 0x9b is CSI to some terminals) as \x9b.
+// Text that needs none is returned as is, without allocating.
 func sanitize(s string) string {
-	clean := true
-	for _, r := range s {
-		if r != '\t' && (r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\t':
-			b.WriteByte('\t')
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
+	return textsafe.Escape(s, textsafe.Tab)
 }

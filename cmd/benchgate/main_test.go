@@ -132,8 +132,21 @@ func TestScripts(t *testing.T) {
 // cmdNoProcess asserts that the process whose id is in each named file has
 // gone: benchgate must leave nothing behind.
 func cmdNoProcess(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) == 0 {
-		ts.Fatalf("usage: no-process PIDFILE...")
+	if len(args) == 0 {
+		ts.Fatalf("usage: [!] no-process PIDFILE...")
+	}
+	if neg {
+		// Each process is there: a leftover a test means to sweep.
+		for _, f := range args {
+			pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(f)))
+			if err != nil {
+				ts.Fatalf("%s: %v", f, err)
+			}
+			if err := syscall.Kill(pid, 0); err != nil {
+				ts.Fatalf("process %d from %s is not there (kill 0: %v)", pid, f, err)
+			}
+		}
+		return
 	}
 	for _, f := range args {
 		pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(f)))

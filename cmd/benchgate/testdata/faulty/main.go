@@ -18,11 +18,19 @@ func main() {
 	noHealth := flag.Bool("no-health", false, "answer 503 on /healthz forever")
 	pidfile := flag.String("pidfile", "", "write the process id here")
 	dieWhen := flag.String("die-when", "", "FILE:TEXT: exit(7) as soon as FILE contains TEXT")
+	hugeReason := flag.Int("huge-reason", 0, "answer /healthz 503 with a reason phrase of this many bytes")
+	hugeStatus := flag.Int("huge-status", 0, "answer every request but /healthz with a status code of this many digits, which net/http quotes in its error")
+	hang := flag.Bool("hang", false, "never answer a request but /healthz: hold it until the client goes")
+	echo := flag.String("echo", "", "print this text on start, as a service prints its settings")
+	accessLog := flag.Bool("access-log", false, "print the URI of every request but /healthz, as an access log does")
 	flag.Parse()
 	if *pidfile != "" {
 		os.WriteFile(*pidfile, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	fmt.Println("faulty: starting on", *addr)
+	if *echo != "" {
+		fmt.Println("faulty: echo:", *echo)
+	}
 	if *dieWhen != "" {
 		file, text, _ := strings.Cut(*dieWhen, ":")
 		go func() {
@@ -36,6 +44,10 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if *hugeReason > 0 {
+			raw(w, "HTTP/1.1 503 "+strings.Repeat("x", *hugeReason))
+			return
+		}
 		if *noHealth {
 			fmt.Println("faulty: still warming up: cache not loaded")
 			http.Error(w, "warming up", http.StatusServiceUnavailable)
@@ -44,6 +56,17 @@ func main() {
 		w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if *accessLog {
+			fmt.Println("faulty: access:", r.Method, r.RequestURI)
+		}
+		if *hugeStatus > 0 {
+			raw(w, "HTTP/1.1 2"+strings.Repeat("0", *hugeStatus)+" OK")
+			return
+		}
+		if *hang {
+			<-r.Context().Done()
+			return
+		}
 		time.Sleep(time.Millisecond)
 		w.Write([]byte(`{"ok":true}`))
 	})
@@ -51,4 +74,16 @@ func main() {
 		fmt.Println("faulty:", err)
 		os.Exit(1)
 	}
+}
+
+// raw answers with the status line given, written on the connection as is:
+// net/http would refuse to send a malformed one.
+func raw(w http.ResponseWriter, status string) {
+	conn, bw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	bw.WriteString(status + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	bw.Flush()
 }
