@@ -18,6 +18,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // Chart is a line chart: one line with markers and interval bars per
@@ -96,18 +98,20 @@ func prepare(c Chart) []series {
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // cleanText makes caller text one line of printable characters: control
-// characters become spaces, bidirectional overrides (which could reorder
-// the text around them) are dropped, invalid UTF-8 becomes U+FFFD, runs of
-// spaces collapse, and the result is cut to limit runes with an ellipsis.
+// characters and spaces become one space, every other character that
+// textsafe does not show (bidirectional overrides, which could reorder the
+// text around them, zero-width and tag characters) is dropped, invalid
+// UTF-8 becomes U+FFFD, and the result is cut to limit runes with an
+// ellipsis.
 func cleanText(s string, limit int) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s { // invalid UTF-8 ranges as U+FFFD
 		switch {
-		case isBidiControl(r):
-			continue
 		case unicode.IsControl(r) || unicode.IsSpace(r):
 			space = true
+			continue
+		case !textsafe.Shown(r):
 			continue
 		}
 		if space && b.Len() > 0 {
@@ -122,13 +126,6 @@ func cleanText(s string, limit int) string {
 		out = strings.TrimRight(string(rs[:limit-1]), " ") + "…"
 	}
 	return out
-}
-
-// isBidiControl reports the invisible characters that reorder displayed
-// text (the "trojan source" characters).
-func isBidiControl(r rune) bool {
-	return r == '\u200e' || r == '\u200f' || r == '\u061c' ||
-		('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
 }
 
 // number formats a data value exactly (it reads back as the same float64),

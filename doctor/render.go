@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/fatih/color"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // WriteJSON writes the report as one indented JSON object:
@@ -80,19 +81,8 @@ func WriteTerminal(w io.Writer, r *Report, useColor bool) error {
 	return bw.Flush()
 }
 
-// visible shows control characters and invalid UTF-8 as escapes: a
-// process name or an engine's message must not drive the terminal.
-func visible(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// visible shows a finding as one line by textsafe's rule: controls, invalid
+// UTF-8, bidi and invisible characters as escapes, so a process name or an
+// engine's message cannot drive the terminal, break the layout or reorder
+// the text.
+func visible(s string) string { return textsafe.Line(s) }

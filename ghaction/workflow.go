@@ -1,10 +1,14 @@
 package ghaction
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // The runner unescapes a command's message and properties by replacing
@@ -16,19 +20,25 @@ var (
 	propertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 )
 
-// EscapeData escapes the message of a workflow command, so that no text can
-// end the command's line and start a command of its own.
-func EscapeData(s string) string { return dataEscaper.Replace(s) }
+// EscapeData makes s the message of a workflow command: textsafe.Text
+// first, so that no escape sequence, bidi control or invisible character
+// reaches the log or the annotation, then the runner's escapes, so that no
+// text can end the command's line and start a command of its own. The
+// runner reads back textsafe.Text(s), newlines and tabs included.
+func EscapeData(s string) string { return dataEscaper.Replace(textsafe.Text(s)) }
 
-// EscapeProperty escapes a property value of a workflow command. Beyond
-// EscapeData it escapes ':' and ',', which would otherwise end the property
-// list ("::") or start another property.
-func EscapeProperty(s string) string { return propertyEscaper.Replace(s) }
+// EscapeProperty makes s a property value of a workflow command: a title or
+// a file name is one line, so textsafe.Line first, then beyond EscapeData's
+// escapes ':' and ',', which would otherwise end the property list ("::")
+// or start another property. The runner reads back textsafe.Line(s).
+func EscapeProperty(s string) string { return propertyEscaper.Replace(textsafe.Line(s)) }
 
 // Annotate writes an annotation command, ::level title=T,file=F,line=N::message,
-// leaving out an empty title, an empty file and a line below 1. level is the
+// leaving out an empty (or blank) title or file and a line below 1. level is the
 // command's name and cannot be escaped, so only error, warning and notice are
-// accepted.
+// accepted. Title, file and message may come from a pull request or a
+// target: they go through EscapeProperty and EscapeData, so the line is one
+// command, this one, whatever they hold.
 func Annotate(w io.Writer, level, title, message string, file string, line int) error {
 	switch level {
 	case "error", "warning", "notice":
@@ -36,11 +46,13 @@ func Annotate(w io.Writer, level, title, message string, file string, line int) 
 		return fmt.Errorf("annotation level %q: want error, warning or notice", level)
 	}
 	var props []string
-	if title != "" {
-		props = append(props, "title="+EscapeProperty(title))
+	// The runner trims the property list, so a value's outer spaces would
+	// not reach it anyway: they are left out, and a value of spaces with them.
+	if t := strings.TrimSpace(EscapeProperty(title)); t != "" {
+		props = append(props, "title="+t)
 	}
-	if file != "" {
-		props = append(props, "file="+EscapeProperty(file))
+	if f := strings.TrimSpace(EscapeProperty(file)); f != "" {
+		props = append(props, "file="+f)
 	}
 	if line > 0 {
 		props = append(props, "line="+strconv.Itoa(line))
@@ -49,8 +61,20 @@ func Annotate(w io.Writer, level, title, message string, file string, line int) 
 	if len(props) > 0 {
 		cmd += " " + strings.Join(props, ",")
 	}
-	_, err := io.WriteString(w, cmd+"::"+EscapeData(message)+"\n")
+	_, err := io.WriteString(commandWriter(w), cmd+"::"+EscapeData(message)+"\n")
 	return err
+}
+
+// commandWriter is where a workflow command of benchgate's own goes: w, or
+// under a LogWriter (which would neutralise it) the writer beneath, after
+// the log's unfinished line, so that the command starts a line and the log
+// stays in order. Commands and log can then share one writer.
+func commandWriter(w io.Writer) io.Writer {
+	if l, ok := w.(*LogWriter); ok {
+		l.Flush()
+		return l.w
+	}
+	return w
 }
 
 // Warning writes a warning annotation with no title or location.
@@ -61,20 +85,26 @@ func Notice(w io.Writer, msg string) error { return Annotate(w, "notice", "", ms
 
 // StopCommands makes the runner stop interpreting workflow commands in the
 // log until resume is called, so that text a pull request controls (a
-// target's log) can be printed as it is: a line "::error::…" or
-// "::add-mask::…" in it is then just a line. The token that ends the pause
-// is random, so the text cannot hold it in advance. If err is not nil the
-// pause may not be in effect, and the text must not be printed.
-// Calling resume again does nothing.
+// target's log) can be printed as it is: a line "::error::…", "::add-mask::…"
+// or "…##[set-output name=x;]…" in it is then just a line. The token that
+// ends the pause is random, so the text cannot hold it in advance. If err is
+// not nil the pause may not be in effect, and the text must not be printed.
+// The pause stops commands only: text printed in it still goes through
+// textsafe.Text, as WriteUntrusted does, so that it cannot colour, move or
+// reorder the log. Calling resume again does nothing.
 func StopCommands(w io.Writer) (resume func() error, err error) {
-	return stopCommands(w, nil)
+	return stopCommands(commandWriter(w), nil)
 }
 
-// WriteUntrusted writes text to w with workflow commands stopped around it,
-// checking that the token resuming them does not occur in text. A missing
-// final newline is added, so that the resume command starts its own line.
+// WriteUntrusted writes text to w as textsafe.Text shows it, with workflow
+// commands stopped around it, checking that the token resuming them does
+// not occur in text (in any case: the runner compares command names
+// ignoring case). A missing final newline is added, so that the resume
+// command starts its own line.
 func WriteUntrusted(w io.Writer, text string) error {
-	resume, err := stopCommands(w, []string{text})
+	w = commandWriter(w)
+	text = textsafe.Text(text)
+	resume, err := stopCommands(w, []string{strings.ToLower(text)})
 	if err != nil {
 		return err
 	}
@@ -107,4 +137,77 @@ func stopCommands(w io.Writer, avoid []string) (func() error, error) {
 		_, err := io.WriteString(w, "::"+token+"::\n")
 		return err
 	}, nil
+}
+
+// LogWriter writes a step's log, such as benchgate's progress and terminal
+// report, so that no line of it is a workflow command, whatever the text
+// a pull request or a target put into it: the runner acts on a line that
+// starts with "::" after white space, and on "##[name]" (the older form)
+// anywhere in a line, so the first ':' of such a start is written "\x3a"
+// and the '[' of every "##[" "\x5b", escapes of textsafe's form. A line,
+// for this, ends at '\n' or '\r', as the runner reads it. Lines are written
+// whole; Flush ends an unfinished one. Text written through it is not made
+// safe for a terminal: that is textsafe's job, done where the text is made.
+// Annotations go to the writer under it, after a Flush.
+type LogWriter struct {
+	w    io.Writer
+	line []byte // the unfinished line
+}
+
+// NewLogWriter returns a LogWriter writing to w.
+func NewLogWriter(w io.Writer) *LogWriter { return &LogWriter{w: w} }
+
+// Write writes every line p completes, and keeps the rest for the next
+// Write or Flush.
+func (l *LogWriter) Write(p []byte) (int, error) {
+	l.line = append(l.line, p...)
+	end := bytes.LastIndexAny(l.line, "\r\n") + 1
+	if end == 0 {
+		return len(p), nil
+	}
+	text := noCommands(string(l.line[:end]))
+	l.line = append(l.line[:0], l.line[end:]...)
+	if _, err := io.WriteString(l.w, text); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush writes an unfinished line with a newline ending it, so that what is
+// written next to the writer under it starts a line of its own.
+func (l *LogWriter) Flush() error {
+	if len(l.line) == 0 {
+		return nil
+	}
+	text := noCommands(string(l.line)) + "\n"
+	l.line = l.line[:0]
+	_, err := io.WriteString(l.w, text)
+	return err
+}
+
+// noCommands returns s with no line of it a workflow command, as LogWriter
+// says.
+func noCommands(s string) string {
+	if !strings.Contains(s, "::") && !strings.Contains(s, "##[") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for s != "" {
+		line, sep := s, ""
+		if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+			line, sep, s = s[:i], s[i:i+1], s[i+1:]
+		} else {
+			s = ""
+		}
+		// .NET's TrimStart, which the runner uses, trims what Unicode
+		// calls white space, as unicode.IsSpace does.
+		if t := strings.TrimLeftFunc(line, unicode.IsSpace); strings.HasPrefix(t, "::") {
+			k := len(line) - len(t)
+			line = line[:k] + `\x3a` + line[k+1:]
+		}
+		b.WriteString(strings.ReplaceAll(line, "##[", `##\x5b`))
+		b.WriteString(sep)
+	}
+	return b.String()
 }

@@ -2,9 +2,14 @@ package ghaction
 
 import (
 	"errors"
+	"io"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // command is a workflow command as the runner sees it.
@@ -15,10 +20,11 @@ type command struct {
 }
 
 // Unescaping as the runner does it (ActionCommand.cs): each sequence in turn,
-// %25 last.
+// %25 last; the v1 form has its own.
 var (
 	unescapeData     = []string{"%0D", "\r", "%0A", "\n", "%25", "%"}
 	unescapeProperty = []string{"%0D", "\r", "%0A", "\n", "%3A", ":", "%2C", ",", "%25", "%"}
+	unescapeV1       = []string{"%3B", ";", "%0D", "\r", "%0A", "\n", "%5D", "]", "%25", "%"}
 )
 
 func unescape(s string, pairs []string) string {
@@ -28,11 +34,22 @@ func unescape(s string, pairs []string) string {
 	return s
 }
 
-// parseCommand is the runner's ActionCommand.TryParseV2: after leading
-// space, "::", the command info up to the next "::", its name up to a space
-// and properties split at ',' then at the first '=', and the data after.
+// parseCommand is the runner's ActionCommandManager.TryProcessCommand
+// parse: ActionCommand.TryParseV2, and when that fails ActionCommand.TryParse,
+// the v1 form. Command names are registered ignoring case.
 func parseCommand(line string, registered map[string]bool) (command, bool) {
-	line = strings.TrimLeft(line, " \t")
+	if c, ok := parseV2(line, registered); ok {
+		return c, true
+	}
+	return parseV1(line, registered)
+}
+
+// parseV2 is TryParseV2: after leading white space (.NET's TrimStart, all
+// of Unicode's), "::", the command info up to the next "::", its name up to
+// a space and properties split at ',' then at the first '=', and the data
+// after.
+func parseV2(line string, registered map[string]bool) (command, bool) {
+	line = strings.TrimLeftFunc(line, unicode.IsSpace)
 	if !strings.HasPrefix(line, "::") {
 		return command{}, false
 	}
@@ -42,7 +59,7 @@ func parseCommand(line string, registered map[string]bool) (command, bool) {
 	}
 	info := line[2 : 2+end]
 	name, props, _ := strings.Cut(info, " ")
-	if !registered[name] {
+	if !registered[strings.ToLower(name)] {
 		return command{}, false
 	}
 	c := command{Name: name, Props: map[string]string{}, Data: unescape(line[2+end+2:], unescapeData)}
@@ -54,28 +71,58 @@ func parseCommand(line string, registered map[string]bool) (command, bool) {
 	return c, true
 }
 
+// parseV1 is TryParse, the older form, found anywhere in a line:
+// "##[name k=v;k=v]data".
+func parseV1(line string, registered map[string]bool) (command, bool) {
+	start := strings.Index(line, "##[")
+	if start < 0 {
+		return command{}, false
+	}
+	end := strings.IndexByte(line[start:], ']')
+	if end < 0 {
+		return command{}, false
+	}
+	info := line[start+3 : start+end]
+	name, props, _ := strings.Cut(info, " ")
+	if !registered[strings.ToLower(name)] {
+		return command{}, false
+	}
+	c := command{Name: name, Props: map[string]string{}, Data: unescape(line[start+end+1:], unescapeV1)}
+	for _, p := range strings.Split(props, ";") {
+		if k, v, ok := strings.Cut(p, "="); ok && k != "" && v != "" {
+			c.Props[k] = unescape(v, unescapeV1)
+		}
+	}
+	return c, true
+}
+
 var runnerCommands = map[string]bool{
 	"error": true, "warning": true, "notice": true, "debug": true, "add-mask": true,
 	"stop-commands": true, "group": true, "endgroup": true, "echo": true,
 	"save-state": true, "set-output": true, "add-matcher": true, "remove-matcher": true,
+	"set-env": true, "add-path": true,
 }
 
 // runnerLog returns the commands the runner acts on in a step's log,
-// following stop-commands: while stopped, only "::TOKEN::" is a command.
+// following stop-commands: while stopped, only the token, in any case, is
+// acted on, and it resumes.
 func runnerLog(log string) []command {
 	var cmds []command
 	stop := ""
 	for _, line := range strings.Split(log, "\n") {
+		registered := runnerCommands
 		if stop != "" {
-			if c, ok := parseCommand(line, map[string]bool{stop: true}); ok && c.Name == stop {
-				stop = ""
-			}
-			continue
+			registered = maps.Clone(runnerCommands)
+			registered[strings.ToLower(stop)] = true
 		}
-		c, ok := parseCommand(line, runnerCommands)
+		c, ok := parseCommand(line, registered)
 		switch {
 		case !ok:
-		case c.Name == "stop-commands":
+		case stop != "":
+			if strings.EqualFold(c.Name, stop) {
+				stop = ""
+			}
+		case strings.EqualFold(c.Name, "stop-commands"):
 			stop = c.Data
 		default:
 			cmds = append(cmds, c)
@@ -90,11 +137,16 @@ func TestEscape(t *testing.T) {
 		{"100%", "100%25", "100%25"},
 		{"%0A", "%250A", "%250A"},
 		{"%25", "%2525", "%2525"},
-		{"a\r\nb", "a%0D%0Ab", "a%0D%0Ab"},
+		// A message keeps its lines and tabs; a carriage return, which
+		// would overwrite the line, is shown.
+		{"a\r\nb\tc", `a\r%0Ab` + "\tc", `a\r\nb\tc`},
 		{"Q01::error::pwned", "Q01::error::pwned", "Q01%3A%3Aerror%3A%3Apwned"},
 		{"a,b=c", "a,b=c", "a%2Cb=c"},
 		{"%3A%2C:,", "%253A%252C:,", "%253A%252C%3A%2C"},
 		{"é ±", "é ±", "é ±"},
+		{"\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`, `\x1b[31mred\x1b[0m`},
+		{"abc\u202edcba \u2066x\u2069", `abc\u202edcba \u2066x\u2069`, `abc\u202edcba \u2066x\u2069`},
+		{"bad \xff \u009b", `bad \xff \u009b`, `bad \xff \u009b`},
 	}
 	for _, tt := range tests {
 		if got := EscapeData(tt.in); got != tt.data {
@@ -103,11 +155,11 @@ func TestEscape(t *testing.T) {
 		if got := EscapeProperty(tt.in); got != tt.property {
 			t.Errorf("EscapeProperty(%q) = %q, want %q", tt.in, got, tt.property)
 		}
-		if got := unescape(tt.data, unescapeData); got != tt.in {
-			t.Errorf("runner reads EscapeData(%q) back as %q", tt.in, got)
+		if got, want := unescape(tt.data, unescapeData), textsafe.Text(tt.in); got != want {
+			t.Errorf("runner reads EscapeData(%q) back as %q, want %q", tt.in, got, want)
 		}
-		if got := unescape(tt.property, unescapeProperty); got != tt.in {
-			t.Errorf("runner reads EscapeProperty(%q) back as %q", tt.in, got)
+		if got, want := unescape(tt.property, unescapeProperty), textsafe.Line(tt.in); got != want {
+			t.Errorf("runner reads EscapeProperty(%q) back as %q, want %q", tt.in, got, want)
 		}
 	}
 }
@@ -130,7 +182,11 @@ func TestAnnotate(t *testing.T) {
 			"::error title=Q01%3A%3Aerror%3A%3Apwned%2C c=8,file=bench/a%2Cb%3Ac.yml,line=12::class ::error::pwned%0A::add-mask::x %250A 100%25\n",
 			map[string]string{"title": "Q01::error::pwned, c=8", "file": "bench/a,b:c.yml", "line": "12"}},
 		{"newlines in the title", "notice", "a\r\nline=1", "m", "", 0,
-			"::notice title=a%0D%0Aline=1::m\n", map[string]string{"title": "a\r\nline=1"}},
+			"::notice title=a\\r\\nline=1::m\n", map[string]string{"title": `a\r\nline=1`}},
+		{"spaces around the title", "notice", "  t  ", "m", " f ", 0,
+			"::notice title=t,file=f::m\n", map[string]string{"title": "t", "file": "f"}},
+		{"a title of spaces is left out", "notice", "   ", "m", "", 0,
+			"::notice::m\n", map[string]string{}},
 		{"line without file", "notice", "", "m", "", 7,
 			"::notice line=7::m\n", map[string]string{"line": "7"}},
 		{"a line below 1 is left out", "notice", "", "m", "x.yml", -3,
@@ -146,7 +202,7 @@ func TestAnnotate(t *testing.T) {
 				t.Errorf("Annotate:\n got %q\nwant %q", b.String(), tt.want)
 			}
 			// The runner sees exactly this one command, with the text intact.
-			want := []command{{Name: tt.level, Props: tt.wantProps, Data: tt.msg}}
+			want := []command{{Name: tt.level, Props: tt.wantProps, Data: textsafe.Text(tt.msg)}}
 			if got := runnerLog(b.String()); !reflect.DeepEqual(got, want) {
 				t.Errorf("runner reads:\n got %q\nwant %q", got, want)
 			}
@@ -267,5 +323,152 @@ func TestWriteErrors(t *testing.T) {
 	}
 	if len(w.writes) != 3 || !strings.HasPrefix(w.writes[2], "::benchgate-") {
 		t.Errorf("writes %q, want stop, text and resume", w.writes)
+	}
+}
+
+// hostileKey is a JSON key a target can put in its answer, which reaches
+// an agreement failure's reason and so the ::error annotation: colour, a
+// new line starting commands of both forms, a carriage return, a bidi
+// override.
+const hostileKey = "\x1b[31mred\x1b[0m\n::set-output name=verdict::pass\r\n  ::add-mask::x ##[set-output name=verdict;]pass \u202eevil \x9b2J"
+
+func TestAnnotateTargetControlled(t *testing.T) {
+	msg := "class search answers differently: body." + hostileKey + ": 1 vs 2"
+	var b strings.Builder
+	if err := Annotate(&b, "error", "benchgate: agreement "+hostileKey, msg, "bench/"+hostileKey+".yml", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := Warning(&b, hostileKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := Notice(&b, hostileKey); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "\n"); n != 3 {
+		t.Errorf("%d lines, want 3:\n%s", n, out)
+	}
+	if strings.ContainsAny(out, "\x1b\r\u202e\u009b") || !strings.Contains(out, `\x1b[31mred\x1b[0m%0A::set-output`) || !strings.Contains(out, `\u202eevil \x9b2J`) {
+		t.Errorf("annotations hold raw controls or lost the escapes:\n%q", out)
+	}
+	want := []command{
+		{Name: "error", Data: textsafe.Text(msg), Props: map[string]string{
+			"title": "benchgate: agreement " + textsafe.Line(hostileKey), "file": "bench/" + textsafe.Line(hostileKey) + ".yml", "line": "3"}},
+		{Name: "warning", Props: map[string]string{}, Data: textsafe.Text(hostileKey)},
+		{Name: "notice", Props: map[string]string{}, Data: textsafe.Text(hostileKey)},
+	}
+	if got := runnerLog(out); !reflect.DeepEqual(got, want) {
+		t.Errorf("runner acts on\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestWriteUntrustedTargetControlled(t *testing.T) {
+	// The first token is in the text in capitals, as if guessed: the
+	// runner would resume on it, so the second is used.
+	stubRand(t, 0xab, 0x5a)
+	text := hostileKey + "\n##[stop-commands]mine\n::BENCHGATE-ABABABABABABABABABABABABABABABAB::\n::error::pwned\n"
+	var b strings.Builder
+	if err := WriteUntrusted(&b, text); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "::stop-commands::benchgate-5a5a") {
+		t.Errorf("token guessed in capitals was used:\n%s", out)
+	}
+	if strings.ContainsAny(out, "\x1b\r\u202e\u009b") || !strings.Contains(out, `\x1b[31mred\x1b[0m`+"\n::set-output") {
+		t.Errorf("log holds raw controls or lost the text:\n%q", out)
+	}
+	if got := runnerLog(out + "::notice::after\n"); len(got) != 1 || got[0].Data != "after" {
+		t.Errorf("runner acts on %q, want only the notice after the text", got)
+	}
+}
+
+// The emulated runner reads the v1 form anywhere in a line, and takes
+// command names and the resume token in any case: what it finds here is
+// what the runner would act on in a log printed without stop-commands.
+func TestRunnerLogForms(t *testing.T) {
+	log := "| ##[set-output name=verdict;]pass\n  ::ERROR::x\n::stop-commands::tok\n::error::hidden\n##[TOK]\n::notice::after"
+	want := []command{
+		{Name: "set-output", Props: map[string]string{"name": "verdict"}, Data: "pass"},
+		{Name: "ERROR", Props: map[string]string{}, Data: "x"},
+		{Name: "notice", Props: map[string]string{}, Data: "after"},
+	}
+	if got := runnerLog(log); !reflect.DeepEqual(got, want) {
+		t.Errorf("runnerLog =\n%q\nwant\n%q", got, want)
+	}
+}
+
+// anyCommand reports whether the runner would take line for a workflow
+// command of some name, registered or not (a stop token is any name).
+func anyCommand(line string) bool {
+	t := strings.TrimLeftFunc(line, unicode.IsSpace)
+	if strings.HasPrefix(t, "::") && strings.Contains(t[2:], "::") {
+		return true
+	}
+	i := strings.Index(line, "##[")
+	return i >= 0 && strings.Contains(line[i:], "]")
+}
+
+// runnerLines splits a log as the runner reads it: at "\r\n", '\r' or '\n'.
+func runnerLines(log string) []string {
+	return strings.FieldsFunc(log, func(r rune) bool { return r == '\r' || r == '\n' })
+}
+
+func TestLogWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewLogWriter(&b)
+	for _, p := range []string{
+		"agreement search: DISAGREE at request 1, GET /: body.", "##[set-output name=verdict;]pass",
+		" (status)\n", "  ::error::", "pwned\n\u00a0::add-mask::x\r::stop-commands::t\nQ01 a::b ##[x\n", "ok ##",
+		"[stop-commands]t",
+	} {
+		if _, err := io.WriteString(w, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.String() != "agreement search: DISAGREE at request 1, GET /: body.##\\x5bset-output name=verdict;]pass (status)\n"+
+		"  \\x3a:error::pwned\n\u00a0\\x3a:add-mask::x\r\\x3a:stop-commands::t\nQ01 a::b ##\\x5bx\n" {
+		t.Errorf("log before Flush:\n%q", b.String())
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Annotate(&b, "error", "", "after", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "ok ##\\x5bstop-commands]t\n::error::after\n") {
+		t.Errorf("log after Flush:\n%q", b.String())
+	}
+	if got := runnerLog(b.String()); len(got) != 1 || got[0].Data != "after" {
+		t.Errorf("runner acts on %q, want only the annotation after the log", got)
+	}
+	if err := w.Flush(); err != nil || strings.Count(b.String(), "after") != 1 {
+		t.Errorf("a second Flush wrote: %v\n%q", err, b.String())
+	}
+}
+
+// benchgate's own commands written to a LogWriter reach the runner, after
+// the log's unfinished line, while the log around them stays neutralised:
+// a command can share the writer that carries text a target controls.
+func TestLogWriterPassesOwnCommands(t *testing.T) {
+	var b strings.Builder
+	w := NewLogWriter(&b)
+	io.WriteString(w, "progress ::error::forged\nhalf a line")
+	if err := Annotate(w, "error", "rps", "regressed", "s.yml", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := Notice(w, "note"); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteUntrusted(w, "::warning::from a target\n"); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, "::error::forged again\n")
+	got := runnerLog(b.String())
+	if len(got) != 2 || got[0].Name != "error" || got[0].Data != "regressed" || got[1].Name != "notice" {
+		t.Errorf("runner acts on %+v, want the error and the notice only\n%q", got, b.String())
+	}
+	if !strings.HasPrefix(b.String(), "progress ::error::forged\nhalf a line\n::error ") {
+		t.Errorf("the command did not follow the log's unfinished line:\n%q", b.String())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // zwsp is a zero-width space as an HTML entity. GitHub links mentions,
@@ -15,24 +17,21 @@ const zwsp = "&#8203;"
 
 // EscapeMarkdown returns s as GitHub-flavoured markdown text that renders as
 // the same characters and as nothing else: no emphasis, code, links, images,
-// HTML, math, mentions, issue references, autolinked URLs, and no line or
-// table-cell break. Use it on every string a pull request can control
-// (class, variant, pin set and scenario names, target specs, commits, error
-// texts, reasons) wherever it lands: a table cell, a list item or a heading.
-// Control characters become spaces and bidirectional overrides are dropped,
-// so a name cannot reorder the text around it.
+// HTML, math, mentions, issue references, autolinked URLs, list markers or
+// thematic breaks, and no line or table-cell break. Use it on every string a pull request can
+// control (class, variant, pin set and scenario names, target specs,
+// commits, error texts, reasons) wherever it lands: a table cell, a list
+// item or a heading. What textsafe would not show is not shown here either:
+// control and space characters become spaces and the invisible ones (bidi
+// controls, zero-width and other format characters) are dropped, so a name
+// cannot reorder the text around it.
 func EscapeMarkdown(s string) string {
+	s = shownText(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		next := s[i+size:]
 		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteRune(utf8.RuneError)
-		case isBidiControl(r):
-		case unicode.IsControl(r):
-			b.WriteByte(' ')
 		case r == '&':
 			// Escaped so that "&#64;team" stays text rather than becoming
 			// a mention once GitHub resolves the entity.
@@ -41,22 +40,18 @@ func EscapeMarkdown(s string) string {
 			b.WriteString("&lt;")
 		case r == '>':
 			b.WriteString("&gt;")
-		case r == '@' || r == '#':
+		case listMarker(s, i):
+			// A list marker or a thematic break at the start of a list
+			// item or heading.
+			b.WriteByte('\\')
 			b.WriteRune(r)
-			b.WriteString(zwsp)
-		case r == ':' && strings.HasPrefix(next, "//"):
-			b.WriteString(":" + zwsp)
-		case (r == 'w' || r == 'W') && len(next) >= 3 && strings.EqualFold(next[:3], "ww."):
-			b.WriteString(s[i : i+3])
-			b.WriteString(zwsp)
-			size = 3
 		case strings.ContainsRune("\\`*_[]!|~$", r):
 			// Every ASCII punctuation character may be backslash-escaped in
 			// CommonMark, and GFM honours "\|" inside a table cell.
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
-			b.WriteRune(r)
+			size = writeUnlinked(&b, s, i)
 		}
 		i += size
 	}
@@ -69,35 +64,95 @@ func EscapeMarkdown(s string) string {
 // either would give a meaning to is a numeric character reference, which
 // neither reads as syntax, and "\" is never needed, so none shows. Like
 // EscapeMarkdown it breaks mentions, issue references and bare URLs with a
-// zero-width space, turns control characters into spaces and drops
-// bidirectional overrides.
+// zero-width space, turns control characters into spaces and drops the
+// invisible ones.
 func escapeHTML(s string) string {
+	s = shownText(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		next := s[i+size:]
 		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteRune(utf8.RuneError)
-		case isBidiControl(r):
-		case unicode.IsControl(r):
-			b.WriteByte(' ')
-		case r == '@' || r == '#':
-			b.WriteRune(r)
-			b.WriteString(zwsp)
-		case r == ':' && strings.HasPrefix(next, "//"):
-			b.WriteString(":" + zwsp)
-		case (r == 'w' || r == 'W') && len(next) >= 3 && strings.EqualFold(next[:3], "ww."):
-			b.WriteString(s[i : i+3])
-			b.WriteString(zwsp)
-			size = 3
-		case strings.ContainsRune("&<>\\`*_[]!|~$", r):
+		case strings.ContainsRune("&<>\\`*_[]!|~$", r) || listMarker(s, i):
 			b.WriteString("&#" + strconv.Itoa(int(r)) + ";")
 		default:
-			b.WriteRune(r)
+			size = writeUnlinked(&b, s, i)
 		}
 		i += size
+	}
+	return b.String()
+}
+
+// listMarker reports whether s[i] would make s a list item or a thematic
+// break if s started a line: a leading "-" or "+" before a space or the end
+// ("-" also before another, "---"), or the "." or ")" after up to nine
+// leading digits, before a space or the end.
+func listMarker(s string, i int) bool {
+	end := i+1 == len(s) || s[i+1] == ' '
+	switch s[i] {
+	case '-':
+		return i == 0 && (end || s[1] == '-')
+	case '+':
+		return i == 0 && end
+	case '.', ')':
+		return end && 0 < i && i <= 9 && strings.Trim(s[:i], "0123456789") == ""
+	}
+	return false
+}
+
+// writeUnlinked writes the character at s[i] and returns how many bytes of
+// s it took, with a zero-width space where GitHub would otherwise link: a
+// mention or team (@name), an issue reference (#1, GH-1), a URL (x://) or a
+// bare www. address.
+func writeUnlinked(b *strings.Builder, s string, i int) int {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	next := s[i+size:]
+	switch {
+	case r == '@' || r == '#':
+		b.WriteRune(r)
+		b.WriteString(zwsp)
+	case r == ':' && strings.HasPrefix(next, "//"):
+		b.WriteString(":" + zwsp)
+	case (r == 'w' || r == 'W') && len(next) >= 3 && strings.EqualFold(next[:3], "ww."):
+		b.WriteString(s[i : i+3])
+		b.WriteString(zwsp)
+		return 3
+	case (r == 'g' || r == 'G') && len(next) >= 3 && strings.EqualFold(next[:2], "h-") && '0' <= next[2] && next[2] <= '9':
+		b.WriteString(s[i : i+3])
+		b.WriteString(zwsp)
+		return 3
+	default:
+		b.WriteRune(r)
+	}
+	return size
+}
+
+// shownText returns s as the characters a person sees of it, by textsafe's
+// rule: invalid UTF-8 becomes U+FFFD, a control or space character that
+// rule does not show becomes a space, and the other characters it does not
+// show (bidi controls, zero-width and format characters) are dropped. The
+// escapers work on this text, so what they look at next to a character is
+// what is seen next to it: "w\u200bww." is "www." and is broken as one.
+func shownText(s string) string {
+	clean := true
+	for _, r := range s {
+		if !textsafe.Shown(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s { // invalid UTF-8 ranges as U+FFFD
+		switch {
+		case textsafe.Shown(r):
+			b.WriteRune(r)
+		case unicode.IsControl(r) || unicode.IsSpace(r):
+			b.WriteByte(' ')
+		}
 	}
 	return b.String()
 }
@@ -114,36 +169,20 @@ func codeText(s string) string {
 	return "<code>" + escapeHTML(s) + "</code>"
 }
 
-// isBidiControl reports the invisible characters that reorder displayed
-// text (the "trojan source" characters).
-func isBidiControl(r rune) bool {
-	return r == '\u200e' || r == '\u200f' || r == '\u061c' ||
-		('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
-}
+// isBidiControl reports the characters textsafe does not show: the bidi
+// controls that reorder displayed text (the "trojan source" characters),
+// and with them every control, format and invisible character. A link
+// target holding one is refused.
+func isBidiControl(r rune) bool { return !textsafe.Shown(r) }
 
-// TerminalText makes an untrusted string inert on a terminal: escape
-// sequences, tabs (which would break a tabwriter's columns), newlines,
-// invalid UTF-8 and bidirectional overrides are shown as Go escapes
-// instead of acting. Other commands printing untrusted text use it too.
-func TerminalText(s string) string { return cleanTerminal(s) }
+// TerminalText makes an untrusted string inert on a terminal, as one line:
+// textsafe.Line, so escape sequences, tabs (which would break a tabwriter's
+// columns), newlines, invalid UTF-8, bidi controls and invisible characters
+// are shown as Go escapes instead of acting. Other commands printing
+// untrusted text use it too.
+func TerminalText(s string) string { return textsafe.Line(s) }
 
-func cleanTerminal(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i]), 16))
-		case (r != ' ' && !unicode.IsPrint(r)) || isBidiControl(r):
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	return b.String()
-}
+func cleanTerminal(s string) string { return textsafe.Line(s) }
 
 // shellWord quotes s for a POSIX shell, so a reproduce command copied from a
 // report runs on the file it names and nothing else. Non-printing characters

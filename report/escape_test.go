@@ -26,6 +26,19 @@ func TestEscapeMarkdown(t *testing.T) {
 		{"abc\u202edef", "abcdef"},
 		{"caf\xe9", "caf\uFFFD"},
 		{"µs ±1", "µs ±1"},
+		{"GH-12 and gh-3", "GH-&#8203;12 and gh-&#8203;3"},
+		{"- item", `\- item`},
+		{"+ x", `\+ x`},
+		{"---", `\---`},
+		{"12. x", `12\. x`},
+		{"3) x", `3\) x`},
+		{"1.5 ms -5% a-b x+y", "1.5 ms -5% a-b x+y"},
+		// What is dropped cannot join its neighbours into a link.
+		{":\u202e//evil", ":&#8203;//evil"},
+		{"w\u200bww.evil", "www&#8203;.evil"},
+		{"@\u2066team", "@&#8203;team"},
+		{"ad\u200bmin\ufeff \u00ad", "admin "},
+		{"a\u2028b\u00a0c\x1b[31m", `a b c \[31m`},
 	} {
 		if got := EscapeMarkdown(tc.in); got != tc.want {
 			t.Errorf("EscapeMarkdown(%q) = %q, want %q", tc.in, got, tc.want)
@@ -103,6 +116,7 @@ func TestCleanTerminal(t *testing.T) {
 		{"abc\u202edef", `abc\u202edef`},
 		{"µs", "µs"},
 		{"\xff", `\xff`},
+		{"ad\u200bmin \u2066x\u2069 \u009b", `ad\u200bmin \u2066x\u2069 \u009b`},
 	} {
 		if got := cleanTerminal(tc.in); got != tc.want {
 			t.Errorf("cleanTerminal(%q) = %q, want %q", tc.in, got, tc.want)
@@ -144,6 +158,8 @@ func TestEscapeHTML(t *testing.T) {
 		{"line\nbreak\x1b[2J", "line break &#91;2J"},
 		{"abc\u202edef", "abcdef"},
 		{"caf\xe9", "caf\uFFFD"},
+		{"- x GH-1 1) y", "&#45; x GH-&#8203;1 1) y"},
+		{":\u202e//x", ":&#8203;//x"},
 	} {
 		if got := escapeHTML(tc.in); got != tc.want {
 			t.Errorf("escapeHTML(%q) = %q, want %q", tc.in, got, tc.want)

@@ -410,7 +410,8 @@ func TestSanitize(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"plain\ttext, héllo ✓", "plain\ttext, héllo ✓"},
 		{"\x1b[2J\x1b[Hgone", `\x1b[2J\x1b[Hgone`},
-		{"a\rb\nc\x00", `a\x0db\x0ac\x00`},
+		{"a\rb\nc\x00\x07", `a\rb\nc\x00\a`},
+		{"abc\u202edcba \u2066x\u2069 ad\u200bmin", `abc\u202edcba \u2066x\u2069 ad\u200bmin`},
 		{"del\x7f", `del\x7f`},
 		{"c1 \u009b31m", `c1 \u009b31m`},
 		{"bad \x9b31m", `bad \x9b31m`},
@@ -429,7 +430,7 @@ func TestSanitize(t *testing.T) {
 func TestTargetErrorEscapesControls(t *testing.T) {
 	w := newLineTail(5)
 	io.WriteString(w, "\x1b]0;title\x07ok\r\n\x1b[1A\x1b[2Kall tests passed")
-	if got, want := w.Lines(), []string{`\x1b]0;title\x07ok`, `\x1b[1A\x1b[2Kall tests passed`}; !slices.Equal(got, want) {
+	if got, want := w.Lines(), []string{`\x1b]0;title\aok`, `\x1b[1A\x1b[2Kall tests passed`}; !slices.Equal(got, want) {
 		t.Errorf("Lines = %q, want %q", got, want)
 	}
 	e := &TargetError{Target: "candidate", Phase: PhaseDied, Err: errors.New("GET /healthz: 500 \x1b[31mred"),
