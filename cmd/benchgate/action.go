@@ -6,16 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/scenario"
 )
@@ -33,9 +34,6 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if env.EventName == "pull_request_target" && env.Fork {
 		return withCode(exitUsage, errors.New("refusing to run a fork's code under pull_request_target: the job has a write token and the docker socket, which is root on the runner; use pull_request (see docs/action.md)"))
 	}
-	// The scenario comes from the pull request: its ${VAR} must not read the
-	// runner's credentials.
-	getenv = withoutSecrets(getenv)
 	in := env.Inputs
 	profile := in.Profile
 	if profile == ghaction.DefaultInputs().Profile && flagValue(args, "profile") == "" && !hasProfile(in.Scenario, profile, getenv) {
@@ -112,10 +110,11 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 // hasProfile reports whether the scenario loads with the profile. A file
 // that does not load at all says true, so the real run reports its errors.
 func hasProfile(file, profile string, getenv func(string) string) bool {
-	if _, err := scenario.Load(file, profile, getenv); err == nil {
+	env := newScenarioEnv(getenv)
+	if _, err := scenario.Load(file, profile, env.Getenv); err == nil {
 		return true
 	}
-	_, err := scenario.Load(file, "", getenv)
+	_, err := scenario.Load(file, "", env.Getenv)
 	return err != nil
 }
 
@@ -309,12 +308,10 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if issue != 0 {
 		return commentIssue(ctx, env, results, issue, pr, stdout, stderr)
 	}
-	// The results file may come from a fork's workflow run: it is read
-	// with a size limit, and every value taken from it is checked before
-	// it is used or printed.
-	if fi, err := os.Stat(results); err == nil && fi.Size() > maxResultsBytes {
-		return withCode(exitUsage, fmt.Errorf("%s is %d bytes, more than a results file can be (%d)", results, fi.Size(), maxResultsBytes))
-	}
+	// The results file may come from a fork's workflow run: baselines.Read
+	// refuses anything but a regular file, reads it through a size limit
+	// and bounds its lists and histograms before decoding them, and every
+	// value taken from it is checked before it is used or printed.
 	res, err := baselines.Read(results)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -376,29 +373,49 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	return env.SetOutputs([][2]string{{"comment-url", url}, {"verdict", string(rep.Comparison.Outcome)}})
 }
 
-// maxResultsBytes bounds a results file benchgate comment reads: the
-// biggest real grid's results are a few MiB.
-const maxResultsBytes = 64 << 20
-
 var (
 	shaPattern  = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 	repoPattern = regexp.MustCompile(`^[A-Za-z0-9-]+/[A-Za-z0-9._-]+$`)
 )
 
-// secretEnv are the runner's credentials that a scenario's ${VAR} must not
-// read (the scenario comes from the pull request).
-var secretEnv = []string{"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL",
-	"ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL"}
+// scenarioEnv is the getenv a scenario's ${VAR} expands with, in every
+// command that loads one: the runner's credentials and the action's inputs
+// (environ.Secret) read as unset, since the scenario may come from a pull
+// request. It notes those the scenario asked for that are set, so that an
+// error can say why they read as unset.
+type scenarioEnv struct {
+	getenv func(string) string
+	mu     sync.Mutex // the runner may ask from several goroutines
+	hidden []string   // set secrets a ${VAR} asked for, in order
+}
 
-// withoutSecrets hides the runner's credentials and the action's inputs
-// (the token is one) from getenv: to a scenario they are unset.
-func withoutSecrets(getenv func(string) string) func(string) string {
-	return func(name string) string {
-		if strings.HasPrefix(name, "INPUT_") || slices.Contains(secretEnv, name) {
-			return ""
-		}
-		return getenv(name)
+func newScenarioEnv(getenv func(string) string) *scenarioEnv {
+	return &scenarioEnv{getenv: getenv}
+}
+
+func (e *scenarioEnv) Getenv(name string) string {
+	if !environ.Secret(name) {
+		return e.getenv(name)
 	}
+	if e.getenv(name) != "" {
+		e.mu.Lock()
+		if !slices.Contains(e.hidden, name) {
+			e.hidden = append(e.hidden, name)
+		}
+		e.mu.Unlock()
+	}
+	return ""
+}
+
+// explain adds to a scenario's load error why the secrets it asked for
+// read as unset.
+func (e *scenarioEnv) explain(err error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err == nil || len(e.hidden) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\n%s: a scenario cannot read the runner's credentials nor the action's inputs, which to it are unset (see docs/action.md)", err, strings.Join(e.hidden, ", "))
 }
 
 func short(sha string) string {
@@ -421,9 +438,6 @@ func commentIssue(ctx context.Context, env *ghaction.Env, results string, issue,
 		return withCode(exitUsage, fmt.Errorf("-issue posts a trusted workflow's results (schedule, push, workflow_dispatch), not a %s event's", env.EventName))
 	case env.Token == "":
 		return withCode(exitUsage, errors.New("comment: no github-token"))
-	}
-	if fi, err := os.Stat(results); err == nil && fi.Size() > maxResultsBytes {
-		return withCode(exitUsage, fmt.Errorf("%s is %d bytes, more than a results file can be (%d)", results, fi.Size(), maxResultsBytes))
 	}
 	res, err := baselines.Read(results)
 	if err != nil {

@@ -35,9 +35,6 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return withCode(exitUsage, fmt.Errorf("action: %w", err))
 		}
 		env = e
-		// The scenario may come from a pull request: its ${VAR} must not
-		// read the runner's credentials.
-		getenv = withoutSecrets(getenv)
 		in := e.Inputs
 		profile := in.Profile
 		if profile == ghaction.DefaultInputs().Profile && flagValue(args, "profile") == "" && !hasProfile(in.Scenario, profile, getenv) {

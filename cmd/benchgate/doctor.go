@@ -51,9 +51,12 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 	opts := doctor.Options{Root: doctorRoot, Sample: doctorSample}
 	if file != "" {
-		sc, err := scenario.Load(file, profile, getenv)
+		// Read as every command reads it: no ${VAR} of the runner's
+		// credentials.
+		env := newScenarioEnv(getenv)
+		sc, err := scenario.Load(file, profile, env.Getenv)
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", err))
+			return withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.explain(err)))
 		}
 		opts.Scenario = sc
 	}

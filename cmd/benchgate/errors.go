@@ -2,7 +2,8 @@ package main
 
 import "errors"
 
-// Exit codes of DESIGN.md.
+// Exit codes of DESIGN.md. A crash of benchgate is exitRunFailed, never
+// exitUsage, although the Go runtime exits 2 (see crashMessage).
 const (
 	exitPass       = 0
 	exitRegression = 1
@@ -42,4 +43,12 @@ func exitCode(err error) int {
 		return c.ExitCode()
 	}
 	return exitRunFailed
+}
+
+// crashMessage is what benchgate says after a crash of its own (a panic, a
+// fatal error of the Go runtime such as out of memory, a kill by the
+// kernel), whose report the runtime has printed above it. The exit code
+// is exitRunFailed: a crash must never read as a fault of the input.
+func crashMessage(reason string) string {
+	return "benchgate crashed: " + reason + "; this is a bug in benchgate, not in your input: please report it, with the output above, at https://github.com/benchgate/benchgate/issues"
 }

@@ -3,7 +3,8 @@
 // interleaved, decides every cell with a pre-registered tie rule, reports,
 // and exits non-zero on a pre-declared regression.
 //
-// main is a few lines over run, so the whole CLI is testable in-process.
+// main is a few lines over run, so the whole CLI is testable in-process;
+// mainExit adds the supervisor and the scrub of the environment.
 package main
 
 import (
@@ -12,58 +13,111 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
+	"strconv"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/internal/environ"
+	"github.com/benchgate/benchgate/internal/supervise"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 func main() { os.Exit(mainExit(os.Args[1:])) }
 
-// mainExit runs the CLI with SIGINT/SIGTERM cancelling the run and returns
-// the exit code.
+// mainExit runs the CLI and returns the exit code. The CLI runs in a
+// supervised child of this process (package supervise): Go exits 2 on a
+// crash, the code of an invalid scenario, and only a parent can tell the
+// two apart, so a crash exits exitRunFailed and says it is one. Each of
+// the two processes first overwrites the runner's credentials in its
+// initial environment block (package environ), which /proc/PID/environ
+// shows to anything it starts.
 func mainExit(args []string) int {
+	child := supervise.Child()
+	scrubErr := environ.Scrub()
+	if !child {
+		ex, err := supervise.Run(append([]string{"benchgate"}, args...))
+		if err == nil {
+			return supervisedExit(ex)
+		}
+		warn("cannot start a supervised child (" + err.Error() + "): running unsupervised, so a crash exits 2, not 3")
+	}
+	if scrubErr != nil {
+		warn("the runner's credentials may still be readable in /proc/" + strconv.Itoa(os.Getpid()) + "/environ: " + scrubErr.Error())
+	}
+	if child && testCrash != nil {
+		testCrash()
+	}
+	return runCLI(args, child)
+}
+
+// testCrash, set only in the test binary (crash_test.go), crashes the
+// supervised child as BENCHGATE_TEST_CRASH says.
+var testCrash func()
+
+// runCLI runs the CLI in this process with SIGINT/SIGTERM cancelling the
+// run, and returns the exit code.
+func runCLI(args []string, supervised bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The first signal cancels the run, which then stops its targets and
-	// writes what it measured; a second one kills benchgate at once.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	if !supervised {
+		// The first signal cancels the run, which then stops its
+		// targets and writes what it measured; a second one kills
+		// benchgate at once. Supervised, the supervisor counts them,
+		// since a signal sent to the process group (a terminal's ^C)
+		// arrives here twice: once sent, once forwarded.
+		go func() {
+			<-ctx.Done()
+			stop()
+		}()
+	}
 	err := run(ctx, args, os.Stdout, os.Stderr, os.Getenv)
 	if err != nil && !errors.Is(err, errSilent) {
-		msg := "benchgate: " + err.Error() + "\n"
-		if os.Getenv("GITHUB_ACTIONS") == "true" {
-			// Errors carry text a pull request controls (target output,
-			// values from a fork's results file): in a workflow log it
-			// must not be read as workflow commands.
-			ghaction.WriteUntrusted(os.Stderr, msg)
-		} else {
-			// The same text on a terminal must not carry escape sequences.
-			fmt.Fprint(os.Stderr, visible(msg))
-		}
+		printError("benchgate: " + err.Error())
 	}
 	return exitCode(err)
 }
 
-// visible shows control characters other than newline and tab, and
-// invalid UTF-8, as escapes, so text from a target or a results file
-// cannot drive the terminal it is printed on.
-func visible(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
+// supervisedExit is the exit code of a supervised child's end. A crash
+// says so after the runtime's report (which the child printed on stderr)
+// and is exitRunFailed: never a code that blames the input.
+func supervisedExit(ex supervise.Exit) int {
+	switch {
+	case ex.Crashed():
+		printError(crashMessage(ex.Reason()))
+		return exitRunFailed
+	case ex.KilledBy != 0:
+		// Run could not die of the second signal (process 1 of a
+		// container ignores it): the run was stopped all the same.
+		printError("benchgate: stopped at once by a second " + ex.KilledBy.String())
+		return exitRunFailed
 	}
-	return b.String()
+	return ex.Code
 }
+
+// printError prints one of benchgate's messages on stderr. Errors carry
+// text a pull request controls (target output, values from a fork's
+// results file): in a workflow log it must not be read as workflow
+// commands, and on a terminal it must not carry escape sequences.
+func printError(msg string) {
+	msg += "\n"
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		ghaction.WriteUntrusted(os.Stderr, msg)
+	} else {
+		fmt.Fprint(os.Stderr, visible(msg))
+	}
+}
+
+// warn prints a warning that does not change the outcome.
+func warn(msg string) {
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		ghaction.Warning(os.Stderr, "benchgate: "+msg)
+	} else {
+		printError("benchgate: warning: " + msg)
+	}
+}
+
+// visible shows s by textsafe's rule, newlines and tabs kept: every other
+// control, invalid UTF-8, bidi and invisible characters become escapes, so
+// text from a target or a results file cannot drive the terminal it is
+// printed on or reorder what is shown.
+func visible(s string) string { return textsafe.Text(s) }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/importers"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
@@ -62,16 +63,35 @@ Usage:
 Run "benchgate <command> -h" for a command's flags.
 
 Exit codes: 0 pass, 1 regression (or a gated cell that could not be decided),
-2 usage or invalid scenario, 3 the run itself failed or was cancelled.
+2 usage or invalid scenario, 3 the run itself failed or was cancelled, or
+benchgate crashed (it says so: a crash is never 2).
 `
 
-// run is the whole CLI. getenv supplies ${VAR} expansion in scenario files.
+// run is the whole CLI. getenv is the environment: the action's inputs and
+// token, and through scenarioEnv a scenario's ${VAR}.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
 		return withCode(exitUsage, errors.New("no command given"))
 	}
 	cmd, rest := args[0], args[1:]
+	if getenv("GITHUB_ACTIONS") == "true" {
+		// In a workflow, what benchgate prints is the step's log, and the
+		// runner acts on commands in it: progress lines, reports and
+		// errors quote targets and pull requests, so no line of them may
+		// be one. benchgate's own annotations pass (ghaction writes them
+		// beneath the LogWriter).
+		if toLog(stdout) {
+			lw := ghaction.NewLogWriter(stdout)
+			defer lw.Flush()
+			stdout = lw
+		}
+		if toLog(stderr) {
+			lw := ghaction.NewLogWriter(stderr)
+			defer lw.Flush()
+			stderr = lw
+		}
+	}
 	switch cmd {
 	case "run":
 		return cmdRun(ctx, rest, stdout, stderr, getenv)
@@ -101,6 +121,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 }
 
+// toLog says whether w is a log rather than a file the output was
+// redirected to (`benchgate compare -format json > x.json`), whose bytes
+// must stay as written.
+func toLog(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return true
+	}
+	fi, err := f.Stat()
+	return err != nil || !fi.Mode().IsRegular()
+}
+
 // runFlags are the flags run and gate share.
 type runFlags struct {
 	scenario string
@@ -108,6 +140,9 @@ type runFlags struct {
 	out      string
 	budget   time.Duration
 	shard    runner.Shard // run only: a part of the grid
+	// allowDataOutside lifts the confinement of data files to the
+	// scenario's directory tree (scenario.LoadOptions).
+	allowDataOutside bool
 }
 
 // parseShard reads -shard i/n.
@@ -126,6 +161,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "", "profile `name` from the scenario's profiles (e.g. pr, nightly)")
 	fs.StringVar(&f.out, "out", "benchgate-results", "output `dir`: results.json, report.md, decisions.json, target logs")
 	fs.DurationVar(&f.budget, "budget", 0, "refuse a plan longer than this `duration` (0: no limit)")
+	fs.BoolVar(&f.allowDataOutside, "allow-data-outside", false, "let the scenario's data files be outside its directory tree (they must still be regular files)")
 }
 
 // compareFlags are the flags compare and gate share.
@@ -203,9 +239,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 // measure loads the scenario, lets override change it (the action's image
 // inputs; nil for none), and runs it. Errors carry their exit code.
 func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (*baselines.Results, error) {
-	sc, err := scenario.Load(rf.scenario, rf.profile, getenv)
+	env := newScenarioEnv(getenv)
+	getenv = env.Getenv
+	sc, err := scenario.LoadWith(rf.scenario, rf.profile, scenario.LoadOptions{Getenv: getenv, AllowDataOutside: rf.allowDataOutside})
 	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", err))
+		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.explain(err)))
 	}
 	if override != nil {
 		if err := override(sc); err != nil {
@@ -305,8 +343,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		}
 		var sc *scenario.Scenario
 		if scenarioFile != "" {
-			if sc, err = scenario.Load(scenarioFile, "", getenv); err != nil {
-				return withCode(exitUsage, err)
+			env := newScenarioEnv(getenv)
+			if sc, err = scenario.Load(scenarioFile, "", env.Getenv); err != nil {
+				return withCode(exitUsage, env.explain(err))
 			}
 			if sc.Kind != kind && !(tool != "" && sc.Kind == scenario.KindGRPC) {
 				return withCode(exitUsage, fmt.Errorf("%s: a %s scenario cannot decide %s (want kind: %s)", scenarioFile, sc.Kind, map[bool]string{true: tool + " reports", false: "go test -bench outputs"}[tool != ""], kind))
