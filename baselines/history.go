@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -217,9 +218,11 @@ func needsNewline(path string) bool {
 // ReadHistory reads a history file: one record per line, blank lines
 // skipped. A line that is not a record, or a record of a version this
 // code does not know, is an error naming path:line. The records are
-// returned sorted by date, records of the same date in file order.
+// returned sorted by date, records of the same date in file order. The
+// file must be a regular file of at most MaxHistoryBytes, with at most
+// MaxHistoryRecords records of MaxHistoryCells cells in all.
 func ReadHistory(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	f, err := OpenLimited(path, MaxHistoryBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -232,15 +235,28 @@ func ReadHistory(path string) ([]Record, error) {
 }
 
 // ParseHistory is ReadHistory of an open stream; name is used in errors.
+// It reads no more than MaxHistoryBytes of it.
 func ParseHistory(r io.Reader, name string) ([]Record, error) {
-	br := bufio.NewReader(r)
+	br := bufio.NewReader(newLimitReader(r, name, MaxHistoryBytes))
 	var recs []Record
+	var counts []int
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
+			var tl *TooLargeError
+			if errors.As(err, &tl) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if len(recs) == MaxHistoryRecords {
+				return nil, fmt.Errorf("%s:%d: more than %d records, more than a history file can hold", name, n, MaxHistoryRecords)
+			}
+			var lerr error
+			if counts, lerr = checkLimits(t, reflect.TypeFor[Record](), fmt.Sprintf("%s:%d", name, n), recordLimits, counts); lerr != nil {
+				return nil, lerr
+			}
 			var rec Record
 			dec := json.NewDecoder(bytes.NewReader(t))
 			if derr := dec.Decode(&rec); derr != nil {

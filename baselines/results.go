@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -273,6 +274,11 @@ type Rung struct {
 	// Duration is the measured time in seconds, warmup excluded.
 	Duration float64 `json:"duration_s"`
 	Requests int64   `json:"requests"`
+	// InFlight counts the requests still in flight when a measured window
+	// closed: not requests of the window (they ended in no window), but
+	// the sign of a target that stopped answering, which Requests alone
+	// would show as idle. Under slice interleaving it sums every slice's.
+	InFlight int64 `json:"in_flight,omitempty"`
 	// Errors counts failed requests by kind: "status" (an unexpected status
 	// code), "timeout", "connect", "reset", "other".
 	Errors   map[string]int64 `json:"errors,omitempty"`
@@ -507,6 +513,63 @@ func (r *Results) RoundsOfCell(c Cell) int {
 	return n
 }
 
+// CellRounds is RoundsOfCell of every cell of the plan and of every cell
+// a rung names, in one pass over the rungs: asking RoundsOfCell of each
+// cell in turn costs cells × rungs, minutes for a large (or forged) file.
+func (r *Results) CellRounds() map[Cell]int {
+	type pinsRound struct {
+		pins  string
+		round int
+	}
+	type cellRound struct {
+		cell  Cell
+		round int
+	}
+	want := map[string]int{}
+	for _, c := range r.Plan.Cells {
+		want[c.Pins] += 2
+	}
+	perPins := map[pinsRound]int{}
+	perCell := map[cellRound]int{}
+	for _, g := range r.Rungs {
+		perPins[pinsRound{g.Pins, g.Round}]++
+		perCell[cellRound{g.Cell, g.Round}]++
+	}
+	complete := map[string]int{}
+	completeOf := func(pins string) int {
+		if r.Kind == "gobench" {
+			return r.RoundsDone[pins]
+		}
+		n, ok := complete[pins]
+		if !ok {
+			for w := want[pins]; w > 0 && perPins[pinsRound{pins, n}] == w; n++ {
+			}
+			complete[pins] = n
+		}
+		return n
+	}
+	out := make(map[Cell]int, len(r.Plan.Cells))
+	add := func(c Cell) {
+		if _, done := out[c]; done {
+			return
+		}
+		n := completeOf(c.Pins)
+		if r.Kind != "gobench" && n >= r.Plan.Rounds {
+			for perCell[cellRound{c, n}] == 2 {
+				n++
+			}
+		}
+		out[c] = n
+	}
+	for _, c := range r.Plan.Cells {
+		add(c)
+	}
+	for _, g := range r.Rungs {
+		add(g.Cell)
+	}
+	return out
+}
+
 // Write stores r as dir/results.json atomically: a reader never sees a
 // half-written file, and a crash leaves the previous version.
 func Write(dir string, r *Results) error {
@@ -541,17 +604,45 @@ func WriteFile(path string, write func(io.Writer) error) error {
 }
 
 // Read loads a results file, refusing versions this code does not know.
+// The file may come from a fork (benchgate comment reads an artifact): it
+// must be a regular file of at most MaxResultsBytes, its lists and maps
+// within the limits of limits.go and its histograms within
+// MaxHistogramDigits and MaxHistogramHighest, each refused with the field
+// named before it is decoded.
 func Read(path string) (*Results, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFileLimited(path, MaxResultsBytes)
 	if err != nil {
+		return nil, err
+	}
+	return Parse(b, path)
+}
+
+// Parse is Read of a file's bytes; name is used in errors.
+func Parse(b []byte, name string) (*Results, error) {
+	if len(b) > MaxResultsBytes {
+		return nil, &TooLargeError{Path: name, Limit: MaxResultsBytes}
+	}
+	if _, err := checkLimits(b, reflect.TypeFor[Results](), name, resultsLimits, nil); err != nil {
 		return nil, err
 	}
 	var r Results
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a benchgate results file: %v", path, err)
+		return nil, fmt.Errorf("%s: not a benchgate results file: %v", name, err)
 	}
 	if r.Version < 1 || r.Version > FormatVersion {
-		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads versions 1 to %d", path, r.Version, FormatVersion)
+		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads versions 1 to %d", name, r.Version, FormatVersion)
+	}
+	var hr histogramReader
+	for i := range r.Rungs {
+		if e := r.Rungs[i].Histogram; e != "" {
+			// A histogram that cannot be read at all is the report's to
+			// count as unreadable; one that declares more than benchgate
+			// writes is a forgery, refused here.
+			var le *histogramLimitError
+			if _, err := hr.header(e); errors.As(err, &le) {
+				return nil, fmt.Errorf("%s: rungs[%d].histogram: %v", name, i, err)
+			}
+		}
 	}
 	return &r, nil
 }

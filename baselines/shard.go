@@ -62,19 +62,27 @@ func Merge(parts []*Results) (*Results, error) {
 				p.Shard.Index, p.Scenario.File, p.Scenario.Hash, p.Scenario.Profile, p.Scenario.Seed)
 		case !slices.Equal(p.Shard.Grid, first.Shard.Grid):
 			return nil, fmt.Errorf("merge: shards %d and %d split different grids", first.Shard.Index, p.Shard.Index)
+		case p.Shard.Index < 1 || p.Shard.Index > count:
+			return nil, fmt.Errorf("merge: shard %d/%d: no such shard", p.Shard.Index, p.Shard.Count)
 		case byIndex[p.Shard.Index] != nil:
 			return nil, fmt.Errorf("merge: shard %d/%d given twice", p.Shard.Index, count)
 		}
 		byIndex[p.Shard.Index] = p
 	}
-	var missing []string
-	for i := 1; i <= count; i++ {
-		if byIndex[i] == nil {
-			missing = append(missing, fmt.Sprintf("%d/%d", i, count))
+	if count > len(parts) {
+		// The count is the file's word: name a few missing shards, not
+		// every one of a forged billion.
+		var missing []string
+		for i := 1; i <= count && len(missing) < 10; i++ {
+			if byIndex[i] == nil {
+				missing = append(missing, fmt.Sprintf("%d/%d", i, count))
+			}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge: missing shard(s) %v: their cells would be left out", missing)
+		more := ""
+		if n := count - len(parts); n > len(missing) {
+			more = fmt.Sprintf(" and %d more", n-len(missing))
+		}
+		return nil, fmt.Errorf("merge: missing shard(s) %v%s: their cells would be left out", missing, more)
 	}
 
 	m := &Results{
@@ -124,6 +132,11 @@ func Merge(parts []*Results) (*Results, error) {
 			m.Plan.Cells = append(m.Plan.Cells, c)
 		}
 	}
+	// Shards within the limits can add up to a file past them, which no
+	// benchgate would then read.
+	if err := checkValueLimits(m, "merge", resultsLimits); err != nil {
+		return nil, fmt.Errorf("%w: the shards together hold more than one results file can", err)
+	}
 	return m, nil
 }
 
@@ -143,7 +156,8 @@ func rank(status string) int {
 // mergeGates combines two shards' gate findings: a pre-flight command
 // passes only where it passed on every shard; a class agrees only where it
 // agreed on every shard (the first disagreement is kept); absent classes
-// add up.
+// add up. The lookups go through indexes: shards may hold thousands of
+// entries each.
 func mergeGates(a, b *Gates) *Gates {
 	switch {
 	case b == nil:
@@ -157,17 +171,30 @@ func mergeGates(a, b *Gates) *Gates {
 		}
 		return &c
 	}
+	type nameTarget struct{ name, target string }
+	pre := make(map[nameTarget]int, len(a.Preflight))
+	for i, q := range a.Preflight {
+		if _, ok := pre[nameTarget{q.Name, q.Target}]; !ok {
+			pre[nameTarget{q.Name, q.Target}] = i
+		}
+	}
 	for _, p := range b.Preflight {
-		i := slices.IndexFunc(a.Preflight, func(q PreflightResult) bool { return q.Name == p.Name && q.Target == p.Target })
+		i, ok := pre[nameTarget{p.Name, p.Target}]
 		switch {
-		case i < 0:
+		case !ok:
+			pre[nameTarget{p.Name, p.Target}] = len(a.Preflight)
 			a.Preflight = append(a.Preflight, p)
 		case a.Preflight[i].Pass && !p.Pass:
 			a.Preflight[i] = p
 		}
 	}
+	absent := make(map[string]bool, len(a.Absent))
+	for _, y := range a.Absent {
+		absent[y.Class] = true
+	}
 	for _, x := range b.Absent {
-		if !slices.ContainsFunc(a.Absent, func(y AbsentClass) bool { return y.Class == x.Class }) {
+		if !absent[x.Class] {
+			absent[x.Class] = true
 			a.Absent = append(a.Absent, x)
 		}
 	}
@@ -175,10 +202,18 @@ func mergeGates(a, b *Gates) *Gates {
 		if a.Agreement == nil {
 			a.Agreement = &AgreementResult{}
 		}
+		type variantClass struct{ variant, class string }
+		agr := make(map[variantClass]int, len(a.Agreement.Classes))
+		for i, d := range a.Agreement.Classes {
+			if _, ok := agr[variantClass{d.Variant, d.Class}]; !ok {
+				agr[variantClass{d.Variant, d.Class}] = i
+			}
+		}
 		for _, c := range b.Agreement.Classes {
-			i := slices.IndexFunc(a.Agreement.Classes, func(d ClassAgreement) bool { return d.Class == c.Class && d.Variant == c.Variant })
+			i, ok := agr[variantClass{c.Variant, c.Class}]
 			switch {
-			case i < 0:
+			case !ok:
+				agr[variantClass{c.Variant, c.Class}] = len(a.Agreement.Classes)
 				a.Agreement.Classes = append(a.Agreement.Classes, c)
 			case a.Agreement.Classes[i].Agree && !c.Agree:
 				a.Agreement.Classes[i] = c

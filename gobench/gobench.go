@@ -12,6 +12,8 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -54,22 +56,60 @@ func Parse(r io.Reader, rename []scenario.Rename) ([]Result, error) {
 	return ParseFile(r, "", rename)
 }
 
+// Limits of one go test -bench output. A pull request's benchmark writes
+// the output the runner parses, and a saved output comes from the user:
+// both are read in bounded memory and time. Past a limit the output is
+// refused, never read in part.
+const (
+	// MaxOutputBytes bounds an output.
+	MaxOutputBytes = 256 << 20
+	// MaxResults bounds the benchmark results of an output: 10,000
+	// benchmarks at -count 10. Two sides' results make a results file's
+	// rungs (baselines.MaxRungs is twice this).
+	MaxResults = 100_000
+	// MaxValues bounds the measurements of all results together (five
+	// units a result at MaxResults: baselines.MaxRungEntries over two
+	// sides).
+	MaxValues = 500_000
+	// maxListed is how many bad lines an error lists; it counts the rest.
+	maxListed = 20
+)
+
 // ParseFile is Parse with the name errors give the input, e.g. a saved
-// file's path; "" names it "output".
+// file's path; "" names it "output". It reads at most MaxOutputBytes of
+// r.
 func ParseFile(r io.Reader, fileName string, rename []scenario.Rename) ([]Result, error) {
 	if fileName == "" {
 		fileName = "output"
 	}
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxOutputBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fileName, err)
+	}
+	if len(data) > MaxOutputBytes {
+		return nil, fmt.Errorf("%s: more than %d bytes of go test -bench output: refused", fileName, MaxOutputBytes)
 	}
 	rd := benchfmt.NewReader(bytes.NewReader(data), fileName)
 	var out []Result
 	var errs []error
+	lines := lineFinder{data: data, line: 1}
+	bad, values := 0, 0
+	addBad := func(err error) {
+		if bad++; bad <= maxListed {
+			errs = append(errs, err)
+		}
+	}
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.Result:
+			if len(out) == MaxResults {
+				_, line := rec.Pos()
+				return nil, fmt.Errorf("%s:%d: more than %d benchmark results in one output: refused", fileName, line, MaxResults)
+			}
+			if values += len(rec.Values); values > MaxValues {
+				_, line := rec.Pos()
+				return nil, fmt.Errorf("%s:%d: more than %d measurements in one output: refused", fileName, line, MaxValues)
+			}
 			res := Result{
 				Pkg:    rec.GetConfig("pkg"),
 				Name:   scenario.ApplyRename(rename, "Benchmark"+rec.Name.String()),
@@ -83,7 +123,7 @@ func ParseFile(r io.Reader, fileName string, rename []scenario.Rename) ([]Result
 					// statistic can use it, and results cannot store it.
 					finite = false
 					_, line := rec.Pos()
-					errs = append(errs, fmt.Errorf("%s:%d: %s reports %v %s: not a finite number", fileName, line, "Benchmark"+rec.Name.String(), v.Value, v.Unit))
+					addBad(fmt.Errorf("%s:%d: %s reports %v %s: not a finite number", fileName, line, "Benchmark"+rec.Name.String(), v.Value, v.Unit))
 					break
 				}
 				res.Values[v.Unit] = v.Value
@@ -92,8 +132,11 @@ func ParseFile(r io.Reader, fileName string, rename []scenario.Rename) ([]Result
 				out = append(out, res)
 			}
 		case *benchfmt.SyntaxError:
-			errs = append(errs, &lineError{err: rec, text: lineText(data, rec.Line)})
+			addBad(&lineError{err: rec, text: lines.text(rec.Line)})
 		}
+	}
+	if bad > maxListed {
+		errs = append(errs, fmt.Errorf("%s: and %d more lines that could not be read", fileName, bad-maxListed))
 	}
 	if err := rd.Err(); err != nil {
 		errs = append(errs, err)
@@ -117,22 +160,40 @@ func (e *lineError) Error() string {
 
 func (e *lineError) Unwrap() error { return e.err }
 
-// lineText returns line n (1-based) of data, trimmed and cut short.
-func lineText(data []byte, n int) string {
-	for i := 1; i < n; i++ {
-		j := bytes.IndexByte(data, '\n')
+// lineFinder finds lines of data by number, in increasing order, in one
+// pass over data whatever the number of lines asked for.
+type lineFinder struct {
+	data []byte
+	off  int // where line starts
+	line int
+}
+
+// text returns line n (1-based) trimmed and cut short; "" when n is
+// before the last line asked for or past the end.
+func (f *lineFinder) text(n int) string {
+	for f.line < n {
+		j := bytes.IndexByte(f.data[f.off:], '\n')
 		if j < 0 {
 			return ""
 		}
-		data = data[j+1:]
+		f.off += j + 1
+		f.line++
 	}
+	if f.line != n {
+		return ""
+	}
+	data := f.data[f.off:]
 	if j := bytes.IndexByte(data, '\n'); j >= 0 {
 		data = data[:j]
 	}
-	s := strings.TrimSpace(string(data))
 	const max = 120
-	if len(s) > max {
-		s = s[:max] + "…"
+	data = bytes.TrimLeftFunc(data, unicode.IsSpace)
+	if len(data) > 4*max {
+		data = data[:4*max] // max runes need no more
+	}
+	s := strings.TrimSpace(string(data))
+	if utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max]) + "…"
 	}
 	return s
 }

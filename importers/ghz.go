@@ -76,7 +76,7 @@ func parseGhz(f *file) (measurement, error) {
 		if c, _, err := opts.optNum("concurrency"); err != nil {
 			return m, err
 		} else if sched == "" || sched == "const" {
-			m.conc = int(c)
+			m.conc = concurrencyOf(c)
 		}
 	}
 

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -223,7 +222,7 @@ func concurrency(opt int, base, cand []string, ms [][]measurement) (int, error) 
 
 // Detect names the tool that wrote the report at path, by its JSON shape.
 func Detect(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := baselines.ReadFileLimited(path, baselines.MaxReportBytes)
 	if err != nil {
 		return "", err
 	}
@@ -272,13 +271,18 @@ type file struct {
 	top  obj
 }
 
-// load reads path and checks that it is a JSON object with tool's
-// identity fields.
+// load reads path, a regular file of at most baselines.MaxReportBytes,
+// and checks that it is a JSON object with tool's identity fields.
 func load(path, tool string) (*file, error) {
-	b, err := os.ReadFile(path)
+	b, err := baselines.ReadFileLimited(path, baselines.MaxReportBytes)
 	if err != nil {
 		return nil, err
 	}
+	return loadBytes(path, b, tool)
+}
+
+// loadBytes is load of a file's bytes.
+func loadBytes(path string, b []byte, tool string) (*file, error) {
 	top, err := decodeObject(path, b)
 	if err != nil {
 		return nil, err
@@ -382,7 +386,7 @@ func (o obj) count(k string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if x < 0 || x != math.Trunc(x) {
+	if !isCount(x) {
 		return 0, o.errf("field %q is %v, not a count", o.name(k), x)
 	}
 	return int64(x), nil
@@ -440,12 +444,38 @@ func (o obj) counts(k string) (map[string]int64, error) {
 	}
 	out := make(map[string]int64, len(m))
 	for name, x := range m {
-		if x < 0 || x != math.Trunc(x) {
+		if !isCount(x) {
 			return nil, o.errf("field %q: %q is %v, not a count", o.name(k), name, x)
 		}
 		out[name] = int64(x)
 	}
 	return out, nil
+}
+
+// maxCount is the largest count a report may give: past 2^53 a float64
+// no longer holds every integer, and no load test sends that many
+// requests. It keeps sums of counts far from int64's overflow too.
+const maxCount = 1 << 53
+
+// isCount tells whether x is a whole number from 0 to maxCount.
+func isCount(x float64) bool { return x >= 0 && x <= maxCount && x == math.Trunc(x) }
+
+// concurrencyOf is a concurrency a file records, 0 (none) when it is not
+// a whole number from 1 to 2^31-1.
+func concurrencyOf(x float64) int {
+	if x >= 1 && x <= math.MaxInt32 && x == math.Trunc(x) {
+		return int(x)
+	}
+	return 0
+}
+
+// byteCount is x, the value of field k, as a number of bytes: a figure
+// past maxCount or below zero is no file's.
+func (o obj) byteCount(k string, x float64) (int64, error) {
+	if !(x >= 0 && x <= maxCount) {
+		return 0, o.errf("field %q is %v, not a number of bytes", o.name(k), x)
+	}
+	return int64(x), nil
 }
 
 // short is a value for an error message.

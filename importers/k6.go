@@ -102,7 +102,9 @@ func parseK6(f *file) (measurement, error) {
 		if err != nil {
 			return m, err
 		}
-		r.Bytes = int64(b)
+		if r.Bytes, err = dr.byteCount("count", b); err != nil {
+			return m, err
+		}
 	}
 	if err := setRPS(top, r, r.Requests-failed, "the test run's duration"); err != nil {
 		return m, err
@@ -125,8 +127,8 @@ func parseK6(f *file) (measurement, error) {
 				return m, err
 			}
 		}
-		if peak > 0 {
-			m.conc, m.concPeak = int(peak), true
+		if c := concurrencyOf(peak); c > 0 {
+			m.conc, m.concPeak = c, true
 			break
 		}
 	}

@@ -57,7 +57,9 @@ func parseOha(f *file) (measurement, error) {
 	if b, _, err := sum.optNum("totalData"); err != nil {
 		return m, err
 	} else {
-		r.Bytes = int64(b)
+		if r.Bytes, err = sum.byteCount("totalData", b); err != nil {
+			return m, err
+		}
 	}
 	if err := setRPS(top, r, answered, "summary.total"); err != nil {
 		return m, err

@@ -98,7 +98,9 @@ func parseVegeta(f *file) (measurement, error) {
 		if err != nil {
 			return m, err
 		}
-		r.Bytes = int64(b)
+		if r.Bytes, err = bin.byteCount("total", b); err != nil {
+			return m, err
+		}
 	}
 	if err := setRPS(top, r, answered, "duration + wait"); err != nil {
 		return m, err

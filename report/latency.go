@@ -1,18 +1,14 @@
 package report
 
 import (
-	"bytes"
-	"compress/zlib"
-	"encoding/base64"
-	"encoding/binary"
-	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchgate/benchgate/baselines"
 )
 
 // Latency detail: every rung carries the HdrHistogram of its requests'
@@ -29,13 +25,6 @@ var latencyPercentiles = []float64{10, 25, 50, 75, 90, 95, 99, 99.9}
 func percentileName(p float64) string {
 	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
 }
-
-// maxHistogramDigits bounds the precision of a histogram read from a
-// results file. The runner records 3 significant digits; the size of the
-// counts array grows tenfold with each digit, and a results file may come
-// from a fork, so a histogram declaring more is refused before it is
-// allocated.
-const maxHistogramDigits = 4
 
 // latencyDist is one target's latencies in a cell, merged over its rungs.
 // Values are microseconds.
@@ -57,69 +46,21 @@ type latencyBin struct {
 
 // mergeLatency merges the encoded histograms into one distribution. It
 // returns nil when none could be read or none holds a value, and the
-// number of histograms that could not be read.
+// number of histograms that could not be read. baselines.MergeHistograms
+// refuses a histogram over its range and precision limits before decoding
+// it, and merges one at a time: a forged results file's thousands of
+// histograms are never held decoded at once.
 func mergeLatency(encoded []string) (*latencyDist, int) {
-	var hs []*hdrhistogram.Histogram
-	bad := 0
-	for _, e := range encoded {
-		h, err := decodeHistogram(e)
-		if err != nil {
-			bad++
-			continue
-		}
-		hs = append(hs, h)
-	}
-	if len(hs) == 0 {
+	merged, n, bad := baselines.MergeHistograms(encoded)
+	if merged == nil {
 		return nil, bad
-	}
-	lowest, highest, digits := hs[0].LowestTrackableValue(), hs[0].HighestTrackableValue(), hs[0].SignificantFigures()
-	for _, h := range hs[1:] {
-		lowest = min(lowest, h.LowestTrackableValue())
-		highest = max(highest, h.HighestTrackableValue())
-		digits = max(digits, h.SignificantFigures())
-	}
-	merged := hdrhistogram.New(lowest, highest, int(digits))
-	for _, h := range hs {
-		// The merged range covers every input's, so nothing is dropped.
-		merged.Merge(h)
 	}
 	d := distributionOf(merged)
 	if d == nil {
 		return nil, bad
 	}
-	d.rungs = len(hs)
+	d.rungs = n
 	return d, bad
-}
-
-// decodeHistogram reads one histogram as the runner encodes it
-// (hdrhistogram-go Encode with V2CompressedEncodingCookieBase), refusing
-// one more precise than maxHistogramDigits.
-func decodeHistogram(encoded string) (*hdrhistogram.Histogram, error) {
-	raw, err := base64.StdEncoding.DecodeString(encoded)
-	if err != nil {
-		return nil, err
-	}
-	// The compressed form is an 8-byte header, then a zlib stream whose
-	// first 40 bytes hold the geometry: significant digits at 12.
-	if len(raw) < 8 {
-		return nil, fmt.Errorf("histogram too short")
-	}
-	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
-	if err != nil {
-		return nil, err
-	}
-	head := make([]byte, 40)
-	_, err = io.ReadFull(z, head)
-	z.Close()
-	if err != nil {
-		return nil, err
-	}
-	// At least one digit too: New, which the merge uses, raises 0 to 1,
-	// and a geometry valid at 0 digits may not be at 1.
-	if d := int32(binary.BigEndian.Uint32(head[12:16])); d < 1 || d > maxHistogramDigits {
-		return nil, fmt.Errorf("histogram of %d significant digits, 1 to %d are read", d, maxHistogramDigits)
-	}
-	return hdrhistogram.Decode([]byte(encoded))
 }
 
 // distributionOf reads a histogram's summary and bins; nil when it is

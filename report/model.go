@@ -44,8 +44,12 @@ type model struct {
 	// unreadable counts the decided rungs whose histogram could not be
 	// read.
 	unreadable int
-	// cellRounds caches the rounds each cell was decided on (rounds.go).
+	// cellRounds caches the rounds each cell was decided on (rounds.go);
+	// allRounds is Results.CellRounds and completeOf CompleteRoundsOf by
+	// pin set, each computed once: per cell they cost cells × rungs.
 	cellRounds map[baselines.Cell]int
+	allRounds  map[baselines.Cell]int
+	completeOf map[string]int
 	// unresolved lists the gated ties that could not resolve their band,
 	// in cell order and each cell's gated order (unresolved.go).
 	unresolved []unresolvedItem

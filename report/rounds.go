@@ -82,9 +82,19 @@ func (m *model) roundsOfCell(c baselines.Cell) int {
 		return n
 	}
 	r := m.in.Results
+	if m.allRounds == nil {
+		m.allRounds, m.completeOf = r.CellRounds(), map[string]int{}
+	}
+	complete, ok := m.completeOf[c.Pins]
+	if !ok {
+		complete = r.CompleteRoundsOf(c.Pins)
+		m.completeOf[c.Pins] = complete
+	}
 	n := m.roundsOf(c.Pins)
-	if n == r.CompleteRoundsOf(c.Pins) {
-		n = r.RoundsOfCell(c)
+	if n == complete {
+		if all, ok := m.allRounds[c]; ok {
+			n = all
+		} // else a cell of no rung: its pin set's complete rounds, n
 	}
 	m.cellRounds[c] = n
 	return n

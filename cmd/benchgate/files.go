@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -33,7 +32,7 @@ func defaultGate(metric string) baselines.GateConfig {
 func goBenchFiles(oldPath, newPath string, sc *scenario.Scenario) (*baselines.Results, error) {
 	var sides [2][]gobench.Result
 	for i, p := range []string{oldPath, newPath} {
-		f, err := os.Open(p)
+		f, err := baselines.OpenLimited(p, gobench.MaxOutputBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -100,6 +99,9 @@ func goBenchFiles(oldPath, newPath string, sc *scenario.Scenario) (*baselines.Re
 			count[class]++
 			rounds = max(rounds, count[class])
 		}
+	}
+	if len(res.Plan.Cells) > baselines.MaxCells {
+		return nil, fmt.Errorf("%s and %s: %d distinct benchmarks, more than a results file can hold (%d)", oldPath, newPath, len(res.Plan.Cells), baselines.MaxCells)
 	}
 	// Every repetition is used: a benchmark's count may differ between
 	// files, and each side's summary stands on its own samples.
@@ -180,9 +182,13 @@ func importResults(tool, baseList, candList, class string, sc *scenario.Scenario
 	return res, nil
 }
 
+// maxGoModBytes bounds the go.mod modulePath reads: the module line is
+// its first, and the largest go.mod files are a few hundred KiB.
+const maxGoModBytes = 16 << 20
+
 // modulePath reads the module path from dir/go.mod; "" when it cannot.
 func modulePath(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	b, err := baselines.ReadFileLimited(filepath.Join(dir, "go.mod"), maxGoModBytes)
 	if err != nil {
 		return ""
 	}

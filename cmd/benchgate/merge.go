@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 const mergeSummary = `Combines the results of the shards of one grid (benchgate run -shard i/n on
@@ -28,10 +29,16 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 		return withCode(exitUsage, errors.New("merge: no shard results given (want DIR/results.json of each shard)"))
 	}
 	var parts []*baselines.Results
+	rungs := 0
 	for _, f := range files {
 		r, err := baselines.Read(f)
 		if err != nil {
 			return withCode(exitUsage, err)
+		}
+		// Each shard is within the limits, but not their sum: stop
+		// reading before they add up past what one file may hold.
+		if rungs += len(r.Rungs); rungs > baselines.MaxRungs {
+			return withCode(exitUsage, fmt.Errorf("merge: the shards up to %s hold more than %d rungs, more than one results file can", f, baselines.MaxRungs))
 		}
 		parts = append(parts, r)
 	}
@@ -42,10 +49,12 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	if err := baselines.Write(out, m); err != nil {
 		return withCode(exitRunFailed, err)
 	}
-	fmt.Fprintf(stdout, "merged %d shards: %d cells × %d rounds, status %s\n", len(m.Shards), len(m.Plan.Cells), m.Plan.Rounds, m.Status)
+	// Status and fingerprints come from the shards' files, which a fork
+	// may have written: one line each, as textsafe shows it.
+	fmt.Fprintf(stdout, "merged %d shards: %d cells × %d rounds, status %s\n", len(m.Shards), len(m.Plan.Cells), m.Plan.Rounds, textsafe.Line(m.Status))
 	for _, s := range m.Shards {
 		fmt.Fprintf(stdout, "  shard %d/%d: %d cells, %s, on %s (fingerprint %s)\n",
-			s.Index, len(m.Shards), s.Cells, s.Status, visible(s.Env.FingerprintText()), s.Fingerprint)
+			s.Index, len(m.Shards), s.Cells, textsafe.Line(s.Status), textsafe.Line(s.Env.FingerprintText()), textsafe.Line(s.Fingerprint))
 	}
 	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(out, "results.json"))
 	return nil

@@ -44,6 +44,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchgate/benchgate/baselines"
 )
 
 func main() {
@@ -260,7 +262,7 @@ func (r *gateRun) read() {
 		r.broken = fmt.Sprintf("exit %d", r.exit)
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(r.dir, "decisions.json"))
+	b, err := baselines.ReadFileLimited(filepath.Join(r.dir, "decisions.json"), baselines.MaxDecisionsBytes)
 	if err != nil {
 		r.broken = fmt.Sprintf("exit %d without decisions.json", r.exit)
 		return
