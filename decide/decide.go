@@ -26,9 +26,10 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 	counted := make([]int, len(res.Plan.Cells)) // rounds of each cell that count
 	sources := map[baselines.Cell][2]string{}   // how each side's resources were read
 	inputs := make([]gate.CellInput, len(res.Plan.Cells))
+	cellRounds := res.CellRounds() // RoundsOfCell of each, in one pass
 	for i, c := range res.Plan.Cells {
 		idx[c] = i
-		counted[i] = res.RoundsOfCell(c)
+		counted[i] = cellRounds[c]
 		inputs[i] = gate.CellInput{
 			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
 			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
@@ -78,6 +79,9 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 		}
 		side.Requests += r.Requests
 		side.Errors += r.ErrorCount()
+		side.Answered += r.Answered()
+		side.InFlight += r.InFlight
+		side.Rungs++
 	}
 	// Rounds in the order they ran, so a cell's pairs are in time order.
 	slices.SortStableFunc(rounds, func(a, b roundKey) int { return a.round - b.round })
@@ -133,7 +137,9 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 		OnlyMeasured: res.Kind == "gobench",
 		// Cells found in the data, not declared in the scenario: a rule
 		// that gates none of them is a mistake, not a pass.
-		RuleMustApply: res.Kind == "gobench" || strings.HasPrefix(res.Kind, "import:")}
+		RuleMustApply: res.Kind == "gobench" || strings.HasPrefix(res.Kind, "import:"),
+		// Load results count requests; benchmarks and imports do not.
+		RequireAnswers: res.Kind != "gobench" && !imported}
 	for _, r := range g.FailOn {
 		policy.FailOn = append(policy.FailOn, gate.Rule{
 			Metric: gate.Metric(r.Metric), Classes: r.Classes,

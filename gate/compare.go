@@ -119,7 +119,7 @@ func Compare(in []CellInput, s Settings, p Policy) Comparison {
 	}
 	for _, f := range c.Failures {
 		switch {
-		case f.Kind == FailRegression || f.Kind == FailErrorRate || f.Kind == FailAgreement || f.Kind == FailPreflight:
+		case f.Kind == FailRegression || f.Kind == FailErrorRate || f.Kind == FailAgreement || f.Kind == FailPreflight || f.Kind == FailNoAnswers:
 			c.Outcome = Fail
 		case (f.Kind == FailInconclusive || f.Kind == FailUnresolved) && c.Outcome == Pass:
 			c.Outcome = OutcomeUndecided
@@ -141,6 +141,8 @@ const (
 	// fails and the baseline passes.
 	FailAgreement = "agreement"
 	FailPreflight = "preflight"
+	// A side answered no request in a cell (Policy.RequireAnswers).
+	FailNoAnswers = "no_answers"
 )
 
 // WithGateFailures adds the correctness gates' failures to a decided
@@ -245,7 +247,47 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 		cell.Verdict = Regression
 		cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: ErrorRate, Kind: FailErrorRate, Reason: errFail})
 	}
+	if p.RequireAnswers {
+		var silent []string
+		for _, sd := range []struct {
+			name string
+			side Side
+		}{{"baseline", ci.Baseline}, {"candidate", ci.Candidate}} {
+			if sd.side.Rungs > 0 && sd.side.Answered == 0 {
+				silent = append(silent, noAnswers(sd.name, sd.side))
+			}
+		}
+		if len(silent) > 0 {
+			// Nothing answered is nothing measured: its zeros would read
+			// as a tie, or as a pass with fail_on empty.
+			cell.Verdict = Inconclusive
+			if ci.Baseline.Answered > 0 {
+				cell.Verdict = Regression
+			}
+			cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: RPS, Kind: FailNoAnswers, Reason: strings.Join(silent, "; ")})
+		}
+	}
 	return cell
+}
+
+// noAnswers says that a side answered no request in a cell.
+func noAnswers(name string, sd Side) string {
+	unit := "rungs"
+	if sd.Rungs == 1 {
+		unit = "rung"
+	}
+	why := fmt.Sprintf("the %s answered no request in %d %s", name, sd.Rungs, unit)
+	var parts []string
+	if sd.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", sd.Requests))
+	}
+	if sd.InFlight > 0 {
+		parts = append(parts, fmt.Sprintf("%d still in flight when the windows closed", sd.InFlight))
+	}
+	if len(parts) > 0 {
+		why += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return why
 }
 
 // unresolvedFailure says what an unresolved tie could not see.

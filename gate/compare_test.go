@@ -429,3 +429,55 @@ func TestCompareGoBenchPolicy(t *testing.T) {
 		t.Errorf("rule on ns/op: %s %+v", c.Outcome, c.Failures)
 	}
 }
+
+// A side that answered nothing measured nothing: with RequireAnswers the
+// cell is never a pass, not even with no fail_on rule at all, where its
+// zeros would otherwise leave the outcome a pass.
+func TestCompareRequireAnswers(t *testing.T) {
+	answered := func(rps float64, answered, inFlight int64) Side {
+		s := side(rps, 0.02)
+		s.Answered, s.InFlight, s.Rungs = answered, inFlight, 5
+		if answered == 0 {
+			s.Requests = 0
+		}
+		return s
+	}
+	policy := Policy{FailOn: []Rule{}, MaxErrorRate: -1, RequireAnswers: true}
+	cases := []struct {
+		name          string
+		base, cand    Side
+		verdict       Verdict
+		reason        string
+		outcome       Outcome
+		withoutPolicy Outcome
+	}{
+		{"candidate silent", answered(200, 1000, 0), answered(0, 0, 32), Regression,
+			"the candidate answered no request in 5 rungs (32 still in flight when the windows closed)", Fail, Pass},
+		{"baseline silent", answered(0, 0, 4), answered(200, 1000, 0), Inconclusive,
+			"the baseline answered no request in 5 rungs (4 still in flight when the windows closed)", Fail, Pass},
+		{"both silent", answered(0, 0, 0), answered(0, 0, 8), Inconclusive,
+			"the baseline answered no request in 5 rungs; the candidate answered no request in 5 rungs (8 still in flight when the windows closed)", Fail, Pass},
+	}
+	for _, tc := range cases {
+		in := []CellInput{{Key: kQ01c4, Baseline: tc.base, Candidate: tc.cand}}
+		c := Compare(in, DefaultSettings, policy)
+		want := []Failure{{Key: kQ01c4, Metric: RPS, Kind: FailNoAnswers, Reason: tc.reason}}
+		if c.Outcome != tc.outcome || c.Cells[0].Verdict != tc.verdict || !reflect.DeepEqual(c.Failures, want) {
+			t.Errorf("%s: outcome %s, verdict %s, failures %+v; want %s, %s, %+v",
+				tc.name, c.Outcome, c.Cells[0].Verdict, c.Failures, tc.outcome, tc.verdict, want)
+		}
+		p := policy
+		p.RequireAnswers = false
+		if c := Compare(in, DefaultSettings, p); c.Outcome != tc.withoutPolicy {
+			t.Errorf("%s without RequireAnswers: outcome %s, want %s", tc.name, c.Outcome, tc.withoutPolicy)
+		}
+	}
+	// A cell not measured at all (a cancelled run) is left to the rules
+	// on cancelled cells: no rung, no failure of this kind.
+	c := Compare([]CellInput{{Key: kQ01c4, Baseline: Side{}, Candidate: Side{}}}, DefaultSettings, policy)
+	for _, f := range c.Failures {
+		if f.Kind == FailNoAnswers {
+			t.Errorf("unmeasured cell failed for no answers: %+v", f)
+		}
+	}
+}

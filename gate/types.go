@@ -215,6 +215,13 @@ type Side struct {
 	Samples  map[Metric][]float64
 	Requests int64
 	Errors   int64
+	// Answered counts the responses of any status, InFlight the requests
+	// still unanswered when a measured window closed: a side that answered
+	// nothing has no measurement, whatever its samples read (see
+	// Policy.RequireAnswers).
+	Answered int64
+	InFlight int64
+	Rungs    int // the measurements counted, for Answered to mean something
 }
 
 // CellInput is one cell's measurements of both targets.
@@ -263,6 +270,14 @@ type Policy struct {
 	// Unresolved is what a gated unresolved tie does to the outcome;
 	// empty means UnresolvedWarn.
 	Unresolved Unresolved `json:"unresolved,omitempty"`
+	// RequireAnswers: a cell in which a side answered no request is never
+	// a pass, whatever fail_on says: a failure of kind FailNoAnswers. Its
+	// verdict is a regression when only the candidate answered nothing,
+	// inconclusive when the baseline did. For load results, where a
+	// target that never answers would otherwise read as an idle one (0
+	// rps, 0 errors); not for benchmarks or imported reports, which count
+	// no requests.
+	RequireAnswers bool `json:"require_answers,omitempty"`
 }
 
 // Unresolved is the policy for gated ties that could not resolve the band

@@ -89,7 +89,7 @@ const (
 // and order. The connections are made before the clock starts. Calls that
 // end during the warmup are discarded; the window is fixed by the
 // monotonic clock and calls still in flight when it closes are cancelled
-// and not counted. Requests counts the calls that ended in the window,
+// and counted in InFlight only. Requests counts the calls that ended in the window,
 // answered or failed; RPS counts the answered ones (any status the server
 // sent); Statuses is keyed by the code's name ("OK", "NotFound"); latency
 // is that of answered calls; Bytes sums the OK responses' message sizes.
@@ -180,6 +180,7 @@ func Generate(ctx context.Context, l Load) (baselines.Rung, error) {
 		r.Requests += w.requests
 		completed += w.completed
 		r.Bytes += w.bytes
+		r.InFlight += w.inflight
 		for k, n := range w.errs {
 			errs[k] += n
 		}
@@ -235,6 +236,7 @@ type worker struct {
 	opts    []grpc.CallOption
 
 	requests, completed, bytes int64
+	inflight                   int64 // calls in flight when the window closed
 	errs                       [len(errKinds)]int64
 	statuses                   [codes.Unauthenticated + 1]int64
 	moreStatuses               map[codes.Code]int64 // codes beyond the standard ones
@@ -335,7 +337,10 @@ func (w *worker) run(ctx context.Context, warmupEnd, windowEnd time.Time) {
 			w.cctx, w.timer = nil, nil
 		}
 		if !end.Before(windowEnd) || (err != nil && ctx.Err() != nil) {
-			return // in flight when the window closed: not counted
+			// In flight when the window closed: counted apart (see
+			// runner's worker.run).
+			w.inflight++
+			return
 		}
 		if end.Before(warmupEnd) {
 			continue

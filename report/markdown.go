@@ -376,6 +376,8 @@ func failureText(it failureItem, markdown bool) string {
 		s = strong(metric+" undecided") + " in " + esc(cellName(f.Key))
 	case gate.FailUnresolved:
 		s = strong(metric+" unresolved") + " in " + esc(cellName(f.Key))
+	case gate.FailNoAnswers:
+		s = strong("no answers") + " in " + esc(cellName(f.Key))
 	case gate.FailAgreement:
 		// The key names the class and variant probed, not a cell. The
 		// reason the gate command gives reads on from the class: "answers

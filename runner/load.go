@@ -49,6 +49,12 @@ type Load struct {
 	// latencies are counted in. It runs on Generate's goroutine and must
 	// return at once. It is not called when Generate refuses the load.
 	Started func(start, warmupEnd, windowEnd time.Time)
+	// Drain, when set, bounds how long a request still in flight when a
+	// window closes may run on (slice interleaving lets them finish, so
+	// the target is idle for the other side): at the window's end plus
+	// Drain it is cancelled, even before Timeout. Without it a target
+	// that never answers would hold every slice for a whole Timeout.
+	Drain time.Duration
 }
 
 // DefaultTimeout bounds a request when Load.Timeout is zero.
@@ -77,7 +83,8 @@ const (
 // the measurement fields set; the caller fills in the cell, round, target
 // and order. Requests that complete during the warmup are discarded; the
 // measured window is fixed by the monotonic clock and requests still in
-// flight when it closes are cancelled and not counted. Requests counts the
+// flight when it closes are cancelled and counted in InFlight only.
+// Requests counts the
 // requests that ended in the window, answered or failed; RPS counts only
 // the answered ones. When ctx ends first, the rung is discarded and the
 // error wraps ctx's.
@@ -167,6 +174,7 @@ func newSession(l Load, perWindow bool) (*session, error) {
 			src:      l.Source(i),
 			tr:       s.tr,
 			timeout:  timeout,
+			drain:    l.Drain,
 			maxUS:    s.maxUS,
 			statusOK: statusOK,
 			hist:     hdrhistogram.New(1, s.maxUS, 3),
@@ -262,6 +270,7 @@ func (s *session) rung(start time.Time, duration float64) (baselines.Rung, error
 		r.Requests += w.requests
 		completed += w.completed
 		r.Bytes += w.bytes
+		r.InFlight += w.inflight
 		for k, n := range w.errs {
 			errs[k] += n
 		}
@@ -288,6 +297,7 @@ type worker struct {
 	src      Source
 	tr       *http.Transport
 	timeout  time.Duration
+	drain    time.Duration // 0: a request in flight at a window's end runs to its timeout
 	maxUS    int64
 	statusOK func(string, int) bool
 	hist     *hdrhistogram.Histogram
@@ -295,6 +305,7 @@ type worker struct {
 	buf      []byte
 
 	requests, completed, bytes int64
+	inflight                   int64 // requests in flight when a window closed
 	errs                       [len(errKinds)]int64
 	statuses                   [1000]int64 // net/http only accepts 3-digit codes
 
@@ -348,10 +359,14 @@ func (w *worker) run(ctx context.Context, from, end time.Time) {
 		}
 		hasBody := w.req.Body != nil
 
+		limit := w.timeout
+		if w.drain > 0 {
+			limit = min(limit, time.Until(end.Add(w.drain)))
+		}
 		if w.timer == nil {
-			w.timer = time.AfterFunc(w.timeout, w.cancel)
+			w.timer = time.AfterFunc(limit, w.cancel)
 		} else {
-			w.timer.Reset(w.timeout)
+			w.timer.Reset(limit)
 		}
 		begin := time.Now()
 		if !begin.Before(end) {
@@ -372,7 +387,11 @@ func (w *worker) run(ctx context.Context, from, end time.Time) {
 			w.req, w.timer = nil, nil
 		}
 		if !done.Before(end) || (err != nil && ctx.Err() != nil) {
-			return // in flight when the window closed: not counted
+			// In flight when the window closed: not a request of the
+			// window, but counted apart, so a target that never answers
+			// shows as such rather than as an idle one.
+			w.inflight++
+			return
 		}
 		if done.Before(from) {
 			continue

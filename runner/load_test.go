@@ -254,6 +254,49 @@ func TestGenerateDropsRequestsInFlightAtWindowEnd(t *testing.T) {
 	if r.Requests != 0 || r.Errors != nil {
 		t.Errorf("requests cut by the window's end counted: %+v", r)
 	}
+	// Not counted as requests of the window, but not lost either: a
+	// target that never answers must not read as an idle one.
+	if r.InFlight != 2 {
+		t.Errorf("InFlight = %d, want 2 (one per worker)", r.InFlight)
+	}
+}
+
+// A window whose context lives on (slice interleaving) lets requests in
+// flight at its end run on, but only for Drain: a target that never
+// answers is cut there and counted in flight, where without Drain each
+// window would wait for the request timeout (an hour here, so the test
+// would hang rather than pass).
+func TestWindowDrainIsBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers
+	}))
+	defer srv.Close()
+	s, err := newSession(Load{URL: srv.URL, Concurrency: 3, Timeout: time.Hour, Drain: 50 * time.Millisecond,
+		Source: func(int) Source { return &fixed{reqs: []scenario.Request{get1("a", "/")}, loop: true} }}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2 {
+			now := time.Now()
+			s.window(t.Context(), now, now.Add(20*time.Millisecond))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the window waited past its drain for requests that are never answered")
+	}
+	r, err := s.rung(time.Now(), 0.04)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 0 || r.InFlight != 6 {
+		t.Errorf("requests %d, in flight %d; want 0 and 6 (3 workers, 2 windows)", r.Requests, r.InFlight)
+	}
 }
 
 func TestGenerateCancelled(t *testing.T) {
