@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/benchgate/benchgate/baselines"
 )
 
 // Descriptors is where message types come from: a server's reflection
@@ -92,7 +95,11 @@ func FromProtoFiles(files []string, importPaths []string) (*Descriptors, error) 
 		return nil
 	}, nil)
 	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: importPaths}),
+		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: importPaths,
+			// The .proto files come with the pull request: regular
+			// files only (a FIFO would block, /dev/zero never end),
+			// read through a limit.
+			Accessor: func(path string) (io.ReadCloser, error) { return baselines.OpenLimited(path, MaxProtoBytes) }}),
 		Reporter: rep,
 		// One file at a time: errors come in a stable order.
 		MaxParallelism: 1,
@@ -179,12 +186,19 @@ func diskPath(name string, importPaths []string) string {
 	return name
 }
 
+// Bounds of the files a scenario's grpc section names (they come with the
+// pull request): one .proto file, and a descriptor set.
+const (
+	MaxProtoBytes         = 16 << 20
+	MaxDescriptorSetBytes = 64 << 20
+)
+
 // FromDescriptorSet reads a serialized google.protobuf.FileDescriptorSet,
 // as written by protoc -o (with --include_imports) or buf build -o; a path
 // ending in .json is read as the set's JSON form. Imports of the
 // well-known google/protobuf files may be left out of the set.
 func FromDescriptorSet(path string) (*Descriptors, error) {
-	b, err := os.ReadFile(path)
+	b, err := baselines.ReadFileLimited(path, MaxDescriptorSetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("descriptor set: %w", err)
 	}

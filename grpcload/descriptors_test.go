@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -272,5 +274,36 @@ func TestMessage(t *testing.T) {
 	}
 	if len(c.cache) > CacheSize {
 		t.Errorf("cache holds %d", len(c.cache))
+	}
+}
+
+// The .proto files and descriptor sets come with the pull request: a FIFO
+// is refused rather than waited on, /dev/zero rather than read forever.
+func TestDescriptorFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.proto")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	zero := filepath.Join(dir, "zero.proto")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, p := range []string{fifo, zero} {
+			if _, err := FromProtoFiles([]string{p}, nil); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v, want it refused as not a regular file", p, err)
+			}
+			if _, err := FromDescriptorSet(p); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("descriptor set %s: %v, want it refused as not a regular file", p, err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("reading a FIFO or /dev/zero did not return")
 	}
 }

@@ -205,10 +205,31 @@ type goPkg struct {
 	bin    string // its test binary, once built
 }
 
+// cappedBuffer keeps the first max bytes written to it and notes that more
+// came; it never fails a write, so the writer beside it in a MultiWriter
+// (the log) goes on.
+type cappedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); len(p) > room {
+		b.over = true
+		b.Buffer.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+func (b *cappedBuffer) Reset() { b.Buffer.Reset(); b.over = false }
+
 // git runs git -C dir args and returns its standard output, trimmed; the
-// error holds what git said.
+// error holds what git said. git needs none of the runner's credentials.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = childEnv(os.Environ(), nil)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -844,7 +865,9 @@ func (g *goBench) runPackage(side int, p *goPkg, round int) ([]baselines.Rung, t
 
 	label := gobench.RelPackage(p.path, p.module)
 	fmt.Fprintf(s.log, "# round %d: %s: %s\n", round+1, p.path, redactedLine(g.sc, append([]string{p.bin}, args...)))
-	var stdout bytes.Buffer
+	// A benchmark that writes without end fills no more than what the
+	// parser would read.
+	stdout := cappedBuffer{max: gobench.MaxOutputBytes}
 	tail := newLineTail(buildTailLines)
 	// What is parsed is the output as it is; what is kept (the log, the
 	// bench file, the tail of an error) is redacted, one writer a stream.
@@ -898,6 +921,9 @@ func (g *goBench) runPackage(side int, p *goPkg, round int) ([]baselines.Rung, t
 	}
 	if err != nil {
 		return nil, took, fail(err)
+	}
+	if stdout.over {
+		return nil, took, fail(fmt.Errorf("its standard output passed %d MiB, more than a benchmark's results can be", gobench.MaxOutputBytes>>20))
 	}
 	// Rename rules match cell names, not bare ones: applied by Cell.
 	results, err := gobench.Parse(bytes.NewReader(stdout.Bytes()), nil)

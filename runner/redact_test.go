@@ -122,3 +122,23 @@ classes:
 		})
 	}
 }
+
+// A benchmark that writes without end is kept to what the parser would
+// read: the buffer stops at its bound and says so, and never fails the
+// write, so the log beside it goes on.
+func TestCappedBuffer(t *testing.T) {
+	b := cappedBuffer{max: 10}
+	for _, p := range []string{"abcd", "efgh", "ijkl", "mnop"} {
+		if n, err := b.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	if b.String() != "abcdefghij" || !b.over {
+		t.Errorf("kept %q, over %v; want the first 10 bytes, over", b.String(), b.over)
+	}
+	b.Reset()
+	b.Write([]byte("xyz"))
+	if b.String() != "xyz" || b.over {
+		t.Errorf("after Reset: %q, over %v", b.String(), b.over)
+	}
+}

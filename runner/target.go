@@ -691,9 +691,8 @@ func (t *Target) Info(ctx context.Context, getenv func(string) string) baselines
 	if c := getenv("BENCHGATE_" + strings.ToUpper(t.spec.Name) + "_COMMIT"); c != "" {
 		ti.Commit = c
 	} else if ti.Kind == "command" && t.spec.Dir != "" {
-		out, err := exec.CommandContext(ctx, "git", "-C", t.spec.Dir, "rev-parse", "HEAD").Output()
-		if err == nil {
-			ti.Commit = strings.TrimSpace(string(out))
+		if out, err := git(ctx, t.spec.Dir, "rev-parse", "HEAD"); err == nil {
+			ti.Commit = out
 		}
 	}
 	return ti
