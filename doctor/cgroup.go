@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchgate/benchgate/internal/linux"
 )
 
 // The cgroup check mirrors what the runner does for a memory pin of a
@@ -21,113 +22,31 @@ import (
 // options (rw, xattr, name=systemd, ...) are not.
 var v1Controllers = []string{"blkio", "cpu", "cpuacct", "cpuset", "devices", "freezer", "hugetlb", "memory", "misc", "net_cls", "net_prio", "perf_event", "pids", "rdma"}
 
-type cgMount struct {
-	point, root string
-	v2          bool
-	controllers []string // v1
-}
-
-func (m *machine) readMounts() ([]cgMount, error) {
-	var ms []cgMount
+// readMounts is the cgroup mounts of /proc/self/mountinfo under the root.
+func (m *machine) readMounts() ([]linux.CgroupMount, error) {
+	var ms []linux.CgroupMount
 	err := m.readLines("/proc/self/mountinfo", func(line string) {
-		// id parent major:minor root point options [optional...] - fstype source superoptions
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			return
+		if c, ok := linux.ParseCgroupMount(line); ok {
+			ms = append(ms, c)
 		}
-		a, b := strings.Fields(pre), strings.Fields(post)
-		if len(a) < 5 || len(b) < 3 {
-			return
-		}
-		c := cgMount{root: unescapeMount(a[3]), point: unescapeMount(a[4])}
-		switch b[0] {
-		case "cgroup2":
-			c.v2 = true
-		case "cgroup":
-			for _, o := range strings.Split(b[2], ",") {
-				if slices.Contains(v1Controllers, o) {
-					c.controllers = append(c.controllers, o)
-				}
-			}
-		default:
-			return
-		}
-		ms = append(ms, c)
 	})
 	return ms, err
 }
 
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // locate is the directory (as on the machine) of group path in the v2
 // hierarchy (controller "") or the v1 hierarchy of controller.
-func (m *machine) locate(mounts []cgMount, controller, path string) (string, bool) {
-	for _, c := range mounts {
-		if controller == "" && !c.v2 || controller != "" && !slices.Contains(c.controllers, controller) {
-			continue
-		}
-		rel, ok := strings.CutPrefix(path, c.root)
-		if c.root == "/" {
-			rel, ok = path, true
-		} else if ok && rel != "" && rel[0] != '/' {
-			ok = false
-		}
-		if !ok {
-			continue
-		}
-		dir := filepath.Join(c.point, rel)
-		if m.exists(dir) {
-			return dir, true
-		}
-	}
-	return "", false
+func (m *machine) locate(mounts []linux.CgroupMount, controller, path string) (string, bool) {
+	dir, err := linux.CgroupDir(mounts, controller, path, m.exists)
+	return dir, err == nil
 }
 
-// selfCgroups is /proc/self/cgroup: the v2 group ("0::/path"), if any, and
-// the group in each v1 controller's hierarchy.
-type selfCgroups struct {
-	hasV2 bool
-	v2    string
-	v1    map[string]string
-}
-
-func (m *machine) readSelfCgroups() (selfCgroups, error) {
-	s := selfCgroups{v1: map[string]string{}}
+// readSelfCgroups reads /proc/self/cgroup under the root.
+func (m *machine) readSelfCgroups() (linux.SelfCgroups, error) {
 	text, err := m.read("/proc/self/cgroup")
 	if err != nil {
-		return s, err
+		return linux.SelfCgroups{V1: map[string]string{}}, err
 	}
-	for _, line := range strings.Split(text, "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			s.hasV2, s.v2 = true, parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			s.v1[c] = parts[2]
-		}
-	}
-	return s, nil
+	return linux.ParseSelfCgroups(text), nil
 }
 
 // cpusetCPUs are the CPUs benchgate's cpuset cgroup allows, and the file
@@ -151,12 +70,12 @@ func (m *machine) cpusetCPUs() (cpuSet, string) {
 		set, err := parseCPUs(s)
 		return set, err == nil && len(set) > 0
 	}
-	if self.hasV2 {
-		if dir, ok := m.locate(mounts, "", self.v2); ok {
+	if self.HasV2 {
+		if dir, ok := m.locate(mounts, "", self.V2); ok {
 			point := ""
 			for _, c := range mounts {
-				if c.v2 && (dir == c.point || strings.HasPrefix(dir, c.point+"/")) && len(c.point) > len(point) {
-					point = c.point
+				if c.V2 && (dir == c.Point || strings.HasPrefix(dir, c.Point+"/")) && len(c.Point) > len(point) {
+					point = c.Point
 				}
 			}
 			for d := dir; ; d = filepath.Dir(d) {
@@ -169,7 +88,7 @@ func (m *machine) cpusetCPUs() (cpuSet, string) {
 			}
 		}
 	}
-	if g, ok := self.v1["cpuset"]; ok {
+	if g, ok := self.V1["cpuset"]; ok {
 		if dir, ok := m.locate(mounts, "cpuset", g); ok {
 			for _, f := range []string{"/cpuset.effective_cpus", "/cpuset.cpus"} {
 				if set, ok := try(dir + f); ok {
@@ -194,15 +113,15 @@ func (m *machine) checkCgroup() Result {
 	if err != nil {
 		return Result{Status: Skip, Found: "cannot read /proc/self/mountinfo: " + err.Error()}
 	}
-	hasV2, v2Group, v1Groups := self.hasV2, self.v2, self.v1
+	hasV2, v2Group, v1Groups := self.HasV2, self.V2, self.V1
 	var v2Point string
 	var v1Ctrls []string
 	for _, c := range mounts {
-		if c.v2 && v2Point == "" {
-			v2Point = c.point
+		if c.V2 && v2Point == "" {
+			v2Point = c.Point
 		}
-		for _, x := range c.controllers {
-			if !slices.Contains(v1Ctrls, x) {
+		for _, x := range c.Options {
+			if slices.Contains(v1Controllers, x) && !slices.Contains(v1Ctrls, x) {
 				v1Ctrls = append(v1Ctrls, x)
 			}
 		}

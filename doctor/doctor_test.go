@@ -705,8 +705,7 @@ func TestCPUSet(t *testing.T) {
 		"":            "",
 		"0":           "0",
 		"0-3,5":       "0-3,5",
-		"5,0-3,2":     "0-3,5",
-		" 0-1 , 3 ":   "0-1,3",
+		" 0-1,3\n":    "0-1,3",
 		"0,1,2,4,6,7": "0-2,4,6-7",
 	} {
 		s, err := parseCPUs(in)
@@ -714,7 +713,7 @@ func TestCPUSet(t *testing.T) {
 			t.Errorf("parseCPUs(%q) = %q, %v; want %q", in, s, err, want)
 		}
 	}
-	for _, bad := range []string{"x", "3-1", "-1", "0-99999", "1,,2"} {
+	for _, bad := range []string{"x", "3-1", "-1", "0-99999", "1,,2", "5,0-3,2", "0-1 , 3"} {
 		if _, err := parseCPUs(bad); err == nil {
 			t.Errorf("parseCPUs(%q) took it", bad)
 		}

@@ -3,13 +3,13 @@ package doctor
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/benchgate/benchgate/internal/linux"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -199,58 +199,15 @@ func (m *machine) hasFlag(f string) bool { return slices.Contains(m.cpuFlags, f)
 // cpuSet is a set of CPU numbers, sorted, without duplicates.
 type cpuSet []int
 
-// maxCPU bounds the CPU numbers read (the kernel's NR_CPUS is at most 8192).
-const maxCPU = 8192
-
-// parseCPUs reads the kernel's list form, "0-3,5"; "" is the empty set.
+// parseCPUs reads the kernel's list form, "0-3,5" (linux.ParseCPUList),
+// with surrounding space trimmed; "" is the empty set.
 func parseCPUs(s string) (cpuSet, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var out cpuSet
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("%q is not a CPU list", s)
-		}
-		if b >= maxCPU {
-			return nil, fmt.Errorf("%q: CPU %d is beyond %d", s, b, maxCPU-1)
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	cpus, err := linux.ParseCPUList(strings.TrimSpace(s))
+	return cpuSet(cpus), err
 }
 
 // String writes the set in the kernel's list form, "0-3,5".
-func (s cpuSet) String() string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(s[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(s[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func (s cpuSet) String() string { return linux.FormatCPUList(s) }
 
 func (s cpuSet) has(c int) bool {
 	_, ok := slices.BinarySearch(s, c)

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchgate/benchgate/internal/linux"
 )
 
 // affinityMu serialises everything that changes the CPU affinity of
@@ -28,73 +29,39 @@ var affinityMu sync.Mutex
 // maxCPUs is the number of CPUs a unix.CPUSet can hold (CPU_SETSIZE).
 const maxCPUs = len(unix.CPUSet{}) * 64
 
-// parseCPUSet parses a cpuset list as the kernel writes it and the
-// scenario accepts it: comma-separated CPU numbers and inclusive ranges,
-// "0-1,3". The scenario has checked the syntax already; this is the form
-// the affinity calls take, and also reads the kernel's own files.
+// parseCPUSet parses a cpuset list (linux.ParseCPUList) into the form
+// the affinity calls take. The scenario has checked the syntax already;
+// this also reads the kernel's own files, so surrounding space (a file's
+// newline) is trimmed. The empty list and CPUs a unix.CPUSet cannot hold
+// are refused.
 func parseCPUSet(s string) (unix.CPUSet, error) {
 	var set unix.CPUSet
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return set, errors.New("empty cpuset")
 	}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := cpuNumber(lo)
-		if err != nil {
-			return set, fmt.Errorf("cpuset %q: %v", s, err)
-		}
-		b := a
-		if isRange {
-			if b, err = cpuNumber(hi); err != nil {
-				return set, fmt.Errorf("cpuset %q: %v", s, err)
-			}
-			if b < a {
-				return set, fmt.Errorf("cpuset %q: range %s is backwards", s, part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			set.Set(c)
-		}
+	cpus, err := linux.ParseCPUList(s)
+	if err != nil {
+		return set, err
+	}
+	if n := cpus[len(cpus)-1]; n >= maxCPUs {
+		return set, fmt.Errorf("cpuset %q: CPU %d is beyond the %d the kernel interface takes", s, n, maxCPUs)
+	}
+	for _, c := range cpus {
+		set.Set(c)
 	}
 	return set, nil
 }
 
-func cpuNumber(s string) (int, error) {
-	s = strings.TrimSpace(s)
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || s[0] == '+' {
-		return 0, fmt.Errorf("%q is not a CPU number", s)
-	}
-	if n >= maxCPUs {
-		return 0, fmt.Errorf("CPU %d is beyond the %d the kernel interface takes", n, maxCPUs)
-	}
-	return n, nil
-}
-
 // formatCPUSet writes set in the kernel's list form, "0-1,3"; "" when empty.
 func formatCPUSet(set unix.CPUSet) string {
-	var b strings.Builder
-	for c := 0; c < maxCPUs; c++ {
-		if !set.IsSet(c) {
-			continue
+	var cpus []int
+	for c := range maxCPUs {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
 		}
-		end := c
-		for end+1 < maxCPUs && set.IsSet(end+1) {
-			end++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(c))
-		if end > c {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(end))
-		}
-		c = end
 	}
-	return b.String()
+	return linux.FormatCPUList(cpus)
 }
 
 // cpuSetMinus is the CPUs of a that are not in b.
@@ -360,17 +327,17 @@ func newTargetCgroup(name string, limit int64) (*targetCgroup, error) {
 	return nil, fmt.Errorf("no writable cgroup (cgroup v2: %v; cgroup v1: %v)", err2, err1)
 }
 
-func newCgroupV2(self selfCgroups, mounts []cgroupMount, leaf string, limit int64) (*targetCgroup, error) {
-	if !self.hasV2 {
+func newCgroupV2(self linux.SelfCgroups, mounts []linux.CgroupMount, leaf string, limit int64) (*targetCgroup, error) {
+	if !self.HasV2 {
 		return nil, errors.New("benchgate is in no v2 group")
 	}
-	parent, err := locateCgroup(mounts, "", self.v2)
+	parent, err := locateCgroup(mounts, "", self.V2)
 	if err != nil {
 		return nil, err
 	}
 	ctrl, _ := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
 	if !hasWord(ctrl, "memory") {
-		return nil, fmt.Errorf("memory controller not available in %s (bound to cgroup v1, or not delegated)", self.v2)
+		return nil, fmt.Errorf("memory controller not available in %s (bound to cgroup v1, or not delegated)", self.V2)
 	}
 	sub, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
 	if !hasWord(sub, "memory") {
@@ -380,7 +347,7 @@ func newCgroupV2(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 		// v2 lets only groups without processes enable controllers for
 		// children (the root group excepted).
 		if err := writeCgroupFile(filepath.Join(parent, "cgroup.subtree_control"), "+memory"); err != nil {
-			return nil, fmt.Errorf("subtree of %s not delegated: enabling the memory controller: %v", self.v2, err)
+			return nil, fmt.Errorf("subtree of %s not delegated: enabling the memory controller: %v", self.V2, err)
 		}
 	}
 	dir := filepath.Join(parent, leaf)
@@ -401,8 +368,8 @@ func newCgroupV2(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 	return cg, nil
 }
 
-func newCgroupV1(self selfCgroups, mounts []cgroupMount, leaf string, limit int64) (*targetCgroup, error) {
-	own, ok := self.v1["memory"]
+func newCgroupV1(self linux.SelfCgroups, mounts []linux.CgroupMount, leaf string, limit int64) (*targetCgroup, error) {
+	own, ok := self.V1["memory"]
 	if !ok {
 		return nil, errors.New("no memory hierarchy")
 	}
@@ -427,7 +394,7 @@ func newCgroupV1(self selfCgroups, mounts []cgroupMount, leaf string, limit int6
 		return nil, err
 	}
 	// CPU accounting is optional: without it Usage reads /proc instead.
-	if acct, ok := self.v1["cpuacct"]; ok {
+	if acct, ok := self.V1["cpuacct"]; ok {
 		if h, err := locateCgroup(mounts, "cpuacct", acct); err == nil {
 			if h == home {
 				cg.cpuDir = dir // co-mounted with memory
@@ -603,128 +570,32 @@ func hasWord(b []byte, w string) bool {
 	return false
 }
 
-// selfCgroups is /proc/self/cgroup: the v2 path ("0::/path") and, per v1
-// controller, the path in its hierarchy.
-type selfCgroups struct {
-	hasV2 bool
-	v2    string
-	v1    map[string]string
-}
-
-func readSelfCgroups() (selfCgroups, error) {
-	s := selfCgroups{v1: map[string]string{}}
+// readSelfCgroups reads benchgate's own /proc/self/cgroup.
+func readSelfCgroups() (linux.SelfCgroups, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return s, err
+		return linux.SelfCgroups{V1: map[string]string{}}, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			s.hasV2, s.v2 = true, parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			s.v1[c] = parts[2]
-		}
-	}
-	return s, nil
+	return linux.ParseSelfCgroups(string(b)), nil
 }
 
-// cgroupMount is a cgroup file system from /proc/self/mountinfo. root is
-// the group mounted there: "/" on a host, a deeper path when a container
-// runtime bind-mounts its own group without a cgroup namespace.
-type cgroupMount struct {
-	point, root string
-	v2          bool
-	controllers []string // v1
-}
-
-// readCgroupMounts finds the cgroup mounts rather than assuming
-// /sys/fs/cgroup: on a hybrid host v2 sits at /sys/fs/cgroup/unified.
-func readCgroupMounts() ([]cgroupMount, error) {
+// readCgroupMounts is the cgroup mounts of /proc/self/mountinfo.
+func readCgroupMounts() ([]linux.CgroupMount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var ms []cgroupMount
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent major:minor root point options [optional...] - fstype source superoptions
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		a, b := strings.Fields(pre), strings.Fields(post)
-		if len(a) < 5 || len(b) < 3 {
-			continue
-		}
-		m := cgroupMount{root: unescapeMount(a[3]), point: unescapeMount(a[4])}
-		switch b[0] {
-		case "cgroup2":
-			m.v2 = true
-		case "cgroup":
-			m.controllers = strings.Split(b[2], ",")
-		default:
-			continue
-		}
-		ms = append(ms, m)
-	}
-	return ms, sc.Err()
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return linux.ReadCgroupMounts(f)
 }
 
 // locateCgroup is the directory of group path in the v2 hierarchy
 // (controller "") or the v1 hierarchy of controller.
-func locateCgroup(mounts []cgroupMount, controller, path string) (string, error) {
-	what := "cgroup2"
-	if controller != "" {
-		what = "cgroup v1 " + controller
-	}
-	found := false
-	for _, m := range mounts {
-		if controller == "" && !m.v2 || controller != "" && !slices.Contains(m.controllers, controller) {
-			continue
-		}
-		found = true
-		rel, ok := strings.CutPrefix(path, m.root)
-		if m.root == "/" {
-			rel, ok = path, true
-		} else if ok && rel != "" && rel[0] != '/' {
-			ok = false
-		}
-		if !ok {
-			continue
-		}
-		dir := filepath.Join(m.point, rel)
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			return dir, nil
-		}
-	}
-	if !found {
-		return "", fmt.Errorf("%s not mounted", what)
-	}
-	return "", fmt.Errorf("group %s not visible in the %s mounts", path, what)
+func locateCgroup(mounts []linux.CgroupMount, controller, path string) (string, error) {
+	return linux.CgroupDir(mounts, controller, path, isDir)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

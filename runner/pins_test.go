@@ -39,9 +39,8 @@ func TestParseCPUSet(t *testing.T) {
 		{"0-1", cpus(0, 1), "0-1"},
 		{"0-1,3", cpus(0, 1, 3), "0-1,3"},
 		{"0,1,2,5-7", cpus(0, 1, 2, 5, 6, 7), "0-2,5-7"},
-		{" 2-2 , 4 ", cpus(2, 4), "2,4"},
+		{" 2-2,4 ", cpus(2, 4), "2,4"},
 		{"0-3\n", cpus(0, 1, 2, 3), "0-3"}, // as the kernel writes its files
-		{"1,0,1", cpus(0, 1), "0-1"},
 		{"1023", cpus(1023), "1023"},
 		{"60-70", cpus(60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70), "60-70"},
 	} {
@@ -57,7 +56,7 @@ func TestParseCPUSet(t *testing.T) {
 			t.Errorf("formatCPUSet(parseCPUSet(%q)) = %q, want %q", tc.in, s, tc.text)
 		}
 	}
-	for _, bad := range []string{"", " ", "a", "-1", "1-", "-", "3-1", "0,,1", "0,", "1024", "0-1024", "+1", "1.5", "0-1-2", "99999999999999999999"} {
+	for _, bad := range []string{"", " ", "a", "-1", "1-", "-", "3-1", "0,,1", "0,", "1024", "0-1024", "+1", "1.5", "0-1-2", "99999999999999999999", "1,0,1", "2 , 4"} {
 		if s, err := parseCPUSet(bad); err == nil {
 			t.Errorf("parseCPUSet(%q) = %s, want an error", bad, formatCPUSet(s))
 		}
@@ -358,10 +357,10 @@ func TestCgroupJoin(t *testing.T) {
 		return cg
 	}
 	v2 := func(t *testing.T, leaf string) *targetCgroup {
-		if !self.hasV2 {
+		if !self.HasV2 {
 			t.Skip("in no cgroup v2 group")
 		}
-		parent, err := locateCgroup(mounts, "", self.v2)
+		parent, err := locateCgroup(mounts, "", self.V2)
 		if err != nil {
 			t.Skipf("cgroup v2: %v", err)
 		}

@@ -52,6 +52,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchgate/benchgate/internal/linux"
 )
 
 const (
@@ -692,12 +694,12 @@ func (d *deadRun) marked(dir string) bool {
 
 // ourCgroup says whether path is a cgroup benchgate makes: a directory
 // named benchgate-* on one of the cgroup file systems.
-func ourCgroup(path string, mounts []cgroupMount) bool {
+func ourCgroup(path string, mounts []linux.CgroupMount) bool {
 	if !filepath.IsAbs(path) || filepath.Clean(path) != path || !strings.HasPrefix(filepath.Base(path), "benchgate-") {
 		return false
 	}
 	for _, m := range mounts {
-		if strings.HasPrefix(path, m.point+"/") {
+		if strings.HasPrefix(path, m.Point+"/") {
 			fi, err := os.Lstat(path)
 			return err == nil && fi.IsDir()
 		}

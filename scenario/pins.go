@@ -1,13 +1,13 @@
 package scenario
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/benchgate/benchgate/internal/linux"
 )
 
 // pinNameRE is what a pin set's name may hold: the alphabet of the
@@ -20,13 +20,7 @@ var pinNameRE = regexp.MustCompile(`^[A-Za-z0-9_.=,-]+( +[A-Za-z0-9_.=,-]+)*$`)
 // another machine.
 var onlineCPUs = func() ([]int, error) {
 	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
-		if rs, err := parseCPUSet(strings.TrimSpace(string(b))); err == nil {
-			var cpus []int
-			for _, r := range rs {
-				for c := r.lo; c <= r.hi; c++ {
-					cpus = append(cpus, c)
-				}
-			}
+		if cpus, err := linux.ParseCPUList(strings.TrimSpace(string(b))); err == nil {
 			return cpus, nil
 		}
 	}
@@ -160,10 +154,10 @@ func (l *loader) cpuset(n *node, field string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	rs, err := parseCPUSet(s)
+	cpus, err := linux.ParseCPUList(s)
 	if err != nil {
 		if n.expanded {
-			// parseCPUSet's message quotes parts of the expanded value.
+			// ParseCPUList's message quotes parts of the expanded value.
 			l.errNode(n, field, "%q is not a cpuset (want e.g. \"0-3,5\")", n.raw)
 		} else {
 			l.errNode(n, field, "%v", err)
@@ -174,16 +168,16 @@ func (l *loader) cpuset(n *node, field string) (string, bool) {
 	if !known {
 		return s, true
 	}
-	if missing := missingCPUs(rs, online); len(missing) > 0 {
-		what := "CPUs " + formatCPUSet(missing) + " do not"
-		if len(missing) == 1 && missing[0].lo == missing[0].hi {
-			what = "CPU " + formatCPUSet(missing) + " does not"
+	if missing := missingCPUs(cpus, online); len(missing) > 0 {
+		what := "CPUs " + linux.FormatCPUList(missing) + " do not"
+		if len(missing) == 1 {
+			what = "CPU " + linux.FormatCPUList(missing) + " does not"
 		}
 		have := "CPUs "
 		if len(online) == 1 {
 			have = "CPU "
 		}
-		l.errNode(n, field, "%s exist here (this machine has %s%s)", what, have, formatCPUSet(toRanges(online)))
+		l.errNode(n, field, "%s exist here (this machine has %s%s)", what, have, linux.FormatCPUList(online))
 		return "", false
 	}
 	return s, true
@@ -204,84 +198,13 @@ func (l *loader) online() (cpus []int, known bool) {
 	return l.onlineCPUs, l.onlineCPUs != nil
 }
 
-// cpuRange is the CPUs lo through hi.
-type cpuRange struct{ lo, hi int }
-
-// parseCPUSet reads Linux cpuset syntax ("0-3,5") with ascending,
-// non-overlapping ranges.
-func parseCPUSet(s string) ([]cpuRange, error) {
-	var out []cpuRange
-	last := -1
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < 0 {
-			return nil, fmt.Errorf("%q is not a cpuset (want e.g. \"0-3,5\")", s)
-		}
-		if b < a {
-			return nil, fmt.Errorf("%q: range %s runs backwards", s, part)
-		}
-		if a <= last {
-			return nil, fmt.Errorf("%q: %s is not after the previous CPUs (want ascending, e.g. \"0-3,5\")", s, part)
-		}
-		last = b
-		out = append(out, cpuRange{a, b})
-	}
-	return out, nil
-}
-
-// missingCPUs is want without the CPUs in have (sorted), as ranges; want
-// may be as wide as "0-1000000000" without a CPU-by-CPU walk.
-func missingCPUs(want []cpuRange, have []int) []cpuRange {
-	var out []cpuRange
-	for _, r := range want {
-		cur := r.lo
-		for _, c := range have {
-			if c < cur {
-				continue
-			}
-			if c > r.hi {
-				break
-			}
-			if c > cur {
-				out = append(out, cpuRange{cur, c - 1})
-			}
-			cur = c + 1
-		}
-		if cur <= r.hi {
-			out = append(out, cpuRange{cur, r.hi})
+// missingCPUs is want without the CPUs in have (sorted).
+func missingCPUs(want, have []int) []int {
+	var out []int
+	for _, c := range want {
+		if _, ok := slices.BinarySearch(have, c); !ok {
+			out = append(out, c)
 		}
 	}
 	return out
-}
-
-// toRanges turns sorted CPU numbers into ranges.
-func toRanges(cpus []int) []cpuRange {
-	var out []cpuRange
-	for _, c := range cpus {
-		if n := len(out); n > 0 && out[n-1].hi+1 == c {
-			out[n-1].hi = c
-		} else if n == 0 || out[n-1].hi < c {
-			out = append(out, cpuRange{c, c})
-		}
-	}
-	return out
-}
-
-// formatCPUSet writes ranges in cpuset syntax, e.g. "0-3,5".
-func formatCPUSet(rs []cpuRange) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		if r.lo == r.hi {
-			parts[i] = strconv.Itoa(r.lo)
-		} else {
-			parts[i] = strconv.Itoa(r.lo) + "-" + strconv.Itoa(r.hi)
-		}
-	}
-	return strings.Join(parts, ",")
 }

@@ -121,8 +121,10 @@ func TestPinsCPUsExist(t *testing.T) {
   - {cpus: "0-1"}
   - {cpus: "1,3"}
 `, `s.yml:11:12: pins[1].cpus: CPU 3 does not exist here (this machine has CPUs 0-1)`},
+		{"generator_cpus, the widest range", `pins: {cpus: "0", generator_cpus: "1-65535"}
+`, `s.yml:9:35: pins.generator_cpus: CPUs 2-65535 do not exist here (this machine has CPUs 0-1)`},
 		{"generator_cpus, a huge range", `pins: {cpus: "0", generator_cpus: "1-1000000000"}
-`, `s.yml:9:35: pins.generator_cpus: CPUs 2-1000000000 do not exist here (this machine has CPUs 0-1)`},
+`, `s.yml:9:35: pins.generator_cpus: "1-1000000000": CPU 1000000000 is beyond 65535, the most a cpuset may name`},
 		{"several", `pins: {cpus: "0,2,4-5"}
 `, `s.yml:9:14: pins.cpus: CPUs 2,4-5 do not exist here (this machine has CPUs 0-1)`},
 		{"from a variable", `pins: {cpus: "${CPUS}"}
