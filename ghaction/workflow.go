@@ -143,8 +143,11 @@ func stopCommands(w io.Writer, avoid []string) (func() error, error) {
 // report, so that no line of it is a workflow command, whatever the text
 // a pull request or a target put into it: the runner acts on a line that
 // starts with "::" after white space, and on "##[name]" (the older form)
-// anywhere in a line, so the first ':' of such a start is written "\x3a"
-// and the '[' of every "##[" "\x5b", escapes of textsafe's form. A line,
+// anywhere in a line, so the first ':' of such a start is written "\u003a"
+// and the '[' of every "##[" "\u005b": escapes a person reads, and that
+// JSON decodes back to the character, so `benchgate compare -format json`
+// piped on in a step stays the same data (JSON never starts a line with
+// "::"). A line,
 // for this, ends at '\n' or '\r', as the runner reads it. Lines are written
 // whole; Flush ends an unfinished one. Text written through it is not made
 // safe for a terminal: that is textsafe's job, done where the text is made.
@@ -204,9 +207,9 @@ func noCommands(s string) string {
 		// calls white space, as unicode.IsSpace does.
 		if t := strings.TrimLeftFunc(line, unicode.IsSpace); strings.HasPrefix(t, "::") {
 			k := len(line) - len(t)
-			line = line[:k] + `\x3a` + line[k+1:]
+			line = line[:k] + `\u003a` + line[k+1:]
 		}
-		b.WriteString(strings.ReplaceAll(line, "##[", `##\x5b`))
+		b.WriteString(strings.ReplaceAll(line, "##[", `##\u005b`))
 		b.WriteString(sep)
 	}
 	return b.String()

@@ -165,7 +165,7 @@ func FuzzLogWriter(f *testing.F) {
 			want += "\n"
 		}
 		if !strings.Contains(text, `\x`) {
-			if back := strings.NewReplacer(`\x3a`, ":", `\x5b`, "[").Replace(out); back != want {
+			if back := strings.NewReplacer(`\u003a`, ":", `\u005b`, "[").Replace(out); back != want {
 				t.Fatalf("LogWriter wrote %q for %q: reads back as %q", out, text, back)
 			}
 		}

@@ -1,6 +1,7 @@
 package ghaction
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -426,8 +427,8 @@ func TestLogWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if b.String() != "agreement search: DISAGREE at request 1, GET /: body.##\\x5bset-output name=verdict;]pass (status)\n"+
-		"  \\x3a:error::pwned\n\u00a0\\x3a:add-mask::x\r\\x3a:stop-commands::t\nQ01 a::b ##\\x5bx\n" {
+	if b.String() != "agreement search: DISAGREE at request 1, GET /: body.##\\u005bset-output name=verdict;]pass (status)\n"+
+		"  \\u003a:error::pwned\n\u00a0\\u003a:add-mask::x\r\\u003a:stop-commands::t\nQ01 a::b ##\\u005bx\n" {
 		t.Errorf("log before Flush:\n%q", b.String())
 	}
 	if err := w.Flush(); err != nil {
@@ -436,7 +437,7 @@ func TestLogWriter(t *testing.T) {
 	if err := Annotate(&b, "error", "", "after", "", 0); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(b.String(), "ok ##\\x5bstop-commands]t\n::error::after\n") {
+	if !strings.HasSuffix(b.String(), "ok ##\\u005bstop-commands]t\n::error::after\n") {
 		t.Errorf("log after Flush:\n%q", b.String())
 	}
 	if got := runnerLog(b.String()); len(got) != 1 || got[0].Data != "after" {
@@ -470,5 +471,26 @@ func TestLogWriterPassesOwnCommands(t *testing.T) {
 	}
 	if !strings.HasPrefix(b.String(), "progress ::error::forged\nhalf a line\n::error ") {
 		t.Errorf("the command did not follow the log's unfinished line:\n%q", b.String())
+	}
+}
+
+// JSON written through a LogWriter (`benchgate compare -format json | jq`
+// in a step) decodes to the same value: the escapes are JSON's own.
+func TestLogWriterKeepsJSON(t *testing.T) {
+	want := map[string]string{"reason": "##[set-output name=verdict;]pass", "key": "::error::x"}
+	var b strings.Builder
+	w := NewLogWriter(&b)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(want); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	if strings.Contains(b.String(), "##[") {
+		t.Errorf("a command form passed:\n%s", b.String())
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(b.String()), &got); err != nil || !maps.Equal(got, want) {
+		t.Errorf("decoded %v (%v), want %v\n%s", got, err, want, b.String())
 	}
 }
