@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/containerd/errdefs v1.0.0
 	github.com/docker/docker v28.5.2+incompatible
@@ -23,7 +24,6 @@ require (
 require (
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
-	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/log v0.2.0 // indirect

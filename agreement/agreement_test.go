@@ -22,6 +22,7 @@ const (
 )
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		a, b Response
@@ -283,6 +284,7 @@ func TestCompare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := Compare(tt.a, tt.b, tt.opt)
 			if got != tt.want {
 				t.Errorf("Compare:\n got %#v\nwant %#v", got, tt.want)
@@ -299,6 +301,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestExcerptTruncation(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 200) // 2 bytes per rune
 	a := js(`{"s":"` + long + `"}`)
 	b := js(`{"s":"` + long + `x"}`)
@@ -329,6 +332,7 @@ func TestExcerptTruncation(t *testing.T) {
 }
 
 func TestCanonNumber(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"1", "1e0"}, {"1.0", "1e0"}, {"10e-1", "1e0"}, {"0.1e1", "1e0"},
 		{"100", "1e2"}, {"1e2", "1e2"}, {"1E+2", "1e2"}, {"-0", "0"}, {"0.000", "0"},
@@ -341,6 +345,7 @@ func TestCanonNumber(t *testing.T) {
 }
 
 func TestValidatePath(t *testing.T) {
+	t.Parallel()
 	for _, p := range []string{"$", "$.a", "$.a.b", "$['a b']", `$["x"]`, "$.items[*].id", "$..etag", "$..[0]", "$.a[-1]", "$.*"} {
 		if err := ValidatePath(p); err != nil {
 			t.Errorf("ValidatePath(%q) = %v", p, err)
@@ -354,6 +359,7 @@ func TestValidatePath(t *testing.T) {
 }
 
 func TestDeepNesting(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
 	got := Compare(js(deep), js("[]"), Options{})
 	if got.Agree || got.Reason != "response A is not valid JSON: nesting too deep" {
@@ -364,6 +370,7 @@ func TestDeepNesting(t *testing.T) {
 // TestCompareReviewCases: answers that differ in ways a JSON decoder or a
 // format check alone would miss.
 func TestCompareReviewCases(t *testing.T) {
+	t.Parallel()
 	js := func(body string) Response {
 		return Response{Status: 200, ContentType: "application/json", Body: []byte(body)}
 	}
@@ -397,6 +404,7 @@ func TestCompareReviewCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := Compare(c.a, c.b, c.opt)
 			if r.Agree != c.agree || r.Reason != c.reason {
 				t.Errorf("agree %v, reason %q; want %v, %q", r.Agree, r.Reason, c.agree, c.reason)

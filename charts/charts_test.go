@@ -135,6 +135,7 @@ func selfContained(t *testing.T, es []element) {
 }
 
 func TestSVGDataPoints(t *testing.T) {
+	t.Parallel()
 	c := throughput()
 	raw, es := render(t, c)
 	selfContained(t, es)
@@ -227,6 +228,7 @@ func markerCentre(t *testing.T, e element) (float64, float64) {
 }
 
 func TestSVGGolden(t *testing.T) {
+	t.Parallel()
 	raw, _ := render(t, throughput())
 	path := filepath.Join("testdata", "throughput.svg")
 	if *update {
@@ -260,6 +262,7 @@ var hostile = []string{
 }
 
 func TestSVGEscapesHostileText(t *testing.T) {
+	t.Parallel()
 	for _, name := range hostile {
 		c := Chart{
 			Title: name, XLabel: name, YLabel: name,
@@ -295,6 +298,7 @@ func TestSVGEscapesHostileText(t *testing.T) {
 }
 
 func TestCleanText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"a\nb":                     "a b",
 		"  lead  and\t\ttrail \n ": "lead and trail",
@@ -312,6 +316,7 @@ func TestCleanText(t *testing.T) {
 }
 
 func TestNiceTicks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		lo, hi float64
 		want   []float64
@@ -352,6 +357,7 @@ func TestNiceTicks(t *testing.T) {
 }
 
 func TestTickText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ticks []float64
 		step  float64
@@ -371,6 +377,7 @@ func TestTickText(t *testing.T) {
 }
 
 func TestLogX(t *testing.T) {
+	t.Parallel()
 	if got := logTicks(1, 64); !slices.Equal(got, []float64{1, 2, 5, 10, 20, 50}) {
 		t.Errorf("logTicks(1, 64) = %v", got)
 	}
@@ -417,6 +424,7 @@ func TestLogX(t *testing.T) {
 }
 
 func TestOnePoint(t *testing.T) {
+	t.Parallel()
 	raw, es := render(t, Chart{Title: "one", XLabel: "c", YLabel: "rps",
 		Series: []Series{{Name: "baseline", Points: []Point{{X: 8, Y: 1234.5, Lo: 1234.5, Hi: 1234.5, Label: "c=8"}}}}})
 	pts := points(es)
@@ -450,6 +458,7 @@ func noNonFinite(t *testing.T, out []byte) {
 }
 
 func TestNonFinitePointsLeftOut(t *testing.T) {
+	t.Parallel()
 	nan, inf := math.NaN(), math.Inf(1)
 	c := Chart{Title: "holes", LogX: true, Series: []Series{{Name: "s", Points: []Point{
 		{X: 1, Y: 10, Lo: 9, Hi: 11},
@@ -491,6 +500,7 @@ func TestNonFinitePointsLeftOut(t *testing.T) {
 }
 
 func TestManyLabelsThinned(t *testing.T) {
+	t.Parallel()
 	var ps []Point
 	for i := range 60 {
 		ps = append(ps, Point{X: float64(i + 1), Y: 100 + float64(i%7), Label: "abcdef" + strconv.Itoa(i)})
@@ -516,6 +526,7 @@ func TestManyLabelsThinned(t *testing.T) {
 }
 
 func TestMermaid(t *testing.T) {
+	t.Parallel()
 	got := Mermaid(throughput())
 	want := "```mermaid\n" +
 		`%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#0072B2, #D55E00"}}}}%%` + "\n" +
@@ -533,6 +544,7 @@ func TestMermaid(t *testing.T) {
 }
 
 func TestMermaidSharedCategories(t *testing.T) {
+	t.Parallel()
 	c := throughput()
 	c.Series[1].Points = slices.Delete(c.Series[1].Points, 2, 3) // no candidate at c=8
 	got := Mermaid(c)
@@ -550,6 +562,7 @@ func TestMermaidSharedCategories(t *testing.T) {
 }
 
 func TestMermaidHostileNamesStayInside(t *testing.T) {
+	t.Parallel()
 	for _, name := range hostile {
 		c := Chart{Title: name, XLabel: name, YLabel: name, Series: []Series{
 			{Name: name, Points: []Point{{X: 1, Y: 1, Label: name}, {X: 2, Y: 2, Label: name + "2"}}},

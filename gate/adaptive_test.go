@@ -195,6 +195,7 @@ func b2f(b bool) float64 {
 // often in fewer rounds than its maximum. Deterministic: fixed seeds, and
 // the assertions are on the computed rates.
 func TestAdaptiveControlsFalseFailures(t *testing.T) {
+	t.Parallel()
 	// A false failure is a regression verdict: at most alpha/2 = 2.5% of
 	// A/A gates for exact intervals, less with the band; the bound asserted
 	// is alpha = 5% plus three binomial standard errors at 5%.
@@ -250,6 +251,7 @@ func TestAdaptiveControlsFalseFailures(t *testing.T) {
 // per round (3 observations, 2 df) is the reference that no correlation
 // within a round can fool.
 func TestBatchMeans(t *testing.T) {
+	t.Parallel()
 	n := simRunners[0]
 	rng := rand.New(rand.NewPCG(3, 0x5eed))
 	batchings := []int{simPairs, DefaultBatches, 1}

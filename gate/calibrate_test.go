@@ -6,6 +6,7 @@ import (
 )
 
 func TestCalibrateOverlap(t *testing.T) {
+	t.Parallel()
 	// Both instances: 100, 110, 90 — mean 100, sd 10, cv 0.1. The
 	// resolution is 2 · t(0.975, 2) · 10/√3 / 100 = 0.49683; the band of
 	// 10% needs t(r-1)·0.2/√r <= 0.1: r = 18 (t(17)/√18 = 0.4973), not 17
@@ -32,6 +33,7 @@ func TestCalibrateOverlap(t *testing.T) {
 }
 
 func TestCalibratePaired(t *testing.T) {
+	t.Parallel()
 	// Two rounds of 4 slice pairs whose log ratios are ±0.1: 8 batches,
 	// mean 0, sd √(8·0.01/7) = 0.106904. Resolution: exp(t(7)·sd/√8)-1 =
 	// exp(2.364624·0.106904/2.828427)-1 = exp(0.089375)-1 = 0.093491. Rounds needed at 4
@@ -84,6 +86,7 @@ func TestCalibratePaired(t *testing.T) {
 }
 
 func TestCalibrateInconclusive(t *testing.T) {
+	t.Parallel()
 	side := Side{Samples: map[Metric][]float64{RPS: {100}}}
 	c := Compare([]CellInput{{Key: CellKey{Class: "a"}, Baseline: side, Candidate: side}},
 		DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95}}})

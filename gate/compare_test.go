@@ -64,6 +64,7 @@ func checkComparison(t *testing.T, name string, c Comparison, cells []cellWant, 
 }
 
 func TestCompareGrid(t *testing.T) {
+	t.Parallel()
 	none := []Metric{}
 	rps := []Metric{RPS}
 
@@ -118,6 +119,7 @@ func TestCompareGrid(t *testing.T) {
 
 // Within a gated cell: regression, else inconclusive, else improvement, else tie.
 func TestCompareHeadline(t *testing.T) {
+	t.Parallel()
 	k := kQ01c4
 	gateAll := Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95}}, MaxErrorRate: -1}
 	withP99 := Policy{FailOn: []Rule{{Metric: RPS}, {Metric: P95}, {Metric: P99}}, MaxErrorRate: -1}
@@ -169,6 +171,7 @@ func TestCompareHeadline(t *testing.T) {
 // A cancelled run leaves a cell with nothing on one side: every metric the
 // other side has is inconclusive, never a pass.
 func TestCompareCancelledCell(t *testing.T) {
+	t.Parallel()
 	in := []CellInput{
 		{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)},
 		{Key: kQ05c16, Baseline: side(300, 0.05), Candidate: Side{}},
@@ -207,6 +210,7 @@ func TestCompareCancelledCell(t *testing.T) {
 }
 
 func TestCompareErrorRate(t *testing.T) {
+	t.Parallel()
 	withErrors := func(baseErr, candErr, requests int64) []CellInput {
 		in := CellInput{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)}
 		in.Baseline.Requests, in.Baseline.Errors = requests, baseErr
@@ -257,6 +261,7 @@ func TestCompareErrorRate(t *testing.T) {
 }
 
 func TestWithGateFailures(t *testing.T) {
+	t.Parallel()
 	c := Compare([]CellInput{{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)}},
 		DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1})
 	if c.Outcome != Pass {
@@ -276,6 +281,7 @@ func TestWithGateFailures(t *testing.T) {
 }
 
 func TestCompareMetrics(t *testing.T) {
+	t.Parallel()
 	// A metric on one side only is decided (inconclusive), and metrics the
 	// gate does not know follow AllMetrics by name.
 	in := CellInput{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)}
@@ -307,6 +313,7 @@ func TestCompareMetrics(t *testing.T) {
 }
 
 func TestCompareEdges(t *testing.T) {
+	t.Parallel()
 	// Nothing measured (every class absent, a run that ended before its
 	// first round) is never a pass.
 	c := Compare(nil, DefaultSettings, Policy{})
@@ -322,6 +329,7 @@ func TestCompareEdges(t *testing.T) {
 }
 
 func TestRuleMatches(t *testing.T) {
+	t.Parallel()
 	check := func(r Rule, k CellKey, want bool) {
 		t.Helper()
 		if got := r.Matches(k); got != want {
@@ -344,6 +352,7 @@ func TestRuleMatches(t *testing.T) {
 }
 
 func TestPolicyValidate(t *testing.T) {
+	t.Parallel()
 	check := func(p Policy, wantErr string) {
 		t.Helper()
 		got := ""
@@ -366,6 +375,7 @@ func TestPolicyValidate(t *testing.T) {
 }
 
 func TestCompareUnits(t *testing.T) {
+	t.Parallel()
 	// Go benchmark units: sec/op and allocs/op lower is better, B/s higher;
 	// allocs/op is deterministic, so tie_within 0 makes 10 → 10.5 a
 	// regression where the default band calls it a tie.
@@ -400,6 +410,7 @@ func TestCompareUnits(t *testing.T) {
 }
 
 func TestCompareGoBenchPolicy(t *testing.T) {
+	t.Parallel()
 	s := func(v ...float64) []float64 { return v }
 	in := []CellInput{
 		{Key: CellKey{Class: "BenchmarkOld"},
@@ -434,6 +445,7 @@ func TestCompareGoBenchPolicy(t *testing.T) {
 // cell is never a pass, not even with no fail_on rule at all, where its
 // zeros would otherwise leave the outcome a pass.
 func TestCompareRequireAnswers(t *testing.T) {
+	t.Parallel()
 	answered := func(rps float64, answered, inFlight int64) Side {
 		s := side(rps, 0.02)
 		s.Answered, s.InFlight, s.Rungs = answered, inFlight, 5
@@ -478,6 +490,20 @@ func TestCompareRequireAnswers(t *testing.T) {
 	for _, f := range c.Failures {
 		if f.Kind == FailNoAnswers {
 			t.Errorf("unmeasured cell failed for no answers: %+v", f)
+		}
+	}
+}
+
+func TestCellKeyString(t *testing.T) {
+	for k, want := range map[CellKey]string{
+		{Class: "Q01", Concurrency: 8}: "Q01 c=8",
+		kQ01c8:                         "csv/Q01 c=8",
+		{Pins: "cpus=1", Variant: "csv", Class: "Q01", Concurrency: 8}: "[cpus=1] csv/Q01 c=8",
+		// A Go benchmark has no concurrency: its -cpu suffix is its name's.
+		{Pins: "cpus=1", Class: "store.BenchmarkInsert-4"}: "[cpus=1] store.BenchmarkInsert-4",
+	} {
+		if got := k.String(); got != want {
+			t.Errorf("%#v: %q, want %q", k, got, want)
 		}
 	}
 }

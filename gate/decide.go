@@ -63,10 +63,11 @@ func (s Settings) batches() int {
 	return s.Batches
 }
 
-// Decide applies the overlap rule of DESIGN.md to one metric of one cell,
-// for callers that have no paired observations, whatever s.Rule says: it is
-// DecidePaired without pairs under RuleOverlap. base and cand should be
-// summarized at s.Effective().
+// Decide applies the overlap rule to one metric of one cell (a tie when the
+// two intervals overlap or the means are less than s.TieWithin apart; see
+// docs/statistics.md), for callers that have no paired observations,
+// whatever s.Rule says: it is DecidePaired without pairs under RuleOverlap.
+// base and cand should be summarized at s.Effective().
 func Decide(m Metric, base, cand Summary, s Settings) Decision {
 	s.Rule = RuleOverlap
 	return DecidePaired(m, base, cand, nil, s)

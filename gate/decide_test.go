@@ -10,6 +10,7 @@ import (
 func ci(mean, hw float64) Summary { return Summary{N: 5, Mean: mean, HalfWidth: hw} }
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	check := func(name string, m Metric, base, cand Summary, s Settings, want Verdict, reason string) {
 		t.Helper()
 		d := Decide(m, base, cand, s)
@@ -98,6 +99,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideDelta(t *testing.T) {
+	t.Parallel()
 	check := func(base, cand Summary, want float64) {
 		t.Helper()
 		if got := Decide(RPS, base, cand, DefaultSettings).Delta; math.Abs(got-want) > 1e-12 {
@@ -115,6 +117,7 @@ func TestDecideDelta(t *testing.T) {
 // cand [20 21 22 23 24]: mean 22, sd sqrt(10/4) = 1.5811,
 // hw 2.7764*1.5811/2.2361 = 1.9632, [20.0368, 23.9632]. Apart; 8/14 = 57.1%.
 func TestDecideFromSamples(t *testing.T) {
+	t.Parallel()
 	base := Summarize([]float64{10, 12, 14, 16, 18}, 0.95)
 	cand := Summarize([]float64{20, 21, 22, 23, 24}, 0.95)
 	if math.Abs(cand.HalfWidth-1.9632) > 5e-5 {
@@ -131,6 +134,7 @@ func TestDecideFromSamples(t *testing.T) {
 }
 
 func TestSettingsValidate(t *testing.T) {
+	t.Parallel()
 	check := func(s Settings, wantErr string) {
 		t.Helper()
 		err := s.Validate()

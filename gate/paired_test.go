@@ -32,6 +32,7 @@ func inRound(r int, bc ...float64) []Pair {
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
 
 func TestPairedRatio(t *testing.T) {
+	t.Parallel()
 	check := func(name string, pairs []Pair, batches int, want Ratio) {
 		t.Helper()
 		got, err := PairedRatio(pairs, 0.95, batches)
@@ -138,6 +139,7 @@ func TestPairedRatio(t *testing.T) {
 var pairedSettings = Settings{Confidence: 0.95, TieWithin: 0.10, Rule: RulePaired}
 
 func TestDecidePairedRule(t *testing.T) {
+	t.Parallel()
 	s5 := ci(100, 1) // summaries beside the pairs; the paired rule does not read them
 	check := func(name string, m Metric, pairs []Pair, s Settings, want Verdict, reason string, resolution float64, unresolved, open bool) {
 		t.Helper()
@@ -205,6 +207,7 @@ func TestDecidePairedRule(t *testing.T) {
 }
 
 func TestDecidePairedRuleChoice(t *testing.T) {
+	t.Parallel()
 	pairs := logPairs(-0.3, -0.25, -0.3, -0.25)
 	// Under overlap the ratio is carried for the Δ column's ±, and the
 	// summaries decide: these overlap.
@@ -226,6 +229,7 @@ func TestDecidePairedRuleChoice(t *testing.T) {
 }
 
 func TestOverlapResolution(t *testing.T) {
+	t.Parallel()
 	check := func(name string, m Metric, base, cand Summary, want Verdict, resolution float64, unresolved, open bool) {
 		t.Helper()
 		d := Decide(m, base, cand, DefaultSettings)
@@ -263,6 +267,7 @@ func TestOverlapResolution(t *testing.T) {
 }
 
 func TestEffective(t *testing.T) {
+	t.Parallel()
 	check := func(s Settings, want float64) {
 		t.Helper()
 		if got := s.Effective(); math.Abs(got-want) > 1e-15 {
@@ -308,6 +313,7 @@ func unresolvedGrid() []CellInput {
 }
 
 func TestCompareUnresolved(t *testing.T) {
+	t.Parallel()
 	rps := []Metric{RPS}
 	unresolved := Failure{Key: kQ01c4, Metric: RPS, Kind: FailUnresolved,
 		Reason: "tie, but the intervals cannot rule out a change of up to 13% (band 10%)"}
@@ -362,6 +368,7 @@ func TestCompareUnresolved(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	// Cells: an unresolved tie (open), a resolved tie (settled), a
 	// regression beyond the band (settled), a regression reaching into the
 	// band (open: ±6 and ±5 around 100 and 80 have nearest ends 9% apart),

@@ -4,9 +4,12 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 func TestTQuantile(t *testing.T) {
+	t.Parallel()
 	check := func(p, df, want, tol float64) {
 		t.Helper()
 		if got := TQuantile(p, df); !(math.Abs(got-want) <= tol) {
@@ -52,6 +55,7 @@ func TestTQuantile(t *testing.T) {
 // The quantile must invert the distribution function for any df: fractional
 // ones no table lists, and large ones where the expansion replaces Newton.
 func TestTQuantileInvertsTail(t *testing.T) {
+	t.Parallel()
 	for _, df := range []float64{0.5, 1.5, 2.5, 3, 7.25, 30, 500, 3000, 3001, 1e4} {
 		for _, p := range []float64{0.6, 0.9, 0.975, 0.995, 0.9999} {
 			q := TQuantile(p, df)
@@ -62,7 +66,70 @@ func TestTQuantileInvertsTail(t *testing.T) {
 	}
 }
 
+// go-moremath has no t quantile, so ours is checked against the generic
+// numerical inverse of its distribution function (bisection, where ours takes
+// Newton steps) and, at a df where the t distribution is the normal one to
+// 1e-11, against its normal quantile. Its t distribution function forms 1-x
+// by subtraction and loses digits at larger df, so the grid stops at 3000,
+// where TQuantile switches to the expansion; for the same reason it rounds
+// to exactly 1/2 on an interval around 0 (up to 5e-7 wide), so the median is
+// checked against the normal only.
+func TestTQuantileMatchesMoremath(t *testing.T) {
+	t.Parallel()
+	ps := []float64{0.55, 0.6, 0.75, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9995}
+	check := func(p, df, want float64) {
+		t.Helper()
+		if got := TQuantile(p, df); !(math.Abs(got-want) <= 1e-10*math.Max(1, math.Abs(want))) {
+			t.Errorf("TQuantile(%v, %v) = %.15g, moremath %.15g", p, df, got, want)
+		}
+	}
+	dfs := []float64{50, 100, 1000, 3000}
+	for df := 30; df >= 1; df-- {
+		dfs = append(dfs, float64(df))
+	}
+	for _, df := range dfs {
+		inv := stats.InvCDF(stats.TDist{V: df})
+		for _, p := range ps {
+			check(p, df, inv(p))
+		}
+	}
+	for _, p := range append(ps, 0.5) {
+		check(p, 1e12, stats.StdNormal.InvCDF(p))
+	}
+}
+
+// Two-sided p-values by mpmath's betainc at 30 digits, in the
+// changepoint test's range and beyond.
+func TestTTwoSided(t *testing.T) {
+	t.Parallel()
+	check := func(tv, df, want float64) {
+		t.Helper()
+		if got := TTwoSided(tv, df); !(math.Abs(got-want) <= 1e-12*want) {
+			t.Errorf("TTwoSided(%v, %v) = %.17g, want %.17g", tv, df, got, want)
+		}
+	}
+	check(2, 5, 0.10193947882985836)
+	check(-2, 5, 0.10193947882985836)
+	check(1, 1, 0.5)
+	check(0.5, 3, 0.65144796484815099)
+	check(2.5, 28, 0.018550923069545745)
+	check(0.01, 1000, 0.99202328193218729) // where 1-x is near 0
+	check(4, 2000, 6.564676494309238e-5)
+	check(10, 10, 1.589553175596412e-6)
+	check(0, 7, 1)
+	if got := TTwoSided(math.Inf(1), 7); got != 0 {
+		t.Errorf("TTwoSided(+Inf, 7) = %v, want 0", got)
+	}
+	// A NaN (a sample that is not a number) gives a NaN, never a panic.
+	for _, c := range []struct{ t, df float64 }{{math.NaN(), 3}, {1, math.NaN()}, {math.NaN(), math.NaN()}} {
+		if got := TTwoSided(c.t, c.df); !math.IsNaN(got) {
+			t.Errorf("TTwoSided(%v, %v) = %v, want NaN", c.t, c.df, got)
+		}
+	}
+}
+
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	const eps = 5e-5
 	check := func(xs []float64, conf float64, want Summary) {
 		t.Helper()

@@ -1,12 +1,9 @@
-// Package gate holds benchgate's statistics and decisions: summaries with
-// Student-t intervals, paired ratio intervals, the pre-registered tie rules
-// (overlap and paired), per-metric verdicts with the resolution each could
-// reach, the fail_on policy, and which cells an adaptive design should
-// measure again. It is pure: no I/O, no clock, no imports of the other
-// benchgate packages, so every number it produces can be checked by hand.
 package gate
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Metric names a measured quantity of a cell. The names are the ones a
 // scenario's fail_on rules use.
@@ -26,8 +23,15 @@ const (
 	MemPeak   Metric = "mem_peak"    // target memory, bytes, peak of the rung
 )
 
-// AllMetrics lists the metrics in the order reports show them.
-var AllMetrics = []Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate, CPUPerReq, MemMean, MemPeak}
+// AllMetrics lists the metrics of a load scenario, the names its fail_on
+// rules may use, in the order reports show them: the load generator's,
+// then ResourceMetrics.
+var AllMetrics = append([]Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate}, ResourceMetrics...)
+
+// ResourceMetrics are the metrics of the targets' resource accounting, in
+// report order. Only a target benchgate starts has them: nothing measures
+// what a url target uses.
+var ResourceMetrics = []Metric{CPUPerReq, MemMean, MemPeak}
 
 // GoUnits are the units of Go benchmark results that reports show first,
 // in this order; other units follow by name.
@@ -110,8 +114,10 @@ func (s Settings) For(m Metric) Settings {
 	return s
 }
 
-// DefaultSettings is the pre-registered rule of DESIGN.md.
-var DefaultSettings = Settings{Confidence: 0.95, TieWithin: 0.10}
+// DefaultSettings is the pre-registered tie rule, DefaultSection's: a tie
+// when the 95% intervals overlap or the means are under 10% apart
+// (docs/statistics.md).
+var DefaultSettings = Settings{Confidence: DefaultSection.Confidence, TieWithin: DefaultSection.TieWithin}
 
 // Summary is the mean of a cell's repetitions with its interval.
 type Summary struct {
@@ -207,6 +213,24 @@ type CellKey struct {
 	Variant     string `json:"variant"`
 	Class       string `json:"class"`
 	Concurrency int    `json:"concurrency"`
+}
+
+// String is the cell's name in prose, progress lines and errors:
+// "[cpus=1] csv/Q01 c=8", or "Q01 c=8" without pins and variants. A cell
+// without a concurrency (a Go benchmark) is its class alone. Names are
+// raw: the caller escapes for its medium.
+func (k CellKey) String() string {
+	s := k.Class
+	if k.Concurrency > 0 {
+		s = k.Class + " c=" + strconv.Itoa(k.Concurrency)
+	}
+	if k.Variant != "" {
+		s = k.Variant + "/" + s
+	}
+	if k.Pins != "" {
+		s = "[" + k.Pins + "] " + s
+	}
+	return s
 }
 
 // Side is what one target measured in one cell: one sample per repetition
