@@ -412,12 +412,6 @@ func (d DriftResult) Worse() int {
 	return n
 }
 
-// Drift finds the change points of every series of the history (see
-// AnalyzeDrift).
-func Drift(records []Record, opt ChangePointOptions) []DriftFinding {
-	return AnalyzeDrift(records, opt).Findings
-}
-
 // AnalyzeDrift groups the records by machine fingerprint (only records of
 // the same fingerprint are ever compared: a new runner type or kernel
 // starts new series rather than reading as a step), cuts each group into

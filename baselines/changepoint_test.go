@@ -252,12 +252,12 @@ func TestDriftNamesCommitRange(t *testing.T) {
 	if got.Worse() != 1 {
 		t.Errorf("Worse() = %d", got.Worse())
 	}
-	// Drift is the findings alone, whatever the order of the records.
+	// The findings do not depend on the order of the records.
 	rev := make([]Record, len(recs))
 	for i, r := range recs {
 		rev[len(recs)-1-i] = r
 	}
-	if d := Drift(rev, ChangePointOptions{}); len(d) != 1 || d[0].FromCommit != "c36" {
+	if d := AnalyzeDrift(rev, ChangePointOptions{}).Findings; len(d) != 1 || d[0].FromCommit != "c36" {
 		t.Errorf("Drift of reversed records: %+v", d)
 	}
 }
@@ -265,7 +265,7 @@ func TestDriftNamesCommitRange(t *testing.T) {
 func TestDriftDirection(t *testing.T) {
 	// Throughput up and latency down are better; latency up is worse.
 	recs := records("aaaaaaaaaaaa", 40, 2, day0, stepAt(20, 1000, 1200), stepAt(10, 0.004, 0.005))
-	d := Drift(recs, ChangePointOptions{})
+	d := AnalyzeDrift(recs, ChangePointOptions{}).Findings
 	if len(d) != 2 {
 		t.Fatalf("findings %+v, want two", d)
 	}
@@ -300,7 +300,7 @@ func TestDriftOnlyEqualFingerprints(t *testing.T) {
 	// reported, as each machine's own series is flat.
 	a = records("aaaaaaaaaaaa", 30, 4, day0, flat(1000), flat(0.004))
 	b = records("bbbbbbbbbbbb", 30, 5, day0.Add(30*24*time.Hour), flat(850), flat(0.005))
-	if d := Drift(append(a, b...), ChangePointOptions{}); len(d) != 0 {
+	if d := AnalyzeDrift(append(a, b...), ChangePointOptions{}).Findings; len(d) != 0 {
 		t.Errorf("a change of runner read as a step: %+v", d)
 	}
 

@@ -1,6 +1,3 @@
-// Package baselines is benchgate's results on disk: the versioned
-// results.json a run writes after every rung, and reading it back. Later it
-// also holds merging of shards and history.
 package baselines
 
 import (
@@ -16,6 +13,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 // FormatVersion is the version of the results file this code writes.
@@ -89,37 +88,9 @@ type ScenarioInfo struct {
 	Source string `json:"source,omitempty"`
 	// Gate is the scenario's gate section, resolved, so compare decides
 	// with the rule that was declared before the run.
-	Gate GateConfig `json:"gate"`
+	Gate gate.Section `json:"gate"`
 	// Load settings that were in force.
 	Load LoadInfo `json:"load"`
-}
-
-// GateConfig is the scenario's gate section.
-type GateConfig struct {
-	Confidence   float64 `json:"confidence"`
-	TieWithin    float64 `json:"tie_within"`
-	MaxErrorRate float64 `json:"max_error_rate"`
-	// TieWithinFor is gate.metrics' tie_within by metric.
-	TieWithinFor map[string]float64 `json:"tie_within_for,omitempty"`
-	// HigherBetterFor is gate.metrics' better by unit (true: higher).
-	HigherBetterFor map[string]bool `json:"higher_better_for,omitempty"`
-	// MaxErrorIncrease is gate.max_error_increase; nil when unset.
-	MaxErrorIncrease *float64   `json:"max_error_increase,omitempty"`
-	FailOn           []RuleInfo `json:"fail_on"`
-	// Rule is the decision rule, "overlap" or "paired"; "" (a file of
-	// version 2 or older) is overlap.
-	Rule string `json:"rule,omitempty"`
-	// Unresolved is what a gated tie that could not resolve tie_within
-	// does: "warn" ("" too), "fail" or "pass".
-	Unresolved string `json:"unresolved,omitempty"`
-}
-
-// RuleInfo is one fail_on rule.
-type RuleInfo struct {
-	Metric      string   `json:"metric"`
-	Classes     []string `json:"classes,omitempty"`
-	Concurrency []string `json:"concurrency,omitempty"`
-	Variants    []string `json:"variants,omitempty"`
 }
 
 // LoadInfo records the load section in force.
@@ -244,21 +215,8 @@ type Cell struct {
 	Concurrency int    `json:"concurrency"`
 }
 
-// String is the cell's name in progress lines and errors. A cell without
-// a concurrency (a Go benchmark) is its class alone.
-func (c Cell) String() string {
-	s := c.Class
-	if c.Concurrency > 0 {
-		s = fmt.Sprintf("%s c=%d", c.Class, c.Concurrency)
-	}
-	if c.Variant != "" {
-		s = c.Variant + "/" + s
-	}
-	if c.Pins != "" {
-		s = "[" + c.Pins + "] " + s
-	}
-	return s
-}
+// String is the cell's name, as its decided cell's (gate.CellKey.String).
+func (c Cell) String() string { return gate.CellKey(c).String() }
 
 // Rung is one measurement: one target under load for one cell in one round.
 type Rung struct {

@@ -1,6 +1,7 @@
 package baselines
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 func plan2x2() Plan {
@@ -53,8 +56,8 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	in := &Results{
 		Version: FormatVersion, Tool: "benchgate test", Status: "complete", Plan: plan2x2(),
-		Scenario: ScenarioInfo{Name: "demo", Hash: "abc", Seed: 42, Gate: GateConfig{Confidence: 0.95, TieWithin: 0.1,
-			FailOn: []RuleInfo{{Metric: "rps", Classes: []string{"Q*"}}}}},
+		Scenario: ScenarioInfo{Name: "demo", Hash: "abc", Seed: 42, Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1,
+			FailOn: []gate.Rule{{Metric: "rps", Classes: []string{"Q*"}}}}},
 		Env: Environment{CPUs: 2, Start: time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)},
 		Rungs: []Rung{{Cell: Cell{Class: "Q01", Concurrency: 1}, Target: "baseline", Order: "AB",
 			Requests: 100, Errors: map[string]int64{"status": 2, "timeout": 1}, Statuses: map[string]int64{"200": 98, "503": 2},
@@ -80,6 +83,39 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("output dir holds %d entries, want only results.json", len(entries))
+	}
+}
+
+// TestGateSectionFormat: the gate section is written under the names and
+// in the order results files have always had, and a section of a version
+// 2 file, without rule and unresolved, reads and writes back as it was.
+func TestGateSectionFormat(t *testing.T) {
+	inc := 0.002
+	g := gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001,
+		TieWithinFor: map[gate.Metric]float64{"allocs/op": 0, "B/op": 0.05}, HigherBetterFor: map[gate.Metric]bool{"req/sec": true},
+		MaxErrorIncrease: &inc, Rule: gate.RulePaired, Unresolved: gate.UnresolvedFail,
+		FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "rps", Classes: []string{"Q*"}, Concurrency: []string{"8"}, Variants: []string{"csv"}}}}
+	b, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"confidence":0.95,"tie_within":0.1,"max_error_rate":0.001,"tie_within_for":{"B/op":0.05,"allocs/op":0},` +
+		`"higher_better_for":{"req/sec":true},"max_error_increase":0.002,` +
+		`"fail_on":[{"metric":"sec/op"},{"metric":"rps","classes":["Q*"],"concurrency":["8"],"variants":["csv"]}],"rule":"paired","unresolved":"fail"}`
+	if string(b) != want {
+		t.Errorf("written as\n%s\nwant\n%s", b, want)
+	}
+
+	v2 := `{"confidence":0.9,"tie_within":0.05,"max_error_rate":0.01,"fail_on":[{"metric":"rps"}]}`
+	var got gate.Section
+	if err := json.Unmarshal([]byte(v2), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (gate.Section{Confidence: 0.9, TieWithin: 0.05, MaxErrorRate: 0.01, FailOn: []gate.Rule{{Metric: gate.RPS}}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("version 2 section read as %+v, want %+v", got, want)
+	}
+	if b, _ := json.Marshal(got); string(b) != v2 {
+		t.Errorf("version 2 section written back as %s", b)
 	}
 }
 

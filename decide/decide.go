@@ -31,7 +31,7 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 		idx[c] = i
 		counted[i] = cellRounds[c]
 		inputs[i] = gate.CellInput{
-			Key:       gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency},
+			Key:       gate.CellKey(c),
 			Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
 			Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
 			Pairs:     map[gate.Metric][]gate.Pair{},
@@ -98,58 +98,45 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 	// builds: such a cell's resource metrics are left undecided.
 	for i, c := range res.Plan.Cells {
 		if sources[c][0] != sources[c][1] {
-			for _, side := range []*gate.Side{&inputs[i].Baseline, &inputs[i].Candidate} {
-				for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
-					delete(side.Samples, m)
-				}
-			}
-			for _, m := range []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak} {
+			for _, m := range gate.ResourceMetrics {
+				delete(inputs[i].Baseline.Samples, m)
+				delete(inputs[i].Candidate.Samples, m)
 				delete(inputs[i].Pairs, m)
 			}
 		}
 	}
 
+	settings, policy := Rules(res)
+	if err := errors.Join(settings.Validate(), policy.Validate()); err != nil {
+		return gate.Comparison{}, fmt.Errorf("gate settings of the results file: %w", err)
+	}
+	return gate.WithGateFailures(gate.Compare(inputs, settings, policy), gateFailures(res.Gates)), nil
+}
+
+// Rules are the tie rule and the policy of the results file's gate
+// section, for the kind of results the file holds.
+func Rules(res *baselines.Results) (gate.Settings, gate.Policy) {
 	g := res.Scenario.Gate
 	settings := gate.DefaultSettings
 	if g.Confidence > 0 {
 		settings.Confidence = g.Confidence
 	}
-	settings.TieWithin = g.TieWithin
-	settings.Rule = gate.DecisionRule(g.Rule)
+	settings.TieWithin, settings.TieWithinFor, settings.HigherBetterFor = g.TieWithin, g.TieWithinFor, g.HigherBetterFor
+	settings.Rule = g.Rule
 	// Every look of an adaptive design spends part of the error rate.
 	settings.Looks = res.Scenario.Load.Looks()
-	for m, t := range g.TieWithinFor {
-		if settings.TieWithinFor == nil {
-			settings.TieWithinFor = map[gate.Metric]float64{}
-		}
-		settings.TieWithinFor[gate.Metric(m)] = t
-	}
-	for m, h := range g.HigherBetterFor {
-		if settings.HigherBetterFor == nil {
-			settings.HigherBetterFor = map[gate.Metric]bool{}
-		}
-		settings.HigherBetterFor[gate.Metric(m)] = h
-	}
-	policy := gate.Policy{MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
-		Unresolved: gate.Unresolved(g.Unresolved),
+	imported := strings.HasPrefix(res.Kind, "import:")
+	policy := gate.Policy{FailOn: g.FailOn, MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
+		Unresolved: g.Unresolved,
 		// A benchmark reports the units it reports: a rule on a custom
 		// unit applies to those that have it.
 		OnlyMeasured: res.Kind == "gobench",
 		// Cells found in the data, not declared in the scenario: a rule
 		// that gates none of them is a mistake, not a pass.
-		RuleMustApply: res.Kind == "gobench" || strings.HasPrefix(res.Kind, "import:"),
+		RuleMustApply: res.Kind == "gobench" || imported,
 		// Load results count requests; benchmarks and imports do not.
 		RequireAnswers: res.Kind != "gobench" && !imported}
-	for _, r := range g.FailOn {
-		policy.FailOn = append(policy.FailOn, gate.Rule{
-			Metric: gate.Metric(r.Metric), Classes: r.Classes,
-			Concurrency: r.Concurrency, Variants: r.Variants,
-		})
-	}
-	if err := errors.Join(settings.Validate(), policy.Validate()); err != nil {
-		return gate.Comparison{}, fmt.Errorf("gate settings of the results file: %w", err)
-	}
-	return gate.WithGateFailures(gate.Compare(inputs, settings, policy), gateFailures(res.Gates)), nil
+	return settings, policy
 }
 
 // gateFailures are the correctness gates' reasons to fail: a class whose

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -14,7 +15,7 @@ func results(src [2]string) *baselines.Results {
 	r := &baselines.Results{
 		Version: baselines.FormatVersion, Status: "complete",
 		Plan:     baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: 2},
-		Scenario: baselines.ScenarioInfo{Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001}},
+		Scenario: baselines.ScenarioInfo{Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001}},
 	}
 	for round := range 2 {
 		for t, name := range []string{"baseline", "candidate"} {
@@ -121,5 +122,36 @@ func TestDecideGates(t *testing.T) {
 	r.Gates = &baselines.Gates{Preflight: []baselines.PreflightResult{pf("ok", "baseline", true, 0), pf("ok", "candidate", true, 0)}}
 	if c, _ := Results(r); c.Outcome != gate.Pass {
 		t.Errorf("passing gates: %s %+v", c.Outcome, c.Failures)
+	}
+}
+
+// TestRules: the tie rule and the policy are the file's gate section, with
+// the default confidence where it has none, the looks of its design, and
+// what the kind of results asks for. A section without rule and
+// unresolved (a file of version 2) decides by overlap and warns.
+func TestRules(t *testing.T) {
+	inc := 0.002
+	g := gate.Section{TieWithin: 0.05, MaxErrorRate: 0.01, MaxErrorIncrease: &inc,
+		TieWithinFor: map[gate.Metric]float64{gate.P95: 0.2}, HigherBetterFor: map[gate.Metric]bool{"req/sec": true},
+		FailOn: []gate.Rule{{Metric: gate.RPS, Classes: []string{"Q*"}}}}
+	res := &baselines.Results{Kind: "import:k6", Scenario: baselines.ScenarioInfo{Gate: g,
+		Load: baselines.LoadInfo{Repetitions: 3, MaxRepetitions: 5}}}
+	s, p := Rules(res)
+	wantS := gate.Settings{Confidence: 0.95, TieWithin: 0.05, TieWithinFor: g.TieWithinFor, HigherBetterFor: g.HigherBetterFor, Looks: 3}
+	wantP := gate.Policy{FailOn: g.FailOn, MaxErrorRate: 0.01, MaxErrorIncrease: &inc, RuleMustApply: true}
+	if !reflect.DeepEqual(s, wantS) || !reflect.DeepEqual(p, wantP) {
+		t.Errorf("import: rules %+v, %+v\nwant %+v, %+v", s, p, wantS, wantP)
+	}
+
+	res.Kind = "gobench"
+	res.Scenario.Gate.Confidence, res.Scenario.Gate.Rule, res.Scenario.Gate.Unresolved = 0.9, gate.RulePaired, gate.UnresolvedFail
+	s, p = Rules(res)
+	if s.Confidence != 0.9 || s.Rule != gate.RulePaired || p.Unresolved != gate.UnresolvedFail ||
+		!p.OnlyMeasured || !p.RuleMustApply || p.RequireAnswers {
+		t.Errorf("gobench: rules %+v, %+v", s, p)
+	}
+	res.Kind = ""
+	if _, p = Rules(res); p.OnlyMeasured || p.RuleMustApply || !p.RequireAnswers {
+		t.Errorf("load: policy %+v", p)
 	}
 }

@@ -7,7 +7,8 @@
 // vegeta (vegeta report -type=json), ghz (--format json), oha (--json /
 // --output-format json) and k6 (--summary-export, or the data object of
 // handleSummary() written as JSON). docs/importers.md has the mapping of
-// every field.
+// every field. GoBench reads two saved go test -bench outputs likewise,
+// one side each, as benchstat reads them (docs/gobench.md).
 package importers
 
 import (
@@ -21,21 +22,25 @@ import (
 	"github.com/benchgate/benchgate/baselines"
 )
 
-// Tools lists the tools whose reports Read understands, in the order
-// Detect tries them.
+// Tools lists the tools whose reports Read understands, in the order a
+// report's fields are matched against theirs.
 var Tools = []string{"vegeta", "ghz", "oha", "k6"}
 
 // Options sets what the files do not say.
 type Options struct {
-	// Class names the imported cell; "load" when empty.
+	// Class names the imported cell. When empty: the scenario's class
+	// if it has only one, so its fail_on globs match, else "load".
 	Class string
 	// Concurrency is the cell's concurrency. 0 takes it from the files
 	// where the tool records it (ghz: -c; k6: the peak of the vus metric),
 	// else the cell has none.
 	Concurrency int
-	// Name is the scenario name in reports; "imported TOOL results" when
-	// empty.
+	// Name is the scenario name in reports. When empty: the scenario's,
+	// else "imported TOOL results".
 	Name string
+	// Scenario, when not nil, decides the import: the results record
+	// its gate section, file and hash.
+	Scenario *Scenario
 }
 
 // DefaultClass is the class of the imported cell when Options.Class is
@@ -126,11 +131,18 @@ func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Re
 	if err != nil {
 		return nil, err
 	}
-	class := opt.Class
+	class, name := opt.Class, opt.Name
+	if sc := opt.Scenario; sc != nil {
+		if class == "" && len(sc.Classes) == 1 {
+			class = sc.Classes[0].Name
+		}
+		if name == "" {
+			name = sc.Name
+		}
+	}
 	if class == "" {
 		class = DefaultClass
 	}
-	name := opt.Name
 	if name == "" {
 		name = "imported " + tool + " results"
 	}
@@ -142,13 +154,7 @@ func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Re
 		Kind:    "import:" + tool,
 		Scenario: baselines.ScenarioInfo{
 			Name: name,
-			File: "",
-			Gate: baselines.GateConfig{
-				Confidence:   0.95,
-				TieWithin:    0.10,
-				MaxErrorRate: 0.001,
-				FailOn:       []baselines.RuleInfo{{Metric: "rps"}},
-			},
+			Gate: defaultGate("rps"),
 			Load: baselines.LoadInfo{Repetitions: n},
 		},
 		Env: baselines.Environment{
@@ -160,6 +166,10 @@ func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Re
 	}
 	if conc > 0 {
 		res.Scenario.Load.Concurrency = []int{conc}
+	}
+	if sc := opt.Scenario; sc != nil {
+		res.Scenario.Gate = sc.Info.Gate
+		res.Scenario.File, res.Scenario.Hash, res.Scenario.Source = sc.Info.File, sc.Info.Hash, sc.Info.Source
 	}
 	for i := range n {
 		for s, side := range sides {
@@ -218,23 +228,6 @@ func concurrency(opt int, base, cand []string, ms [][]measurement) (int, error) 
 		}
 	}
 	return c, nil
-}
-
-// Detect names the tool that wrote the report at path, by its JSON shape.
-func Detect(path string) (string, error) {
-	b, err := baselines.ReadFileLimited(path, baselines.MaxReportBytes)
-	if err != nil {
-		return "", err
-	}
-	top, err := decodeObject(path, b)
-	if err != nil {
-		return "", err
-	}
-	if t := sniff(top); t != "" {
-		return t, nil
-	}
-	return "", fmt.Errorf("%s: not a report of a tool benchgate imports (%s): no field of vegeta's, ghz's, oha's or k6's JSON",
-		path, strings.Join(Tools, ", "))
 }
 
 // identity lists, per tool, the top-level fields that tell its report

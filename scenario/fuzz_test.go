@@ -34,6 +34,7 @@ var loadSeeds = []string{
 	withBody(`{{$a := "xx"}}{{range 40}}{{$a = printf "%s%s" $a $a}}{{end}}{{$a}}`),
 	withBody(`{{define "a"}}{{template "a"}}{{end}}{{template "a"}}`),
 	withBody(`{{printf "%99999999d" 1}}`),
+	minimal + "pins: [{cpus: \"0-3\", generator_cpus: \"65535\"}, {memory: 1GiB}]\n",
 	minimal + "data: {z: {file: /dev/zero}}\n",
 	minimal + "data: {z: {file: ../../../../etc/passwd}}\n",
 	minimal + "data: {env: {file: /proc/self/environ}}\n",
@@ -52,8 +53,8 @@ func flowKeysBlock(n int) string {
 	return b.String()
 }
 
-// FuzzLoad: Load never panics, and its error is an *ErrorList or the
-// plain error of a file that cannot be opened.
+// FuzzLoad: Load and CheckCPUs never panic, and their error is an
+// *ErrorList or the plain error of a file that cannot be opened.
 func FuzzLoad(f *testing.F) {
 	for _, s := range loadSeeds {
 		f.Add([]byte(s))
@@ -77,6 +78,13 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("an empty ErrorList")
 			}
 			return
+		}
+		// What loads has its pins checked with the same kind of error.
+		if err := s.CheckCPUs([]int{0}); err != nil {
+			var el *ErrorList
+			if !errors.As(err, &el) || len(el.Errors) == 0 {
+				t.Fatalf("CheckCPUs: %v (%T), want a non-empty *ErrorList", err, err)
+			}
 		}
 		// What loads can be streamed.
 		for _, v := range s.Variants {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 const goBenchFile = `version: 1
@@ -36,6 +38,7 @@ profiles:
 `
 
 func TestLoadGoBench(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n"), 0o644)
 	path := filepath.Join(dir, "benchgate.yml")
@@ -63,8 +66,8 @@ func TestLoadGoBench(t *testing.T) {
 		ApplyRename(rules, "BenchmarkQoordinator_100rows-4") != "BenchmarkInsert_100rows-4" || ApplyRename(rules, "BenchmarkOther") != "BenchmarkOther" {
 		t.Errorf("rename rules %v", rules)
 	}
-	wantGate := Gate{Confidence: 0.95, TieWithin: 0.05, MaxErrorRate: 0.001, TieWithinFor: map[string]float64{"allocs/op": 0},
-		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "allocs/op", Classes: []string{"store.Benchmark*"}}}, Rule: "overlap", Unresolved: "warn"}
+	wantGate := gate.Section{Confidence: 0.95, TieWithin: 0.05, MaxErrorRate: 0.001, TieWithinFor: map[gate.Metric]float64{"allocs/op": 0},
+		FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "allocs/op", Classes: []string{"store.Benchmark*"}}}, Rule: "overlap", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, wantGate) {
 		t.Errorf("gate %+v", s.Gate)
 	}
@@ -83,12 +86,13 @@ func TestLoadGoBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(s.GoBench, &GoBench{Module: s.Dir, Packages: []string{"./..."}, Bench: ".", Timeout: DefaultGoBenchTimeout}) ||
-		!reflect.DeepEqual(s.Gate.FailOn, []FailRule{{Metric: "sec/op"}}) || s.Load.Repetitions != DefaultRepetitions {
+		!reflect.DeepEqual(s.Gate.FailOn, []gate.Rule{{Metric: "sec/op"}}) || s.Load.Repetitions != DefaultRepetitions {
 		t.Errorf("defaults: %+v %+v %d", s.GoBench, s.Gate.FailOn, s.Load.Repetitions)
 	}
 }
 
 func TestLoadGoBenchErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, src, want string }{
 		{"unknown kind", "version: 1\nname: m\nkind: grpc\n",
 			`s.yml:3:7: kind: unknown kind "grpc" (want http, the default, or gobench)`},
@@ -122,6 +126,7 @@ profiles:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := loadErr(t, tt.src, "", nil); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
@@ -130,6 +135,7 @@ profiles:
 }
 
 func TestLoadGoBenchUnits(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "benchgate.yml")
 	os.WriteFile(path, []byte(`version: 1
@@ -146,9 +152,9 @@ gate:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
-		TieWithinFor: map[string]float64{"sec/op": 0.05}, HigherBetterFor: map[string]bool{"req/sec": true},
-		FailOn: []FailRule{{Metric: "sec/op"}, {Metric: "B/s"}, {Metric: "req/sec"}}, Rule: "overlap", Unresolved: "warn"}
+	want := gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
+		TieWithinFor: map[gate.Metric]float64{"sec/op": 0.05}, HigherBetterFor: map[gate.Metric]bool{"req/sec": true},
+		FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "B/s"}, {Metric: "req/sec"}}, Rule: "overlap", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, want) {
 		t.Errorf("gate %+v\nwant %+v", s.Gate, want)
 	}

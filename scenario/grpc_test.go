@@ -30,6 +30,7 @@ classes:
 `
 
 func TestLoadGRPC(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "benchgate.yml")
 	os.WriteFile(path, []byte(grpcFile), 0o644)
@@ -63,6 +64,7 @@ func TestLoadGRPC(t *testing.T) {
 }
 
 func TestLoadGRPCErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, src, want string }{
 		{"bad method", strings.Replace(grpcFile, "benchgate.demo.Inventory/Get", "Inventory.Get", 1),
 			`s.yml:15:20: classes[0].grpc.method: "Inventory.Get" is not a full method name (want package.Service/Method, e.g. benchgate.demo.Inventory/Get)`},
@@ -84,6 +86,7 @@ func TestLoadGRPCErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := loadErr(t, tt.src, "", nil); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
@@ -92,6 +95,7 @@ func TestLoadGRPCErrors(t *testing.T) {
 }
 
 func TestJSONTemplateFunction(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "benchgate.yml")
 	os.WriteFile(path, []byte(strings.Replace(strings.Replace(grpcFile, "term: [alpha, beta]", `term: ['O"Brien\x']`, 1),

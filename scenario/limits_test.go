@@ -116,6 +116,7 @@ func TestYAMLShapesBoundedBeforeParse(t *testing.T) {
 // included; a long mapping goes through as a flow mapping, and the many
 // sibling mappings of a long file cost memory in proportion to it.
 func TestYAMLAcceptedShapes(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("[", 150) + strings.Repeat("]", 150)
 	tests := []struct{ name, src string }{
 		{"brackets in quotes", `a: "` + strings.Repeat("[", 1000) + `"` + "\nb: '" + strings.Repeat("{", 1000) + "'\n"},
@@ -131,6 +132,7 @@ func TestYAMLAcceptedShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if line, col, msg := checkYAML([]byte(tt.src)); msg != "" {
 				t.Errorf("%d:%d: %s", line, col, msg)
 			}
@@ -171,6 +173,7 @@ func TestYAMLWorstCaseWithinBounds(t *testing.T) {
 // TestYAMLRepositoryFilesPass: the pre-check accepts every scenario and
 // workflow of the repository, and every scenario of the CLI's scripts.
 func TestYAMLRepositoryFilesPass(t *testing.T) {
+	t.Parallel()
 	check := func(name string, src []byte) {
 		t.Helper()
 		if line, col, msg := checkYAML(src); msg != "" {
@@ -326,6 +329,7 @@ func variantsN(n int) string {
 // TestDefaultSliceGivesWayToThePairCap: a long duration under the default
 // slice gets slices just long enough to stay within MaxSlicePairs.
 func TestDefaultSliceGivesWayToThePairCap(t *testing.T) {
+	t.Parallel()
 	s := loadSrc(t, minimal+"load: {duration: 20m, repetitions: 2}\n", "", nil)
 	if got := s.Load.SlicePairs(); got != MaxSlicePairs || s.Load.Slice != 120*time.Millisecond {
 		t.Errorf("slice %v, %d pairs; want 120ms, %d", s.Load.Slice, got, MaxSlicePairs)
@@ -400,6 +404,7 @@ func TestTemplateWorkBounded(t *testing.T) {
 // bounds still works: ranges over integers and variables, nested within
 // the step count, a template calling another, printf of modest widths.
 func TestTemplateWorkAllowed(t *testing.T) {
+	t.Parallel()
 	src := strings.Replace(minimal, "request: GET /a", "request: {method: POST, path: /a, body: "+
 		strconvQuote(`{{define "item"}}[{{.}}]{{end}}{{range $k, $v := $}}{{$k}}={{$v}};{{end}}{{range 3}}{{range .}}{{template "item" .}}{{end}}{{end}}{{printf "%5d|%-4s|%.2f" 42 "ab" 3.14159}}`)+"}", 1) +
 		"variants: {v: {a: '1', b: '2'}}\n"
@@ -414,6 +419,7 @@ func TestTemplateWorkAllowed(t *testing.T) {
 // run at load did not take is stopped as it runs: the field is left empty
 // and Err says why.
 func TestStreamStopsAtTheOutputBound(t *testing.T) {
+	t.Parallel()
 	src := withBody(`{{if eq (int 1 4) 1}}{{range 1200}}` + strings.Repeat("y", 1000) + `{{end}}{{else}}short{{end}}`)
 	path := filepath.Join(t.TempDir(), "s.yml")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -547,6 +553,7 @@ func TestDataFilesConfined(t *testing.T) {
 // TestDataBytesTogether: the data files together are bounded, and so are
 // the items of every list.
 func TestDataBytesTogether(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var lists []string
 	for i := range 5 {

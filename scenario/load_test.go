@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"github.com/benchgate/benchgate/agreement"
+	"github.com/benchgate/benchgate/gate"
 
 	"errors"
 	"os"
@@ -12,30 +13,12 @@ import (
 	"time"
 )
 
-// TestMain pretends the tests run on a machine with CPUs 0-7, so that
-// the pins of the test files exist wherever the tests run.
-func TestMain(m *testing.M) {
-	realOnlineCPUs = onlineCPUs
-	onlineCPUs = func() ([]int, error) { return []int{0, 1, 2, 3, 4, 5, 6, 7}, nil }
-	os.Exit(m.Run())
-}
-
-// realOnlineCPUs is onlineCPUs before TestMain replaced it.
-var realOnlineCPUs func() ([]int, error)
-
-// withOnlineCPUs pretends, for the rest of the test, that this machine has
-// cpus (or that they cannot be told, when err is not nil).
-func withOnlineCPUs(t *testing.T, cpus []int, err error) {
-	prev := onlineCPUs
-	onlineCPUs = func() ([]int, error) { return cpus, err }
-	t.Cleanup(func() { onlineCPUs = prev })
-}
-
 func mapEnv(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
 func TestLoadFull(t *testing.T) {
+	t.Parallel()
 	s, err := Load("testdata/full.yml", "", mapEnv(map[string]string{"TAG": "pr-7"}))
 	if err != nil {
 		t.Fatal(err)
@@ -100,9 +83,9 @@ func TestLoadFull(t *testing.T) {
 		{Name: "votable", Vars: map[string]string{"format": "votable"}},
 	})
 	inc := 0.0005
-	check("Gate", s.Gate, Gate{
+	check("Gate", s.Gate, gate.Section{
 		Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, MaxErrorIncrease: &inc, Rule: "paired", Unresolved: "warn",
-		FailOn: []FailRule{
+		FailOn: []gate.Rule{
 			{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}},
 			{Metric: "p95", Classes: []string{"Q0?"}, Concurrency: []string{"8", "1*"}, Variants: []string{"csv"}},
 		},
@@ -116,6 +99,7 @@ func TestLoadFull(t *testing.T) {
 }
 
 func TestLoadProfile(t *testing.T) {
+	t.Parallel()
 	env := mapEnv(map[string]string{"TAG": "x", "STARTUP": "5s"})
 	s, err := Load("testdata/full.yml", "pr", env)
 	if err != nil {
@@ -176,6 +160,7 @@ classes:
 // TestLoadVerdictFields: the fields of slice interleaving, adaptive
 // rounds and the decision rule, in the file and overridden by a profile.
 func TestLoadVerdictFields(t *testing.T) {
+	t.Parallel()
 	src := minimal + `load: {interleave: slice, slice: 250ms, settle: 20ms, duration: 2s, repetitions: 3, max_repetitions: 8}
 gate: {rule: paired, unresolved: fail}
 profiles:
@@ -189,7 +174,7 @@ profiles:
 	}
 	ls := s.Load
 	if ls.Interleave != InterleaveSlice || ls.Slice != 250*time.Millisecond || ls.Settle != 20*time.Millisecond ||
-		ls.MaxRepetitions != 8 || ls.SlicePairs() != 8 || s.Gate.Rule != RulePaired || s.Gate.Unresolved != UnresolvedFail {
+		ls.MaxRepetitions != 8 || ls.SlicePairs() != 8 || s.Gate.Rule != gate.RulePaired || s.Gate.Unresolved != gate.UnresolvedFail {
 		t.Errorf("load %+v, gate rule %q unresolved %q, %d slice pairs", ls, s.Gate.Rule, s.Gate.Unresolved, ls.SlicePairs())
 	}
 	s, err = Load(path, "pr", mapEnv(nil))
@@ -204,6 +189,7 @@ profiles:
 // TestSliceDefaultGivesWay: a default slice longer than the duration
 // shrinks to it (one slice pair a round); a slice the file chose does not.
 func TestSliceDefaultGivesWay(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.yml")
 	os.WriteFile(path, []byte(minimal+"load: {duration: 30ms}\nprofiles:\n  pr: {duration: 20ms}\n"), 0o644)
 	for _, tt := range []struct {
@@ -221,6 +207,7 @@ func TestSliceDefaultGivesWay(t *testing.T) {
 }
 
 func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.yml")
 	os.WriteFile(path, []byte(minimal), 0o644)
 	s, err := Load(path, "", mapEnv(nil))
@@ -238,7 +225,7 @@ func TestLoadDefaults(t *testing.T) {
 	if !reflect.DeepEqual(s.Load, wantLoad) {
 		t.Errorf("Load = %+v", s.Load)
 	}
-	wantGate := Gate{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []FailRule{{Metric: "rps"}}, Rule: "paired", Unresolved: "warn"}
+	wantGate := gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []gate.Rule{{Metric: "rps"}}, Rule: "paired", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, wantGate) {
 		t.Errorf("Gate = %+v", s.Gate)
 	}
@@ -261,6 +248,7 @@ func TestLoadDefaults(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
 	_, err := Load("testdata/nope.yml", "", mapEnv(nil))
 	var el *ErrorList
 	if err == nil || errors.As(err, &el) || !strings.Contains(err.Error(), "testdata/nope.yml") {
@@ -269,6 +257,7 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	// Each case edits the minimal file: old → new text.
 	edit := func(pairs ...string) string {
 		s := minimal
@@ -387,6 +376,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := loadErr(t, tt.src, tt.profile, nil); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
@@ -422,6 +412,7 @@ func loadErr(t *testing.T, src, profile string, env map[string]string) string {
 // written, since the expanded value may be a secret and errors reach CI
 // logs.
 func TestLoadErrorsHideSecrets(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"KEY": "s3cret", "PW": "s3cret"}
 	tests := []struct{ name, src, want string }{
 		{"url path from a variable", strings.Replace(minimal, `"http://127.0.0.1:2"`, `"http://127.0.0.1:2/${KEY}"`, 1),
@@ -436,6 +427,7 @@ func TestLoadErrorsHideSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := loadErr(t, tt.src, "", env)
 			if got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
@@ -450,6 +442,7 @@ func TestLoadErrorsHideSecrets(t *testing.T) {
 // TestTargetShown: Shown is the target as written, so reports never carry
 // what ${VAR} expanded to.
 func TestTargetShown(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"KEY": "s3cret", "HOST": "10.0.0.9", "TAG": "pr-7"}
 	tests := []struct {
 		name, baseline string
@@ -471,6 +464,7 @@ func TestTargetShown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "s.yml")
 			src := strings.Replace(minimal, `{url: "http://127.0.0.1:1"}`, tt.baseline, 1)
 			if err := os.WriteFile(path, []byte(src), 0o644); err != nil {

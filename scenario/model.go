@@ -4,11 +4,14 @@ import (
 	"net/http"
 	"regexp"
 	"time"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 // Scenario is a parsed, validated scenario with its profile applied: the
 // model every other part of benchgate reads. Everything in it has been
-// checked; nothing in it needs checking again.
+// checked; nothing in it needs checking again, but for what depends on
+// the machine that runs it: CheckCPUs.
 type Scenario struct {
 	File    string // path as given
 	Dir     string // directory of File: relative paths resolve against it
@@ -48,7 +51,9 @@ type Scenario struct {
 	// named "", with no variables.
 	Variants []Variant
 
-	Gate Gate
+	// Gate is the gate section, with gate.DefaultSection where the file
+	// is silent.
+	Gate gate.Section
 
 	// Agreement is the scenario's agreement section with its defaults;
 	// each class has its own effective copy in Class.Agreement.
@@ -58,6 +63,8 @@ type Scenario struct {
 
 	// compiled holds the templates ready to run; Stream reads it.
 	compiled *compiled
+	// cpuPins are the pins section's cpusets, for CheckCPUs.
+	cpuPins []cpuPin
 }
 
 // Target is one side of the comparison. Exactly one of URL, Image and a
@@ -261,46 +268,6 @@ type RequestTemplate struct {
 type Variant struct {
 	Name string
 	Vars map[string]string
-}
-
-// Gate is the gate section.
-type Gate struct {
-	Confidence   float64
-	TieWithin    float64
-	FailOn       []FailRule
-	MaxErrorRate float64
-	// MaxErrorIncrease, when set, fails a cell whose candidate error rate
-	// exceeds the baseline's by more than it.
-	MaxErrorIncrease *float64
-	// TieWithinFor overrides TieWithin per metric (gate.metrics).
-	TieWithinFor map[string]float64
-	// HigherBetterFor says, per unit of a gobench scenario, whether higher
-	// is better (gate.metrics.UNIT.better); other units follow the rule:
-	// rates ending in /s higher, everything else lower.
-	HigherBetterFor map[string]bool
-	// Rule is how a metric is decided: RuleOverlap (the two sides'
-	// intervals) or RulePaired (the interval of the paired ratio).
-	Rule string
-	// Unresolved is what a gated tie that could not resolve tie_within
-	// does: UnresolvedWarn, UnresolvedFail or UnresolvedPass.
-	Unresolved string
-}
-
-// Rules and unresolved-tie policies of Gate.
-const (
-	RuleOverlap    = "overlap"
-	RulePaired     = "paired"
-	UnresolvedWarn = "warn"
-	UnresolvedFail = "fail"
-	UnresolvedPass = "pass"
-)
-
-// FailRule is one fail_on entry. Globs; empty means all.
-type FailRule struct {
-	Metric      string
-	Classes     []string
-	Concurrency []string
-	Variants    []string
 }
 
 // Request is one concrete request of a stream. Target is the request URI

@@ -1,10 +1,11 @@
 package scenario
 
 import (
-	"os"
+	"fmt"
+	"math"
 	"regexp"
-	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/benchgate/benchgate/internal/linux"
@@ -14,22 +15,6 @@ import (
 // default names ("cpus=0,2 memory=2GiB"), without leading or trailing
 // spaces.
 var pinNameRE = regexp.MustCompile(`^[A-Za-z0-9_.=,-]+( +[A-Za-z0-9_.=,-]+)*$`)
-
-// onlineCPUs lists the CPUs of the machine benchgate runs on, which is
-// where it applies pins. A variable so that tests can pretend to run on
-// another machine.
-var onlineCPUs = func() ([]int, error) {
-	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
-		if cpus, err := linux.ParseCPUList(strings.TrimSpace(string(b))); err == nil {
-			return cpus, nil
-		}
-	}
-	cpus := make([]int, runtime.NumCPU())
-	for i := range cpus {
-		cpus[i] = i
-	}
-	return cpus, nil
-}
 
 // pins reads the pins section: one pin set (a mapping) or a list of them.
 func (l *loader) pins(n *node) {
@@ -148,7 +133,7 @@ func defaultPinName(p Pins) string {
 	return strings.Join(parts, " ")
 }
 
-// cpuset reads a cpuset and checks that its CPUs exist on this machine.
+// cpuset reads a cpuset and keeps its CPUs and place for CheckCPUs.
 func (l *loader) cpuset(n *node, field string) (string, bool) {
 	s, ok := l.nonEmptyStr(n, field)
 	if !ok {
@@ -164,38 +149,50 @@ func (l *loader) cpuset(n *node, field string) (string, bool) {
 		}
 		return "", false
 	}
-	online, known := l.online()
-	if !known {
-		return s, true
+	l.s.cpuPins = append(l.s.cpuPins, cpuPin{line: n.line, col: n.col, field: field, cpus: cpus})
+	return s, true
+}
+
+// cpuPin is one cpuset of the pins section with its place in the file.
+type cpuPin struct {
+	line, col int
+	field     string // e.g. "pins[1].generator_cpus"
+	cpus      []int  // sorted
+}
+
+// CheckCPUs refuses pins on CPUs that online lacks: one Error per such
+// cpuset, in an *ErrorList of the form Load returns, so that a run reports
+// it as an invalid scenario. Load leaves this check out so that whether a
+// file is valid does not depend on the machine that reads it; a run calls
+// CheckCPUs before it starts anything. Every cpuset of the pins section is
+// checked, those the profile leaves out too: a file is checked whole,
+// whichever profile runs. online is linux.OnlineCPUs's list (its guess
+// will do when the kernel's cannot be read), in any order; empty means the
+// CPUs cannot be told, and nothing is refused: pinning then finds out.
+func (s *Scenario) CheckCPUs(online []int) error {
+	if len(online) == 0 {
+		return nil
 	}
-	if missing := missingCPUs(cpus, online); len(missing) > 0 {
+	online = slices.Compact(slices.Sorted(slices.Values(online)))
+	have := "CPUs "
+	if len(online) == 1 {
+		have = "CPU "
+	}
+	have += linux.FormatCPUList(online)
+	errs := &ErrorList{}
+	for _, p := range s.cpuPins {
+		missing := missingCPUs(p.cpus, online)
+		if len(missing) == 0 {
+			continue
+		}
 		what := "CPUs " + linux.FormatCPUList(missing) + " do not"
 		if len(missing) == 1 {
 			what = "CPU " + linux.FormatCPUList(missing) + " does not"
 		}
-		have := "CPUs "
-		if len(online) == 1 {
-			have = "CPU "
-		}
-		l.errNode(n, field, "%s exist here (this machine has %s%s)", what, have, linux.FormatCPUList(online))
-		return "", false
+		errs.add(&Error{File: s.File, Line: p.line, Col: p.col, Field: p.field,
+			Msg: fmt.Sprintf("%s exist here (this machine has %s)", what, have)})
 	}
-	return s, true
-}
-
-// online returns the CPUs of this machine, sorted, asking once per file;
-// known is false when they cannot be told, and then no cpuset is refused
-// for naming a CPU that does not exist.
-func (l *loader) online() (cpus []int, known bool) {
-	if !l.onlineRead {
-		l.onlineRead = true
-		if cpus, err := onlineCPUs(); err == nil && len(cpus) > 0 {
-			cpus = slices.Clone(cpus)
-			slices.Sort(cpus)
-			l.onlineCPUs = slices.Compact(cpus)
-		}
-	}
-	return l.onlineCPUs, l.onlineCPUs != nil
+	return errs.err()
 }
 
 // missingCPUs is want without the CPUs in have (sorted).
@@ -207,4 +204,40 @@ func missingCPUs(want, have []int) []int {
 		}
 	}
 	return out
+}
+
+// ParseMemory reads a memory size: bytes, or a number with a unit. Units
+// ending in "iB" (or "Ki", "Mi", …) are powers of 1024; "KB", "MB", "GB",
+// "TB" and the bare letters "K", "M", "G", "T" are powers of 1000.
+func ParseMemory(s string) (int64, error) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	num, unit := s[:i], strings.TrimSpace(s[i:])
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a memory size (want e.g. 2GiB, 512MiB, 1G or a number of bytes)", s)
+	}
+	mult := map[string]int64{
+		"": 1, "B": 1,
+		"K": 1e3, "KB": 1e3, "kB": 1e3, "k": 1e3,
+		"M": 1e6, "MB": 1e6,
+		"G": 1e9, "GB": 1e9,
+		"T": 1e12, "TB": 1e12,
+		"Ki": 1 << 10, "KiB": 1 << 10,
+		"Mi": 1 << 20, "MiB": 1 << 20,
+		"Gi": 1 << 30, "GiB": 1 << 30,
+		"Ti": 1 << 40, "TiB": 1 << 40,
+	}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q: unknown unit %q (want B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", s, unit)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("%q must be positive", s)
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n * mult, nil
 }

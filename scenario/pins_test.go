@@ -24,6 +24,7 @@ func loadSrc(t *testing.T, src, profile string, env map[string]string) *Scenario
 }
 
 func TestPinsMap(t *testing.T) {
+	t.Parallel()
 	s := loadSrc(t, minimal+"pins: {memory: 512 MiB, generator_cpus: \"0\"}\n", "", nil)
 	want := []Pins{{Name: "memory=512MiB", Memory: 512 << 20, MemoryText: "512 MiB", GeneratorCPUs: "0"}}
 	if !reflect.DeepEqual(s.PinSets, want) {
@@ -45,6 +46,7 @@ profiles:
 `
 
 func TestPinsList(t *testing.T) {
+	t.Parallel()
 	s := loadSrc(t, minimal+pinList, "", nil)
 	want := []Pins{
 		{Name: "cpus=1 memory=1GiB", CPUs: "1", Memory: 1 << 30, MemoryText: "1GiB", GeneratorCPUs: "0"},
@@ -65,6 +67,7 @@ func TestPinsList(t *testing.T) {
 }
 
 func TestPinsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, pins, profile, want string
 	}{
@@ -98,15 +101,18 @@ profiles:
 `, "", `s.yml:13:15: profiles.pr.pins[0]: no pin set named "bigg" (did you mean big?)` + "\n" +
 			`s.yml:13:21: profiles.pr.pins[1]: no pin set named "cpus=1" (did you mean cpus=0?)`},
 		{"profile pins of a broken pin set", `pins:
-  - {name: big, cpus: "0-99"}
+  - {name: big, cpus: "9-0"}
 profiles:
   pr: {pins: [big]}
-`, "", `s.yml:10:23: pins[0].cpus: CPUs 8-99 do not exist here (this machine has CPUs 0-7)`},
+`, "", `s.yml:10:23: pins[0].cpus: "9-0": range 9-0 runs backwards`},
+		{"a huge range", `pins: {cpus: "0", generator_cpus: "1-1000000000"}
+`, "", `s.yml:9:35: pins.generator_cpus: "1-1000000000": CPU 1000000000 is beyond 65535, the most a cpuset may name`},
 		{"profile pins without pins", "profiles:\n  pr: {pins: [a]}\n", "",
 			`s.yml:10:8: profiles.pr.pins: the file has no pins to choose from`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := loadErr(t, minimal+tt.pins, tt.profile, nil); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
@@ -114,57 +120,109 @@ profiles:
 	}
 }
 
-func TestPinsCPUsExist(t *testing.T) {
-	withOnlineCPUs(t, []int{1, 0}, nil)
-	tests := []struct{ name, pins, want string }{
-		{"cpus", `pins:
+// TestLoadIgnoresTheMachine: a file is valid or not wherever it is read,
+// even with pins on CPUs no machine has.
+func TestLoadIgnoresTheMachine(t *testing.T) {
+	t.Parallel()
+	s := loadSrc(t, minimal+"pins: {cpus: \"4096-4099\", generator_cpus: \"65535\"}\n", "", nil)
+	want := []Pins{{Name: "cpus=4096-4099", CPUs: "4096-4099", GeneratorCPUs: "65535"}}
+	if !reflect.DeepEqual(s.PinSets, want) {
+		t.Errorf("PinSets = %+v, want %+v", s.PinSets, want)
+	}
+}
+
+func TestCheckCPUs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, pins, profile string
+		online              []int
+		want                string // "" for no error
+	}{
+		{"all there", `pins:
+  - {cpus: "0-1", generator_cpus: "3"}
+  - {cpus: "2", memory: 1GiB}
+`, "", []int{0, 1, 2, 3}, ""},
+		{"memory only", "pins: {memory: 1GiB}\n", "", []int{0}, ""},
+		{"one missing in a list", `pins:
   - {cpus: "0-1"}
   - {cpus: "1,3"}
-`, `s.yml:11:12: pins[1].cpus: CPU 3 does not exist here (this machine has CPUs 0-1)`},
+`, "", []int{0, 1},
+			`s.yml:11:12: pins[1].cpus: CPU 3 does not exist here (this machine has CPUs 0-1)`},
+		{"one CPU machine", `pins: {cpus: "1"}
+`, "", []int{0},
+			`s.yml:9:14: pins.cpus: CPU 1 does not exist here (this machine has CPU 0)`},
 		{"generator_cpus, the widest range", `pins: {cpus: "0", generator_cpus: "1-65535"}
-`, `s.yml:9:35: pins.generator_cpus: CPUs 2-65535 do not exist here (this machine has CPUs 0-1)`},
-		{"generator_cpus, a huge range", `pins: {cpus: "0", generator_cpus: "1-1000000000"}
-`, `s.yml:9:35: pins.generator_cpus: "1-1000000000": CPU 1000000000 is beyond 65535, the most a cpuset may name`},
-		{"several", `pins: {cpus: "0,2,4-5"}
-`, `s.yml:9:14: pins.cpus: CPUs 2,4-5 do not exist here (this machine has CPUs 0-1)`},
+`, "", []int{0, 1},
+			`s.yml:9:35: pins.generator_cpus: CPUs 2-65535 do not exist here (this machine has CPUs 0-1)`},
+		{"several, as ranges", `pins: {cpus: "0,2,4-5"}
+`, "", []int{0, 1},
+			`s.yml:9:14: pins.cpus: CPUs 2,4-5 do not exist here (this machine has CPUs 0-1)`},
+		{"a machine with a gap", `pins: {cpus: "0-3"}
+`, "", []int{0, 1, 3, 4, 5},
+			`s.yml:9:14: pins.cpus: CPU 2 does not exist here (this machine has CPUs 0-1,3-5)`},
+		{"online unsorted, with duplicates", `pins: {cpus: "0-2"}
+`, "", []int{1, 0, 1},
+			`s.yml:9:14: pins.cpus: CPU 2 does not exist here (this machine has CPUs 0-1)`},
+		{"every cpuset, in file order", `pins:
+  - {generator_cpus: "5", cpus: "4"}
+  - {cpus: "0", generator_cpus: "1"}
+  - {cpus: "6-7", memory: 1GiB}
+`, "", []int{0, 1},
+			`s.yml:10:22: pins[0].generator_cpus: CPU 5 does not exist here (this machine has CPUs 0-1)` + "\n" +
+				`s.yml:10:33: pins[0].cpus: CPU 4 does not exist here (this machine has CPUs 0-1)` + "\n" +
+				`s.yml:12:12: pins[2].cpus: CPUs 6-7 do not exist here (this machine has CPUs 0-1)`},
+		{"pin sets the profile leaves out", `pins:
+  - {name: small, cpus: "0"}
+  - {name: big, cpus: "0-7"}
+profiles:
+  pr: {pins: [small]}
+`, "pr", []int{0, 1},
+			`s.yml:11:23: pins[1].cpus: CPUs 2-7 do not exist here (this machine has CPUs 0-1)`},
 		{"from a variable", `pins: {cpus: "${CPUS}"}
-`, `s.yml:9:14: pins.cpus: CPU 7 does not exist here (this machine has CPUs 0-1)`},
+`, "", []int{0, 1},
+			`s.yml:9:14: pins.cpus: CPU 7 does not exist here (this machine has CPUs 0-1)`},
+		// When the CPUs cannot be told, pinning finds out.
+		{"unknown CPUs", `pins: {cpus: "64"}
+`, "", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := loadErr(t, minimal+tt.pins, "", map[string]string{"CPUS": "7"}); got != tt.want {
+			t.Parallel()
+			s := loadSrc(t, minimal+tt.pins, tt.profile, map[string]string{"CPUS": "7"})
+			err := s.CheckCPUs(tt.online)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("CheckCPUs(%v) = %v, want nil", tt.online, err)
+				}
+				return
+			}
+			var el *ErrorList
+			if !errors.As(err, &el) {
+				t.Fatalf("CheckCPUs(%v) = %v, want an *ErrorList", tt.online, err)
+			}
+			if got := strings.ReplaceAll(err.Error(), s.Dir+string(filepath.Separator), ""); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
 		})
 	}
-
-	withOnlineCPUs(t, []int{0}, nil)
-	want := `s.yml:9:14: pins.cpus: CPU 1 does not exist here (this machine has CPU 0)`
-	if got := loadErr(t, minimal+"pins: {cpus: \"1\"}\n", "", nil); got != want {
-		t.Errorf("one CPU: got\n%s\nwant\n%s", got, want)
-	}
-
-	// When the CPUs cannot be told, the runner finds out.
-	withOnlineCPUs(t, nil, errors.New("no"))
-	if s := loadSrc(t, minimal+"pins: {cpus: \"64\"}\n", "", nil); s.PinSets[0].CPUs != "64" {
-		t.Errorf("PinSets = %+v", s.PinSets)
-	}
 }
 
-// TestOnlineCPUs reads this machine's CPUs for real: some, ascending.
-func TestOnlineCPUs(t *testing.T) {
-	cpus, err := realOnlineCPUs()
-	if err != nil || len(cpus) == 0 {
-		t.Fatalf("onlineCPUs() = %v, %v", cpus, err)
+// TestCheckCPUsGoBench: a gobench scenario's pins are checked as well.
+func TestCheckCPUsGoBench(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for i := 1; i < len(cpus); i++ {
-		if cpus[i] <= cpus[i-1] {
-			t.Fatalf("onlineCPUs() = %v, not ascending", cpus)
-		}
+	s := loadSrc(t, "version: 1\nname: m\nkind: gobench\ntargets: {baseline: {ref: HEAD~1}, candidate: {dir: "+dir+"}}\npins: {cpus: \"2\"}\n", "", nil)
+	want := s.File + `:5:14: pins.cpus: CPU 2 does not exist here (this machine has CPUs 0-1)`
+	if err := s.CheckCPUs([]int{0, 1}); err == nil || err.Error() != want {
+		t.Errorf("CheckCPUs = %v\nwant %s", err, want)
 	}
 }
 
 func TestImageTarget(t *testing.T) {
+	t.Parallel()
 	s := loadSrc(t, strings.Replace(minimal, `{url: "http://127.0.0.1:2"}`,
 		`{image: "demo:${TAG}", port: 8080, command: [serve, --key, "${KEY}", --fast], env: {MODE: bench}, startup_timeout: 1m}`, 1),
 		"", map[string]string{"TAG": "pr-7", "KEY": "s3cret"})
@@ -194,6 +252,7 @@ func TestImageTarget(t *testing.T) {
 }
 
 func TestImageTargetErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, candidate, want string }{
 		{"build and dir", `{image: demo, port: 80, build: [make], dir: .}`,
 			"s.yml:5:38: targets.candidate.build: not for an image target (build the image before running benchgate)\n" +
@@ -207,6 +266,7 @@ func TestImageTargetErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			src := strings.Replace(minimal, `{url: "http://127.0.0.1:2"}`, tt.candidate, 1)
 			if got := loadErr(t, src, "", nil); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
@@ -216,6 +276,7 @@ func TestImageTargetErrors(t *testing.T) {
 }
 
 func TestResourceMetrics(t *testing.T) {
+	t.Parallel()
 	// Resources are measured for started targets only: command and image.
 	started := strings.Replace(strings.Replace(minimal,
 		`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {image: "api:a", port: 8080}`, 1),
@@ -223,7 +284,7 @@ func TestResourceMetrics(t *testing.T) {
 	s := loadSrc(t, started+"gate:\n  fail_on: [{metric: cpu_per_req}, {metric: mem_mean}, {metric: mem_peak}]\n", "", nil)
 	var got []string
 	for _, r := range s.Gate.FailOn {
-		got = append(got, r.Metric)
+		got = append(got, string(r.Metric))
 	}
 	if !reflect.DeepEqual(got, []string{"cpu_per_req", "mem_mean", "mem_peak"}) {
 		t.Errorf("metrics = %v", got)

@@ -26,6 +26,7 @@ func loadSecrets(t *testing.T, src string, env map[string]string) *Scenario {
 // in each form a request carries it; a default written in the file is not
 // a secret, nor a value shorter than MinSecret.
 func TestSecretRedact(t *testing.T) {
+	t.Parallel()
 	const key = "k3y+/x=<&>\"y"
 	src := minimal + `load:
   defaults:
@@ -80,6 +81,7 @@ func TestSecretNone(t *testing.T) {
 
 // TestSecretLongestFirst: a secret holding another is replaced whole.
 func TestSecretLongestFirst(t *testing.T) {
+	t.Parallel()
 	s := loadSecrets(t, minimal+"load: {defaults: {query: {a: \"${A}\", b: \"${B}\"}}}\n",
 		map[string]string{"A": "abcd", "B": "abcdefgh"})
 	if got := s.Redact("x abcdefgh abcd"); got != "x ${B} ${A}" {

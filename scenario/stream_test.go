@@ -40,6 +40,7 @@ func same(a, b []string) bool {
 }
 
 func TestStreamDeterministic(t *testing.T) {
+	t.Parallel()
 	s := loadFull(t)
 	for _, class := range []string{"Q02", "Q03", "mix"} {
 		a := take(s.Stream("csv", class, 4, 1, 2), 1000)
@@ -74,6 +75,7 @@ func TestStreamDeterministic(t *testing.T) {
 
 // Workers build and run their streams at the same time; run with -race.
 func TestStreamConcurrent(t *testing.T) {
+	t.Parallel()
 	s := loadFull(t)
 	want := take(s.Stream("csv", "Q05", 2, 0, 1), 100)
 	var wg sync.WaitGroup
@@ -89,6 +91,7 @@ func TestStreamConcurrent(t *testing.T) {
 }
 
 func TestStreamMix(t *testing.T) {
+	t.Parallel()
 	s := loadFull(t)
 	st := s.Stream("csv", "mix", 8, 0, 0)
 	counts := map[string]int{}
@@ -107,6 +110,7 @@ func TestStreamMix(t *testing.T) {
 }
 
 func TestStreamDefaults(t *testing.T) {
+	t.Parallel()
 	s := loadFull(t)
 	for _, class := range []string{"Q01", "Q02", "Q03", "Q04", "mix"} {
 		st := s.Stream("votable", class, 1, 0, 0)
@@ -143,6 +147,7 @@ func TestStreamDefaults(t *testing.T) {
 }
 
 func TestStreamQueryMerge(t *testing.T) {
+	t.Parallel()
 	src := `version: 1
 name: q
 targets:
@@ -192,6 +197,7 @@ classes:
 }
 
 func TestExpandEnv(t *testing.T) {
+	t.Parallel()
 	env := mapEnv(map[string]string{"A": "1", "B_2": "two"})
 	for in, want := range map[string]string{
 		"${A}-${B_2}":       "1-two",
@@ -214,6 +220,7 @@ func TestExpandEnv(t *testing.T) {
 }
 
 func TestErrorCap(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(minimal + "load:\n  concurrency: [")
 	for i := range 30 {

@@ -1,7 +1,7 @@
 // Package environ keeps a CI runner's credentials away from what benchgate
 // runs and reads on a pull request's behalf. It holds the one list of those
 // credentials, which every filter uses: what a scenario's ${VAR} may read
-// (Secret), the environment of a build, target or pre-flight command
+// (Filter), the environment of a build, target or pre-flight command
 // (Without), and the process's own initial environment block (Scrub).
 //
 // The last is the side door the other two leave open. Go copies the

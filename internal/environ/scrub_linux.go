@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"syscall"
+
+	"github.com/benchgate/benchgate/internal/linux"
 )
 
 // maxBlock bounds the environment block Scrub reads: the kernel caps a
@@ -77,28 +78,22 @@ func scrubBlock() error {
 }
 
 // envBounds reads the addresses of the environment block, env_start and
-// env_end (fields 50 and 51 of /proc/self/stat, counted past the command
-// name, which may hold spaces and parentheses and so ends at the last ')').
+// env_end of /proc/self/stat.
 func envBounds() (start, end uint64, err error) {
 	b, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return 0, 0, err
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, errors.New("/proc/self/stat: no command name")
-	}
-	fields := bytes.Fields(b[i+1:]) // fields[0] is field 3, the state
-	const envStart, envEnd = 50 - 3, 51 - 3
-	if len(fields) <= envEnd {
-		return 0, 0, fmt.Errorf("/proc/self/stat has %d fields, not the %d of Linux 3.5 and later", len(fields)+2, envEnd+3)
-	}
-	start, err1 := strconv.ParseUint(string(fields[envStart]), 10, 64)
-	end, err2 := strconv.ParseUint(string(fields[envEnd]), 10, 64)
+	st, err := linux.ParseProcStat(b)
+	const envEnd = 51
 	switch {
-	case err1 != nil || err2 != nil:
-		return 0, 0, fmt.Errorf("/proc/self/stat: env_start %q, env_end %q", fields[envStart], fields[envEnd])
-	case start == 0 || end < start || end-start > maxBlock || end > 1<<62:
+	case err != nil:
+		return 0, 0, fmt.Errorf("/proc/self/stat: %w", err)
+	case st.Fields < envEnd:
+		return 0, 0, fmt.Errorf("/proc/self/stat has %d fields, not the %d of Linux 3.5 and later", st.Fields, envEnd)
+	}
+	start, end = st.EnvStart, st.EnvEnd
+	if start == 0 || end < start || end-start > maxBlock || end > 1<<62 {
 		return 0, 0, fmt.Errorf("/proc/self/stat: no usable environment block at [%#x, %#x)", start, end)
 	}
 	return start, end, nil

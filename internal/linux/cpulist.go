@@ -1,9 +1,10 @@
 // Package linux reads the text formats of Linux's kernel interfaces that
 // more than one part of benchgate needs: the CPU list form of
 // /sys/devices/system/cpu/online, cpuset.cpus and a scenario's pins, and
-// the cgroup lines of /proc/self/cgroup and /proc/self/mountinfo. It reads
-// text and reads no files itself, so the scenario, the runner and doctor
-// (which reads a machine under a root) apply one rule each.
+// the cgroup lines of /proc/self/cgroup and /proc/self/mountinfo. Its
+// parsers read text, not files, so the scenario, the runner and doctor
+// (which reads a machine under a root) apply one rule each; OnlineCPUs
+// reads this machine's online CPUs for those that run here.
 package linux
 
 import (

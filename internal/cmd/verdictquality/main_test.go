@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 )
 
 // decisionsJSON is a decisions.json of two gated cells of rps, with
@@ -130,7 +131,7 @@ func writeResults(t *testing.T, dir string, ratios []float64) {
 		Version: baselines.FormatVersion, Status: "complete",
 		Plan: baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: len(ratios)},
 		Scenario: baselines.ScenarioInfo{
-			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.1, FailOn: []baselines.RuleInfo{{Metric: "rps"}}},
+			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, FailOn: []gate.Rule{{Metric: "rps"}}},
 			Load: baselines.LoadInfo{Concurrency: []int{1}, Duration: 1, Repetitions: len(ratios)},
 		},
 	}

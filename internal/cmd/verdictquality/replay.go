@@ -44,10 +44,10 @@ func (r *gateRun) replay(d design) {
 	}
 	load := &res.Scenario.Load
 	if d.rule != "" {
-		res.Scenario.Gate.Rule = d.rule
+		res.Scenario.Gate.Rule = gate.DecisionRule(d.rule)
 	}
 	if d.metric != "" {
-		res.Scenario.Gate.FailOn = []baselines.RuleInfo{{Metric: d.metric}}
+		res.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.Metric(d.metric)}}
 	}
 	reps, maxReps := load.Repetitions, max(load.Repetitions, load.MaxRepetitions)
 	if d.reps > 0 {
@@ -112,8 +112,7 @@ func (r *gateRun) replay(d design) {
 		open := cmp.OpenCells()
 		more := false
 		for _, c := range res.Plan.Cells {
-			key := gate.CellKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency}
-			if rounds[c] == look && slices.Contains(open, key) {
+			if rounds[c] == look && slices.Contains(open, gate.CellKey(c)) {
 				rounds[c]++
 				more = true
 			}

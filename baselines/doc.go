@@ -1,0 +1,18 @@
+// Package baselines holds benchgate's measurements on disk and what is
+// computed from them alone, with no machine, clock or network.
+//
+// A results file (Results, written by Write after every rung and read back
+// by Read) is one run: the scenario's plan and gate section, both targets'
+// build and pins, and every rung measured so far with its histogram,
+// slices, resources and gates; reading is bounded (see limits.go) because a
+// results file may come from a fork. Merge joins the shards of one nightly
+// grid run on several runners into one such file. A history file
+// (Record, AppendHistory, ReadHistory) keeps one summary line per night, and
+// ChangePoints and AnalyzeDrift find the steps in its series, never
+// comparing records of two machine fingerprints.
+//
+// The name is historical: what a pull request is compared against is the
+// baseline side of a results file, and the history is the baselines of
+// past nights. Deciding a results file is package decide's; drawing it is
+// report's.
+package baselines

@@ -1,0 +1,115 @@
+package decide
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// TestOutcome: each outcome's message names what failed, as the CLI
+// prints it after "benchgate: ".
+func TestOutcome(t *testing.T) {
+	check := func(name string, c gate.Comparison, want string) {
+		t.Helper()
+		err := Outcome(c)
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want nil", name, err)
+			}
+			return
+		}
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", name, err, want)
+		}
+	}
+	q := gate.CellKey{Class: "Q01", Concurrency: 8}
+	cells := []gate.CellResult{{Key: q}}
+	check("pass", gate.Comparison{Outcome: gate.Pass, Cells: cells}, "")
+	check("fail", gate.Comparison{Outcome: gate.Fail, Cells: cells, Failures: []gate.Failure{
+		{Key: gate.CellKey{Variant: "csv", Class: "Q01"}, Kind: gate.FailAgreement, Reason: "answers differ"},
+		{Kind: gate.FailPreflight, Reason: "pre-flight lint fails on the candidate (exit 1: bad) and passes on the baseline"},
+		{Key: q, Metric: gate.RPS, Kind: gate.FailRegression},
+		{Key: q, Metric: gate.P95, Kind: gate.FailInconclusive},
+		{Key: q, Metric: gate.ErrorRate, Kind: gate.FailErrorRate},
+		{Key: q, Metric: gate.P99, Kind: gate.FailUnresolved},
+	}}, "gate failed: agreement: csv/Q01 answers differently; pre-flight lint fails on the candidate (exit 1: bad) and passes on the baseline; "+
+		"2 pre-declared regression(s): Q01 c=8 rps, Q01 c=8 error_rate")
+	check("nothing measured", gate.Comparison{Outcome: gate.OutcomeUndecided},
+		"gate inconclusive: no cell was measured (see the absent classes, if any)")
+	check("inconclusive", gate.Comparison{Outcome: gate.OutcomeUndecided, Cells: cells, Failures: []gate.Failure{
+		{Key: q, Metric: gate.RPS, Kind: gate.FailInconclusive},
+		{Key: q, Metric: gate.P95, Kind: gate.FailInconclusive},
+		{Key: q, Metric: gate.P99, Kind: gate.FailUnresolved},
+	}}, "gate inconclusive: 2 gated metric(s) could not be decided; 1 gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)")
+	check("undecided without a failure", gate.Comparison{Outcome: gate.OutcomeUndecided, Cells: cells}, "gate inconclusive: nothing decided")
+}
+
+// TestOpenCells: a gated tie two rounds cannot resolve is open, for an
+// adaptive design to measure again; a clear regression is settled.
+func TestOpenCells(t *testing.T) {
+	r := results([2]string{"", ""})
+	r.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.RPS}}
+	cells, err := OpenCells(r)
+	if want := []baselines.Cell{{Class: "Q", Concurrency: 1}}; err != nil || !reflect.DeepEqual(cells, want) {
+		t.Errorf("tie: open %v, %v; want %v", cells, err, want)
+	}
+	for i := range r.Rungs {
+		if r.Rungs[i].Target == "candidate" {
+			r.Rungs[i].RPS /= 2
+		}
+	}
+	if cells, err := OpenCells(r); err != nil || len(cells) != 0 {
+		t.Errorf("regression: open %v, %v; want none", cells, err)
+	}
+	r.Scenario.Gate.Confidence = 2
+	if _, err := OpenCells(r); err == nil {
+		t.Error("bad gate settings: no error")
+	}
+}
+
+// TestUnfinished: only a complete run is finished; another says its
+// status, the rounds decided on and what it said.
+func TestUnfinished(t *testing.T) {
+	r := results([2]string{"", ""})
+	if err := Unfinished(r); err != nil {
+		t.Errorf("complete: %v", err)
+	}
+	r.Status, r.Plan.Rounds = "cancelled", 5
+	if err := Unfinished(r); err == nil || err.Error() != "results of a cancelled run: decided on 2 complete round(s) of 5" {
+		t.Errorf("cancelled: %v", err)
+	}
+	r.Status, r.Error = "failed", "candidate exited 1"
+	if err := Unfinished(r); err == nil || err.Error() != "results of a failed run: decided on 2 complete round(s) of 5; the run said: candidate exited 1" {
+		t.Errorf("failed: %v", err)
+	}
+}
+
+// TestRecord: a complete run's record holds both sides of each kept
+// metric; another run is refused with its status and what it said.
+func TestRecord(t *testing.T) {
+	r := results([2]string{"cgroup", "cgroup"})
+	rec, err := Record(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var metrics []string
+	for _, c := range rec.Cells {
+		if c.Target == "candidate" {
+			metrics = append(metrics, c.Metric)
+		}
+	}
+	// mean, p90 and mem_mean are left out of a history (baselines.NewRecord).
+	if want := []string{"rps", "p50", "p95", "p99", "error_rate", "cpu_per_req", "mem_peak"}; !reflect.DeepEqual(metrics, want) {
+		t.Errorf("candidate metrics %v, want %v", metrics, want)
+	}
+	r.Status, r.Error = "failed", "target died"
+	if _, err := Record(r); err == nil || err.Error() != "the run is failed, not complete: only complete runs are history; the run said: target died" {
+		t.Errorf("failed run: %v", err)
+	}
+	r.Status, r.Error = "", ""
+	if _, err := Record(r); err == nil || err.Error() != `the run is "", not complete: only complete runs are history` {
+		t.Errorf("no status: %v", err)
+	}
+}

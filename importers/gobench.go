@@ -1,0 +1,177 @@
+package importers
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/gobench"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// Scenario is a scenario file given to decide reports that were not made
+// by a run of it: its gate section decides them and its names name their
+// cells.
+type Scenario struct {
+	*scenario.Scenario
+	// Info is the scenario as a run of it records it
+	// (runner.ScenarioInfo), whose gate section the results take.
+	Info baselines.ScenarioInfo
+}
+
+// defaultGate is the gate section a scenario gets when it declares none,
+// for reports compared without a scenario: the rule is on the workload's
+// own metric. Rule and Unresolved are left out, as by a file of version 2,
+// which reads as overlap and warn: separate runs' reports are not paired
+// observations.
+func defaultGate(metric gate.Metric) gate.Section {
+	g := gate.DefaultSection
+	g.FailOn = []gate.Rule{{Metric: metric}}
+	g.Rule, g.Unresolved = "", ""
+	return g
+}
+
+// GoBench reads two saved go test -bench outputs into results of kind
+// gobench, as benchstat reads them: each occurrence of a benchmark in a
+// file is one repetition of that side. Cells are named as a gobench
+// scenario names them, relative to the packages' common prefix; with one
+// package only, by the benchmark's name alone. tool is the results' Tool
+// ("benchgate VERSION"). sc, when not nil, gives the gate section, the
+// module the cells are named relative to and the rename rules.
+func GoBench(oldPath, newPath, tool string, sc *Scenario) (*baselines.Results, error) {
+	var sides [2][]gobench.Result
+	for i, p := range []string{oldPath, newPath} {
+		f, err := baselines.OpenLimited(p, gobench.MaxOutputBytes)
+		if err != nil {
+			return nil, err
+		}
+		sides[i], err = gobench.ParseFile(f, p, nil)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if len(sides[i]) == 0 {
+			return nil, fmt.Errorf("%s: no benchmark results (want the output of go test -bench)", p)
+		}
+	}
+	var pkgs []string
+	for _, rs := range sides {
+		for _, r := range rs {
+			pkgs = append(pkgs, r.Pkg)
+		}
+	}
+	module := commonPackage(pkgs)
+	var rename []scenario.Rename
+	if sc != nil && sc.GoBench != nil {
+		rename = sc.GoBench.Rename
+		// Named as a run of the scenario names them, relative to its
+		// module, so its class globs mean the same here.
+		if mp := modulePath(sc.GoBench.Module); mp != "" {
+			module = mp
+		}
+	}
+
+	res := &baselines.Results{
+		Version: baselines.FormatVersion, Tool: tool, Kind: "gobench", Status: "complete",
+		Scenario: baselines.ScenarioInfo{Name: "go test -bench: " + oldPath + " vs " + newPath, Gate: defaultGate("sec/op")},
+		Rungs:    []baselines.Rung{},
+	}
+	if sc != nil {
+		res.Scenario = sc.Info
+	}
+	res.Env.Baseline = baselines.TargetInfo{Name: "baseline", Kind: "file", Spec: oldPath}
+	res.Env.Candidate = baselines.TargetInfo{Name: "candidate", Kind: "file", Spec: newPath}
+	seen := map[string]bool{}
+	rounds := 0
+	for i, rs := range sides {
+		target := []string{"baseline", "candidate"}[i]
+		count := map[string]int{}
+		source := map[string]string{}
+		for _, r := range rs {
+			class := r.Name
+			if module != "\x00" {
+				class = gobench.Cell(r.Pkg, module, r.Name, nil)
+			}
+			class = scenario.ApplyRename(rename, class)
+			if prev, ok := source[class]; ok && prev != r.Pkg+"."+r.Name {
+				return nil, fmt.Errorf("%s: %s and %s are both named %s (by the rename rules?): their samples would mix", []string{oldPath, newPath}[i], prev, r.Pkg+"."+r.Name, class)
+			}
+			source[class] = r.Pkg + "." + r.Name
+			cell := baselines.Cell{Class: class}
+			if !seen[class] {
+				seen[class] = true
+				res.Plan.Cells = append(res.Plan.Cells, cell)
+			}
+			res.Rungs = append(res.Rungs, baselines.Rung{
+				Cell: cell, Round: count[class], Target: target, Order: "AB", Position: i, Values: r.Values,
+			})
+			count[class]++
+			rounds = max(rounds, count[class])
+		}
+	}
+	if len(res.Plan.Cells) > baselines.MaxCells {
+		return nil, fmt.Errorf("%s and %s: %d distinct benchmarks, more than a results file can hold (%d)", oldPath, newPath, len(res.Plan.Cells), baselines.MaxCells)
+	}
+	// Every repetition is used: a benchmark's count may differ between
+	// files, and each side's summary stands on its own samples.
+	res.Plan.Rounds, res.RoundsDone = rounds, map[string]int{"": rounds}
+	return res, nil
+}
+
+// commonPackage is the module-like prefix the cells are named relative
+// to: the longest common path prefix of the packages, its parent when it
+// is itself one of them (so the root package keeps its last element), and
+// "\x00" when there is one package only (or none): names alone then.
+func commonPackage(pkgs []string) string {
+	distinct := map[string]bool{}
+	for _, p := range pkgs {
+		distinct[p] = true
+	}
+	if len(distinct) <= 1 {
+		return "\x00"
+	}
+	var prefix []string
+	first := true
+	for p := range distinct {
+		parts := strings.Split(p, "/")
+		if first {
+			prefix, first = parts, false
+			continue
+		}
+		n := 0
+		for n < len(prefix) && n < len(parts) && prefix[n] == parts[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	common := strings.Join(prefix, "/")
+	if distinct[common] {
+		common = path.Dir(common)
+		if common == "." {
+			common = ""
+		}
+	}
+	return common
+}
+
+// maxGoModBytes bounds the go.mod modulePath reads: the module line is
+// its first, and the largest go.mod files are a few hundred KiB.
+const maxGoModBytes = 16 << 20
+
+// modulePath reads the module path from dir/go.mod; "" when it cannot.
+func modulePath(dir string) string {
+	b, err := baselines.ReadFileLimited(filepath.Join(dir, "go.mod"), maxGoModBytes)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			rest, _, _ = strings.Cut(rest, "//")
+			return strings.Trim(strings.TrimSpace(rest), `"`+"`")
+		}
+	}
+	return ""
+}

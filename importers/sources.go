@@ -1,0 +1,45 @@
+package importers
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// Sources are the files "benchgate compare" decides instead of a results
+// file: two saved go test -bench outputs, or a load tool's reports.
+type Sources struct {
+	// GoBench are the baseline's and the candidate's go test -bench
+	// outputs; read when Tool is empty.
+	GoBench []string
+	// Tool is one of Tools: Baseline and Candidate are its reports, one
+	// file per repetition of each side.
+	Tool                string
+	Baseline, Candidate []string
+}
+
+// ReadSources reads src into results, with GoBench or Read. opt.Scenario,
+// when not nil, decides them and must be of their kind: a gobench
+// scenario for Go benchmarks, an HTTP or gRPC one for a tool's reports.
+// tool is the results' Tool for Go benchmarks ("benchgate VERSION").
+func ReadSources(src Sources, opt Options, tool string) (*baselines.Results, error) {
+	kind, what := scenario.KindGoBench, "go test -bench outputs"
+	if src.Tool != "" {
+		kind, what = scenario.KindHTTP, src.Tool+" reports"
+	}
+	if s := opt.Scenario; s != nil && s.Kind != kind && !(src.Tool != "" && s.Kind == scenario.KindGRPC) {
+		return nil, fmt.Errorf("%s: a %s scenario cannot decide %s (want kind: %s)", s.File, s.Kind, what, kind)
+	}
+	if src.Tool == "" {
+		if len(src.GoBench) != 2 {
+			return nil, fmt.Errorf("want two go test -bench outputs, the baseline's and the candidate's, not %d", len(src.GoBench))
+		}
+		return GoBench(src.GoBench[0], src.GoBench[1], tool, opt.Scenario)
+	}
+	if len(src.Baseline) == 0 || len(src.Candidate) == 0 {
+		return nil, errors.New("-import needs -baseline and -candidate, each a comma-separated list of report files")
+	}
+	return Read(src.Tool, src.Baseline, src.Candidate, opt)
+}
