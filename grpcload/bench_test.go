@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchgate/benchgate/load"
+	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -36,12 +38,14 @@ func BenchmarkGenerate(b *testing.B) {
 			per := max(b.N/c, 1)
 			b.ResetTimer()
 			r, err := Generate(ctx, Load{
-				Target:      ts.addr,
-				Concurrency: c,
-				Duration:    time.Hour, // the sources end it
-				Timeout:     10 * time.Second,
-				Source:      func(int) Source { return &fixed{req: req, n: per} },
-				Resolve:     func(string) (*Call, error) { return call, nil },
+				Target: ts.addr,
+				Loop: load.Loop{
+					Concurrency: c,
+					Duration:    time.Hour, // the sources end it
+					Timeout:     10 * time.Second,
+					Source:      loadtest.Finite(per, req),
+				},
+				Resolve: func(string) (*Call, error) { return call, nil },
 			})
 			b.StopTimer()
 			if err != nil {

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -164,7 +165,7 @@ func (c *Call) Invoke(ctx context.Context, conn grpc.ClientConnInterface, req *s
 		// fired. Past our deadline it is ours, not the server's answer.
 		dl, has := ctx.Deadline()
 		ours := has && st.Code() == codes.DeadlineExceeded && !time.Now().Before(dl)
-		if ctx.Err() == nil && !ours && classify(err, false) == kStatus {
+		if ctx.Err() == nil && !ours && classify(err) == load.Status {
 			return st.Code().String(), nil, nil
 		}
 		return st.Code().String(), nil, fmt.Errorf("call %s: %s: %s", c.Method, st.Code(), st.Message())

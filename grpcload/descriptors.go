@@ -1,8 +1,9 @@
 // Package grpcload is benchgate's gRPC client side: message types from
 // server reflection, .proto files or descriptor sets; requests as dynamic
-// messages built from JSON; a closed-loop unary load generator shaped like
-// runner's HTTP one; the standard health check; and single calls rendered
-// as JSON for the agreement gate. No generated code is needed.
+// messages built from JSON; the gRPC protocol of the closed-loop load
+// core (package load), unary calls with each message encoded once, as
+// httpload is its HTTP one; the standard health check; and single calls
+// rendered as JSON for the agreement gate. No generated code is needed.
 package grpcload
 
 import (

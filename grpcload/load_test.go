@@ -10,41 +10,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/load"
+	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
 )
 
-// fixed is a Source repeating one request, n times (forever when n < 0).
-type fixed struct {
-	req scenario.Request
-	n   int
+// forever is a source repeating req without end.
+func forever(req scenario.Request) func(int) load.Source {
+	return func(int) load.Source { return &loadtest.Seq{Reqs: []scenario.Request{req}, Loop: true} }
 }
 
-func (f *fixed) Next() *scenario.Request {
-	if f.n == 0 {
-		return nil
-	}
-	if f.n > 0 {
-		f.n--
-	}
-	return &f.req
-}
-
-// load is a short rung against addr: every worker sends req.
-func load(t testing.TB, addr string, req scenario.Request, c int, mod func(*Load)) (baselines.Rung, error) {
+// generate is a short rung against addr: every worker sends req.
+func generate(t testing.TB, addr string, req scenario.Request, c int, mod func(*Load)) (load.Result, error) {
 	t.Helper()
 	d := FromReflection(context.Background(), testConn(t, addr))
 	var mu sync.Mutex
 	calls := map[string]*Call{}
 	l := Load{
-		Target:      addr,
-		Concurrency: c,
-		Warmup:      50 * time.Millisecond,
-		Duration:    200 * time.Millisecond,
-		Timeout:     time.Second,
-		Source:      func(int) Source { return &fixed{req: req, n: -1} },
+		Target: addr,
+		Loop: load.Loop{
+			Concurrency: c,
+			Warmup:      50 * time.Millisecond,
+			Duration:    200 * time.Millisecond,
+			Timeout:     time.Second,
+			Source:      forever(req),
+		},
 		Resolve: func(m string) (*Call, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -64,14 +54,10 @@ func load(t testing.TB, addr string, req scenario.Request, c int, mod func(*Load
 	return Generate(testCtx(t), l)
 }
 
-func checkHistogram(t *testing.T, r baselines.Rung, want int64) {
+func checkHistogram(t *testing.T, r load.Result, want int64) {
 	t.Helper()
-	h, err := hdrhistogram.Decode([]byte(r.Histogram))
-	if err != nil {
-		t.Fatalf("histogram: %v", err)
-	}
-	if h.TotalCount() != want {
-		t.Errorf("histogram counts %d calls, want %d", h.TotalCount(), want)
+	if got := r.Latency.TotalCount(); got != want {
+		t.Errorf("histogram counts %d calls, want %d", got, want)
 	}
 }
 
@@ -80,29 +66,29 @@ func TestGenerate(t *testing.T) {
 	var started []time.Time
 	req := scenario.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`),
 		Header: http.Header{"X-Tenant": {"acme"}}}
-	r, err := load(t, ts.addr, req, 4, func(l *Load) {
+	r, err := generate(t, ts.addr, req, 4, func(l *Load) {
 		l.Connections = 2
 		l.Started = func(s, w, e time.Time) { started = []time.Time{s, w, e} }
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d calls, %.0f/s, p50 %.0fµs p99 %.0fµs", r.Requests, r.RPS, r.P50*1e6, r.P99*1e6)
-	if r.Requests == 0 || r.RPS <= 0 || r.Duration != 0.2 {
-		t.Fatalf("rung %+v", r)
+	t.Logf("%d calls, p50 %dµs p99 %dµs", r.Requests, r.Latency.ValueAtQuantile(50), r.Latency.ValueAtQuantile(99))
+	if r.Requests == 0 || r.Duration != 200*time.Millisecond {
+		t.Fatalf("result %+v", r)
 	}
-	if len(r.Statuses) != 1 || r.Statuses["OK"] != r.Requests || r.Errors != nil {
+	if len(r.Statuses) != 1 || r.Statuses["OK"] != r.Requests || r.ErrorCount() != 0 {
 		t.Errorf("statuses %v errors %v of %d calls", r.Statuses, r.Errors, r.Requests)
 	}
-	if r.RPS != float64(r.Requests)/0.2 {
-		t.Errorf("rps %v for %d calls", r.RPS, r.Requests)
+	if r.Answered != r.Requests {
+		t.Errorf("%d answered of %d calls", r.Answered, r.Requests)
 	}
 	// "hello", 7 and "acme" on the wire: 2+5 + 2 + 2+4 bytes.
 	if r.Bytes != r.Requests*15 {
 		t.Errorf("bytes %d for %d calls", r.Bytes, r.Requests)
 	}
-	if !(r.P50 > 0 && r.P50 <= r.P90 && r.P90 <= r.P95 && r.P95 <= r.P99 && r.P99 <= r.Max && r.Mean > 0) {
-		t.Errorf("latencies %+v", r)
+	if r.Latency.ValueAtQuantile(50) <= 0 {
+		t.Errorf("median latency %dµs", r.Latency.ValueAtQuantile(50))
 	}
 	checkHistogram(t, r, r.Requests)
 	if len(started) != 3 || started[1].Sub(started[0]) != 50*time.Millisecond || started[2].Sub(started[1]) != 200*time.Millisecond {
@@ -113,7 +99,7 @@ func TestGenerate(t *testing.T) {
 func TestGenerateStatuses(t *testing.T) {
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	req := scenario.Request{Target: "/bench.v1.Bench/Lookup", Body: []byte(`{"id":"x"}`)}
-	r, err := load(t, ts.addr, req, 2, nil)
+	r, err := generate(t, ts.addr, req, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,12 +110,12 @@ func TestGenerateStatuses(t *testing.T) {
 	if ok < 8*nf || ok > 10*nf {
 		t.Errorf("%d OK for %d NotFound: want about 9 to 1", ok, nf)
 	}
-	if r.Errors["status"] != nf || len(r.Errors) != 1 {
+	if r.Errors[load.Status] != nf || r.ErrorCount() != nf {
 		t.Errorf("errors %v", r.Errors)
 	}
-	// Answered is answered: NotFound counts in RPS and latency.
-	if r.RPS != float64(r.Requests)/r.Duration {
-		t.Errorf("rps %v", r.RPS)
+	// Answered is answered: NotFound counts in throughput and latency.
+	if r.Answered != r.Requests {
+		t.Errorf("%d answered of %d calls", r.Answered, r.Requests)
 	}
 	checkHistogram(t, r, r.Requests)
 }
@@ -137,18 +123,18 @@ func TestGenerateStatuses(t *testing.T) {
 func TestGenerateTimeout(t *testing.T) {
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	req := scenario.Request{Target: "bench.v1.Bench/Slow", Body: []byte(`{"ms":1000}`)}
-	r, err := load(t, ts.addr, req, 2, func(l *Load) {
+	r, err := generate(t, ts.addr, req, 2, func(l *Load) {
 		l.Timeout = 40 * time.Millisecond
 		l.Warmup = 0
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Errors["timeout"] == 0 || r.Errors["timeout"] != r.Requests || len(r.Errors) != 1 {
+	if r.Errors[load.Timeout] == 0 || r.Errors[load.Timeout] != r.Requests || r.ErrorCount() != r.Requests {
 		t.Errorf("errors %v of %d calls", r.Errors, r.Requests)
 	}
-	if r.Statuses != nil || r.RPS != 0 {
-		t.Errorf("statuses %v rps %v", r.Statuses, r.RPS)
+	if r.Statuses != nil || r.Answered != 0 {
+		t.Errorf("statuses %v, %d answered", r.Statuses, r.Answered)
 	}
 	checkHistogram(t, r, 0)
 }
@@ -163,14 +149,14 @@ func TestGenerateConnect(t *testing.T) {
 	down := lis.Addr().String()
 	lis.Close()
 	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{}`)}
-	r, err := load(t, ts.addr, req, 1, func(l *Load) {
+	r, err := generate(t, ts.addr, req, 1, func(l *Load) {
 		l.Target = down
 		l.Duration = 100 * time.Millisecond
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Errors["connect"] == 0 || r.Errors["connect"] != r.Requests || r.Statuses != nil {
+	if r.Errors[load.Connect] == 0 || r.Errors[load.Connect] != r.Requests || r.Statuses != nil {
 		t.Errorf("errors %v statuses %v of %d calls", r.Errors, r.Statuses, r.Requests)
 	}
 }
@@ -181,28 +167,28 @@ func TestGenerateBadRequest(t *testing.T) {
 		{Target: "bench.v1.Bench/Echo", Body: []byte(`{"nope":1}`)},
 		{Target: "bench.v1.Bench/Nope", Body: []byte(`{}`)},
 	} {
-		r, err := load(t, ts.addr, req, 1, func(l *Load) { l.Duration = 50 * time.Millisecond })
+		r, err := generate(t, ts.addr, req, 1, func(l *Load) { l.Duration = 50 * time.Millisecond })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Errors["other"] == 0 || r.Errors["other"] != r.Requests || r.Statuses != nil {
+		if r.Errors[load.Other] == 0 || r.Errors[load.Other] != r.Requests || r.Statuses != nil {
 			t.Errorf("%s: errors %v statuses %v of %d calls", req.Body, r.Errors, r.Statuses, r.Requests)
 		}
 	}
 }
 
 func TestGenerateRefuses(t *testing.T) {
-	src := func(int) Source { return &fixed{n: -1} }
+	src := loadtest.Finite(1, scenario.Request{})
 	res := func(string) (*Call, error) { return nil, errors.New("x") }
 	for _, tc := range []struct {
 		l    Load
 		want string
 	}{
-		{Load{Target: "x:1", Duration: time.Second, Source: src, Resolve: res}, "concurrency 0"},
-		{Load{Target: "x:1", Concurrency: 1, Source: src, Resolve: res}, "duration 0s"},
-		{Load{Target: "x:1", Concurrency: 1, Duration: time.Second, Resolve: res}, "no request source"},
-		{Load{Target: "x:1", Concurrency: 1, Duration: time.Second, Source: src}, "no method resolver"},
-		{Load{Concurrency: 1, Duration: time.Second, Source: src, Resolve: res}, "no target"},
+		{Load{Target: "x:1", Loop: load.Loop{Duration: time.Second, Source: src}, Resolve: res}, "concurrency 0"},
+		{Load{Target: "x:1", Loop: load.Loop{Concurrency: 1, Source: src}, Resolve: res}, "duration 0s"},
+		{Load{Target: "x:1", Loop: load.Loop{Concurrency: 1, Duration: time.Second}, Resolve: res}, "no request source"},
+		{Load{Target: "x:1", Loop: load.Loop{Concurrency: 1, Duration: time.Second, Source: src}}, "no method resolver"},
+		{Load{Loop: load.Loop{Concurrency: 1, Duration: time.Second, Source: src}, Resolve: res}, "no target"},
 	} {
 		_, err := Generate(context.Background(), tc.l)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -222,8 +208,7 @@ func TestGenerateCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	begin := time.Now()
-	_, err = Generate(ctx, Load{Target: ts.addr, Concurrency: 2, Duration: 10 * time.Second,
-		Source:  func(int) Source { return &fixed{req: req, n: -1} },
+	_, err = Generate(ctx, Load{Target: ts.addr, Loop: load.Loop{Concurrency: 2, Duration: 10 * time.Second, Source: forever(req)},
 		Resolve: func(string) (*Call, error) { return c, nil }})
 	if !errors.Is(err, context.Canceled) || time.Since(begin) > 2*time.Second {
 		t.Errorf("got %v after %v", err, time.Since(begin))
@@ -235,9 +220,9 @@ func TestGenerateSourceEnds(t *testing.T) {
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{"n":1}`)}
 	begin := time.Now()
-	r, err := load(t, ts.addr, req, 3, func(l *Load) {
+	r, err := generate(t, ts.addr, req, 3, func(l *Load) {
 		l.Warmup, l.Duration = 0, time.Minute
-		l.Source = func(int) Source { return &fixed{req: req, n: 5} }
+		l.Source = loadtest.Finite(5, req)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -312,22 +297,19 @@ func TestClassify(t *testing.T) {
 	// Only what the servers in the other tests do not show.
 	for _, tc := range []struct {
 		err  error
-		want int
+		want load.Kind
 	}{
-		{errors.New("plain"), kOther},
-		{statusErr(14, "connection error: desc = \"transport: Error while dialing: dial tcp: connection refused\""), kConnect},
-		{statusErr(14, "error reading from server: EOF"), kReset},
-		{statusErr(14, "server is shedding load"), kStatus},
-		{statusErr(13, "stream terminated by RST_STREAM with error code: PROTOCOL_ERROR"), kReset},
-		{statusErr(13, "grpc: failed to unmarshal the received message: proto: cannot parse"), kOther},
-		{statusErr(13, "database on fire"), kStatus},
-		{statusErr(4, "deadline from the server"), kStatus},
+		{errors.New("plain"), load.Other},
+		{statusErr(14, "connection error: desc = \"transport: Error while dialing: dial tcp: connection refused\""), load.Connect},
+		{statusErr(14, "error reading from server: EOF"), load.Reset},
+		{statusErr(14, "server is shedding load"), load.Status},
+		{statusErr(13, "stream terminated by RST_STREAM with error code: PROTOCOL_ERROR"), load.Reset},
+		{statusErr(13, "grpc: failed to unmarshal the received message: proto: cannot parse"), load.Other},
+		{statusErr(13, "database on fire"), load.Status},
+		{statusErr(4, "deadline from the server"), load.Status},
 	} {
-		if got := classify(tc.err, false); got != tc.want {
-			t.Errorf("%v: %s, want %s", tc.err, errKinds[got], errKinds[tc.want])
+		if got := classify(tc.err); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.err, got, tc.want)
 		}
-	}
-	if classify(statusErr(1, "context canceled"), true) != kTimeout {
-		t.Error("a fired timer is a timeout")
 	}
 }

@@ -40,27 +40,25 @@ type notFoundError struct{ name string }
 
 func (e *notFoundError) Error() string { return "symbol " + e.name + " not found" }
 
-// session is one reflection stream.
+// session is one reflection stream, which lives in the context open
+// returns with it: every ask of the session passes that context.
 type session struct {
-	r      *reflector
-	ctx    context.Context
-	cancel context.CancelFunc
-	send   func(*rpb.ServerReflectionRequest) error
-	recv   func() (*rpb.ServerReflectionResponse, error)
-	asked  int
+	r     *reflector
+	send  func(*rpb.ServerReflectionRequest) error
+	recv  func() (*rpb.ServerReflectionResponse, error)
+	asked int
 }
 
-func (r *reflector) open(ctx context.Context) *session {
-	var cancel context.CancelFunc
+// open starts a session under ctx, bounded by reflectionTimeout when ctx
+// has no deadline of its own; cancel ends its stream.
+func (r *reflector) open(ctx context.Context) (s *session, sctx context.Context, cancel context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
-		ctx, cancel = context.WithCancel(ctx)
+		sctx, cancel = context.WithCancel(ctx)
 	} else {
-		ctx, cancel = context.WithTimeout(ctx, reflectionTimeout)
+		sctx, cancel = context.WithTimeout(ctx, reflectionTimeout)
 	}
-	return &session{r: r, ctx: ctx, cancel: cancel}
+	return &session{r: r}, sctx, cancel
 }
-
-func (s *session) close() { s.cancel() }
 
 func (s *session) start(ctx context.Context) error {
 	if len(s.r.md) > 0 {
@@ -109,10 +107,10 @@ func convert(from, to proto.Message) error {
 
 // ask sends req and returns the answer. The first exchange of a session
 // finds the version the server speaks.
-func (s *session) ask(req *rpb.ServerReflectionRequest) (*rpb.ServerReflectionResponse, error) {
+func (s *session) ask(ctx context.Context, req *rpb.ServerReflectionRequest) (*rpb.ServerReflectionResponse, error) {
 	for {
 		if s.send == nil {
-			if err := s.start(s.ctx); err != nil {
+			if err := s.start(ctx); err != nil {
 				return nil, reflectionError(err)
 			}
 		}
@@ -157,9 +155,9 @@ func answerError(e *rpb.ErrorResponse, what string) error {
 // resolve asks the server for the file defining name and every file it
 // needs, and registers them. The caller holds d.mu.
 func (d *Descriptors) resolve(ctx context.Context, name string) error {
-	s := d.refl.open(ctx)
-	defer s.close()
-	resp, err := s.ask(&rpb.ServerReflectionRequest{
+	s, ctx, cancel := d.refl.open(ctx)
+	defer cancel()
+	resp, err := s.ask(ctx, &rpb.ServerReflectionRequest{
 		MessageRequest: &rpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: name},
 	})
 	if err != nil {
@@ -198,7 +196,7 @@ func (d *Descriptors) resolve(ctx context.Context, name string) error {
 		slices.Sort(missing)
 		progress := false
 		for _, dep := range missing {
-			resp, err := s.ask(&rpb.ServerReflectionRequest{
+			resp, err := s.ask(ctx, &rpb.ServerReflectionRequest{
 				MessageRequest: &rpb.ServerReflectionRequest_FileByFilename{FileByFilename: dep},
 			})
 			if err != nil {
@@ -247,9 +245,9 @@ func addAnswer(protos map[string]*descriptorpb.FileDescriptorProto, resp *rpb.Se
 
 // listServices returns the names of the services the server offers, sorted.
 func (r *reflector) listServices(ctx context.Context) ([]string, error) {
-	s := r.open(ctx)
-	defer s.close()
-	resp, err := s.ask(&rpb.ServerReflectionRequest{
+	s, ctx, cancel := r.open(ctx)
+	defer cancel()
+	resp, err := s.ask(ctx, &rpb.ServerReflectionRequest{
 		MessageRequest: &rpb.ServerReflectionRequest_ListServices{ListServices: "*"},
 	})
 	if err != nil {
