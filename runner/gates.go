@@ -17,7 +17,10 @@ import (
 
 	"github.com/benchgate/benchgate/agreement"
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/httpload"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	"github.com/benchgate/benchgate/target/process"
 )
 
 // MaxProbeBody bounds a body the agreement probe reads: answers larger
@@ -32,16 +35,16 @@ const lastLineRunes = 240
 // probe. Classes a failed pre-flight guards leave the plan. The results
 // go to disk before the first rung. Only a cancellation or a dead target
 // is an error: what the gates find is a result.
-func (s *schedule) gates() error {
+func (s *schedule) gates(ctx context.Context) error {
 	g := &baselines.Gates{}
 	absent := map[string]string{}
 	for _, p := range s.sc.Preflight {
-		for _, t := range []service{s.base, s.cand} {
+		for _, t := range []target.Service{s.base, s.cand} {
 			if !slices.Contains(p.Targets, t.Name()) {
 				continue
 			}
-			r := s.preflight(p, t)
-			if err := s.ctxErr(); err != nil {
+			r := s.preflight(ctx, p, t)
+			if err := cancelled(ctx, s.res); err != nil {
 				return err
 			}
 			if err := t.Died(); err != nil {
@@ -92,7 +95,7 @@ func (s *schedule) gates() error {
 			fmt.Fprintf(s.progress, "absent: class %s: %s\n", a.Class, a.Reason)
 		}
 	}
-	ag, err := s.agreement(absent)
+	ag, err := s.agreement(ctx, absent)
 	if err != nil {
 		return err
 	}
@@ -107,29 +110,29 @@ func (s *schedule) gates() error {
 // runs in its own process group with the CI secrets stripped from its
 // environment, is killed with its group at its timeout or when the run is
 // cancelled, and its whole output goes to a log in the results directory.
-func (s *schedule) preflight(p scenario.Preflight, t service) baselines.PreflightResult {
+func (s *schedule) preflight(run context.Context, p scenario.Preflight, t target.Service) baselines.PreflightResult {
 	r := baselines.PreflightResult{Name: p.Name, Target: t.Name(), Command: p.Shown, ExitCode: -1, Classes: p.Classes}
 	argv := make([]string, len(p.Run))
 	for i, a := range p.Run {
 		argv[i] = strings.ReplaceAll(a, "{url}", t.URL())
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, p.Timeout)
+	ctx, cancel := context.WithTimeout(run, p.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = p.Dir
-	cmd.Env = childEnv(os.Environ(), []string{"BENCHGATE_URL=" + t.URL(), "BENCHGATE_TARGET=" + t.Name()})
+	cmd.Env = target.ChildEnv(os.Environ(), []string{"BENCHGATE_URL=" + t.URL(), "BENCHGATE_TARGET=" + t.Name()})
 
-	tail := newLineTail(16)
+	tail := target.NewTail(16)
 	var out io.Writer = tail
 	logName := filepath.Join("preflight", p.Name+"."+t.Name()+".log")
 	logPath := filepath.Join(s.opts.OutDir, logName)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err == nil {
 		if f, err := os.Create(logPath); err == nil {
 			defer f.Close()
-			fmt.Fprintf(f, "# benchgate pre-flight %s against %s (%s)\n# %s\n", p.Name, t.Name(), redactText(s.sc, t.URL()), redactedLine(s.sc, argv))
+			fmt.Fprintf(f, "# benchgate pre-flight %s against %s (%s)\n# %s\n", p.Name, t.Name(), target.RedactText(s.sc, t.URL()), target.RedactedLine(s.sc, argv))
 			// The log is published with the results: a command that
 			// prints the key it was given (curl -v) must not publish it.
-			rw := newRedactWriter(s.sc, f)
+			rw := target.NewRedactWriter(s.sc, f)
 			defer rw.Flush()
 			out = io.MultiWriter(rw, tail)
 			r.Log = logName
@@ -139,7 +142,7 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 	// Whatever the command leaves running in its group is killed when it
 	// exits: it would otherwise run through the measurement.
 	start := time.Now()
-	err := runGrouped(cmd, out)
+	err := process.RunGrouped(cmd, out)
 	r.Duration = time.Since(start).Seconds()
 	for _, l := range slices.Backward(tail.Lines()) {
 		if l = strings.TrimSpace(l); l != "" {
@@ -151,14 +154,14 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 	switch {
 	case err == nil:
 		r.Pass, r.ExitCode = true, 0
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && run.Err() == nil:
 		r.Error = fmt.Sprintf("timed out after %v", p.Timeout)
 	case errors.As(err, &ee) && ee.Exited():
 		r.ExitCode = ee.ExitCode()
 	case errors.As(err, &ee):
 		r.Error = ee.String() // "signal: killed"
 	default:
-		r.Error = "cannot run: " + capText(sanitize(s.sc.Redact(err.Error())), maxErrText)
+		r.Error = "cannot run: " + target.CapText(target.Sanitize(s.sc.Redact(err.Error())), target.MaxErrText)
 	}
 	return r
 }
@@ -168,7 +171,7 @@ func (s *schedule) preflight(p scenario.Preflight, t service) baselines.Prefligh
 // round at the plan's first concurrency, so the probe sends exactly what
 // the load sends first. Classes in absent and classes whose mode is off
 // are not probed; nil when none is.
-func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResult, error) {
+func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*baselines.AgreementResult, error) {
 	var res baselines.AgreementResult
 	client := &http.Client{
 		Transport: &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 2},
@@ -194,7 +197,7 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 				if req == nil {
 					break
 				}
-				if err := s.ctxErr(); err != nil {
+				if err := cancelled(ctx, s.res); err != nil {
 					return nil, err
 				}
 				// A mix's request is compared as its own class says: its
@@ -208,11 +211,11 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 				}
 				probe := s.probe
 				if s.sc.Kind == scenario.KindGRPC {
-					probe = func(_ *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
-						return s.grpcProbe(req, opt)
+					probe = func(ctx context.Context, _ *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+						return s.grpcProbe(ctx, req, opt)
 					}
 				}
-				d, format, err := probe(client, req, ropt.Options())
+				d, format, err := probe(ctx, client, req, ropt.Options())
 				if err != nil {
 					return nil, err
 				}
@@ -225,7 +228,7 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 				}
 			}
 			if e, ok := src.(interface{ Err() error }); ok && e.Err() != nil {
-				return nil, shownErr(s.sc, fmt.Errorf("agreement probe of %s: a request template failed: %w", c.Name, e.Err()))
+				return nil, target.ShownErr(s.sc, fmt.Errorf("agreement probe of %s: a request template failed: %w", c.Name, e.Err()))
 			}
 			res.Classes = append(res.Classes, ca)
 			name := c.Name
@@ -236,7 +239,7 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 				fmt.Fprintf(s.progress, "agreement %s: agree over %d requests\n", name, ca.Requests)
 			} else {
 				fmt.Fprintf(s.progress, "agreement %s: DISAGREE at request %d, %s %s: %s (%s)\n",
-					name, ca.First.Index+1, ca.First.Method, sanitize(ca.First.Target), sanitize(ca.First.Reason), ca.Mode)
+					name, ca.First.Index+1, ca.First.Method, target.Sanitize(ca.First.Target), target.Sanitize(ca.First.Reason), ca.Mode)
 			}
 		}
 	}
@@ -250,13 +253,13 @@ func (s *schedule) agreement(absent map[string]string) (*baselines.AgreementResu
 // difference of their answers (nil when they agree) and the format they
 // were compared in. A request that fails is a difference, since nothing
 // can be said of its answer; a dead target or a cancellation is an error.
-func (s *schedule) probe(client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+func (s *schedule) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
 	var resp [2]agreement.Response
 	var fail [2]string
-	for i, t := range []service{s.base, s.cand} {
-		r, err := send(s.ctx, client, t.URL(), req)
+	for i, t := range []target.Service{s.base, s.cand} {
+		r, err := send(ctx, client, t.URL(), req)
 		if err != nil {
-			if cerr := s.ctxErr(); cerr != nil {
+			if cerr := cancelled(ctx, s.res); cerr != nil {
 				return nil, "", cerr
 			}
 			if derr := t.Died(); derr != nil {
@@ -264,7 +267,7 @@ func (s *schedule) probe(client *http.Client, req *scenario.Request, opt agreeme
 			}
 			// The error quotes the URL sent, its query and all, and
 			// what the target answered.
-			fail[i] = t.Name() + ": request failed: " + capText(sanitize(s.sc.Redact(err.Error())), maxSideError)
+			fail[i] = t.Name() + ": request failed: " + target.CapText(target.Sanitize(s.sc.Redact(err.Error())), maxSideError)
 		}
 		r.ContentType, r.Location = s.sc.Redact(r.ContentType), s.sc.Redact(r.Location)
 		r.Body = s.redactBody(r.Body)
@@ -308,11 +311,11 @@ func (s *schedule) redactBody(b []byte) []byte {
 // goes), what the targets wrote capped. The progress line, the report, the
 // comment, the summary and the annotations are all made of it.
 func (s *schedule) stored(d *baselines.Disagreement) *baselines.Disagreement {
-	d.Target = capText(s.sc.Redact(d.Target), maxTarget)
-	d.Reason = capText(d.Reason, maxReason)
-	d.Path = capText(d.Path, maxPath)
-	d.Baseline = capText(d.Baseline, maxExcerpt)
-	d.Candidate = capText(d.Candidate, maxExcerpt)
+	d.Target = target.CapText(s.sc.Redact(d.Target), maxTarget)
+	d.Reason = target.CapText(d.Reason, maxReason)
+	d.Path = target.CapText(d.Path, maxPath)
+	d.Baseline = target.CapText(d.Baseline, maxExcerpt)
+	d.Candidate = target.CapText(d.Candidate, maxExcerpt)
 	return d
 }
 
@@ -323,7 +326,7 @@ func send(ctx context.Context, client *http.Client, base string, r *scenario.Req
 	if err != nil {
 		return agreement.Response{}, err
 	}
-	o := origin(bu)
+	o := httpload.Origin(bu)
 	method := r.Method
 	if method == "" {
 		method = http.MethodGet

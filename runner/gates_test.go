@@ -325,25 +325,3 @@ func TestAgreementMix(t *testing.T) {
 		}
 	}
 }
-
-// TestHealthPathGRPC: an HTTP target whose health path happens to end in
-// /grpc is checked over HTTP; only health: grpc asks the gRPC health
-// service.
-func TestHealthPathGRPC(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/status/grpc" {
-			w.WriteHeader(http.StatusNotFound)
-		}
-	}))
-	defer srv.Close()
-	hc := srv.Client()
-	if err := probeTarget(t.Context(), hc, srv.URL, "/status/grpc"); err != nil {
-		t.Errorf("HTTP health /status/grpc: %v", err)
-	}
-	if err := probeTarget(t.Context(), hc, srv.URL, "/nope"); err == nil {
-		t.Error("a 404 health path passed")
-	}
-	if err := probeTarget(t.Context(), hc, srv.URL, scenario.HealthGRPC); err == nil {
-		t.Error("an HTTP/1 server passed the gRPC health check")
-	}
-}

@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
 // The test module's cells (see testdata/gobench/README.md) under
@@ -80,8 +83,8 @@ func goBenchScenario(module string, base, cand scenario.Target, rounds int) *sce
 		},
 		Baseline: base, Candidate: cand,
 		Load: scenario.LoadSettings{Repetitions: rounds},
-		Gate: scenario.Gate{Confidence: 0.95, TieWithin: 0.1,
-			FailOn: []scenario.FailRule{{Metric: "sec/op", Classes: []string{"*"}}}},
+		Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1,
+			FailOn: []gate.Rule{{Metric: "sec/op", Classes: []string{"*"}}}},
 	}
 }
 
@@ -412,7 +415,7 @@ func TestGoBenchFailingBenchmark(t *testing.T) {
 	sc := goBenchScenario(base, dirTarget(base), dirTarget(cand), 3)
 	sc.GoBench.Benchtime = "20x"
 	res, err := RunGoBench(context.Background(), sc, Options{OutDir: out})
-	var te *TargetError
+	var te *target.TargetError
 	if !errors.As(err, &te) || te.Phase != PhaseBench {
 		t.Fatalf("error %v, want a *TargetError of phase %s", err, PhaseBench)
 	}
@@ -480,7 +483,7 @@ func TestGoBenchCancel(t *testing.T) {
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("error %v", r.err)
 	}
-	groupGone(t, pid)
+	targettest.GroupGone(t, pid)
 	if r.res.Status != "cancelled" || r.res.CompleteRounds() != 1 || len(r.res.Rungs) != 2*len(goBenchCells) {
 		t.Fatalf("status %s, %d complete rounds, %d rungs", r.res.Status, r.res.CompleteRounds(), len(r.res.Rungs))
 	}
@@ -583,8 +586,8 @@ func TestGoBenchOneSidedRenameBuildFailure(t *testing.T) {
 	sc.Candidate = dirTarget(cand)
 	sc.Candidate.Name = "candidate"
 	res, err = RunGoBench(context.Background(), sc, Options{OutDir: out})
-	var te *TargetError
-	if !errors.As(err, &te) || te.Phase != PhaseBuild || te.Target != "baseline" {
+	var te *target.TargetError
+	if !errors.As(err, &te) || te.Phase != target.PhaseBuild || te.Target != "baseline" {
 		t.Fatalf("error %v", err)
 	}
 	if !strings.Contains(err.Error(), "go test -c") || !strings.Contains(err.Error(), "broken.go:3") {
@@ -606,7 +609,7 @@ func TestGoBenchTimeout(t *testing.T) {
 	sc.GoBench.Packages, sc.GoBench.Timeout, sc.GoBench.CPU = []string{"./store"}, time.Second, nil
 	start := time.Now()
 	res, err := RunGoBench(context.Background(), sc, Options{OutDir: out})
-	var te *TargetError
+	var te *target.TargetError
 	if !errors.As(err, &te) || te.Phase != PhaseBench || !strings.Contains(err.Error(), "still running after the timeout of 1s: stopped with SIGQUIT (exit status 2)") {
 		t.Fatalf("error %v", err)
 	}

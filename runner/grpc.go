@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -14,7 +13,9 @@ import (
 	"github.com/benchgate/benchgate/agreement"
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/grpcload"
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
 )
 
 // InputError is a scenario that cannot run against the targets it
@@ -50,7 +51,7 @@ func hostPort(base string) (string, error) {
 // checks the scenario against them before any load: every class's method
 // exists and is unary, and the first request of every class's stream fits
 // its message type. A failure is an *InputError.
-func (s *schedule) grpcPrepare() error {
+func (s *schedule) grpcPrepare(ctx context.Context) error {
 	s.grpcClose()
 	g := s.sc.GRPC
 	var shared *grpcload.Descriptors
@@ -64,7 +65,7 @@ func (s *schedule) grpcPrepare() error {
 	if err != nil {
 		return &InputError{fmt.Errorf("grpc descriptors: %w", err)}
 	}
-	for i, t := range []service{s.base, s.cand} {
+	for i, t := range []target.Service{s.base, s.cand} {
 		hp, err := hostPort(t.URL())
 		if err != nil {
 			return err
@@ -75,7 +76,7 @@ func (s *schedule) grpcPrepare() error {
 		}
 		side := &grpcSide{hostport: hp, conn: conn, desc: shared, calls: map[string]*grpcload.Call{}}
 		if side.desc == nil {
-			side.desc = grpcload.FromReflection(s.ctx, conn)
+			side.desc = grpcload.FromReflection(ctx, conn)
 		}
 		s.grpc[i] = side
 	}
@@ -91,8 +92,8 @@ func (s *schedule) grpcPrepare() error {
 					break
 				}
 				for i, side := range s.grpc {
-					t := []service{s.base, s.cand}[i]
-					call, err := side.call(s.ctx, req.Target)
+					t := []target.Service{s.base, s.cand}[i]
+					call, err := side.call(ctx, req.Target)
 					if err == nil {
 						_, err = call.Message(req.Body)
 					}
@@ -100,7 +101,7 @@ func (s *schedule) grpcPrepare() error {
 						// Types from files say what a method takes, not
 						// whether the server has it: one call says.
 						checked[i][req.Target] = true
-						cctx, cancel := context.WithTimeout(s.ctx, s.sc.Load.Timeout)
+						cctx, cancel := context.WithTimeout(ctx, s.sc.Load.Timeout)
 						var code string
 						code, _, err = call.Invoke(cctx, side.conn, req)
 						cancel()
@@ -109,7 +110,7 @@ func (s *schedule) grpcPrepare() error {
 						}
 					}
 					if err != nil {
-						if cerr := s.ctxErr(); cerr != nil {
+						if cerr := cancelled(ctx, s.res); cerr != nil {
 							return cerr
 						}
 						if derr := t.Died(); derr != nil {
@@ -118,11 +119,11 @@ func (s *schedule) grpcPrepare() error {
 						if transport(err) {
 							// Not the scenario's fault: the target did
 							// not answer.
-							return shownErr(s.sc, fmt.Errorf("%s: %w", t.Name(), err))
+							return target.ShownErr(s.sc, fmt.Errorf("%s: %w", t.Name(), err))
 						}
 						// The error may quote the message (a value that
 						// does not fit its field) and what the server said.
-						return &InputError{shownErr(s.sc, fmt.Errorf("class %s on the %s: %w", c.Name, []string{"baseline", "candidate"}[i], err))}
+						return &InputError{target.ShownErr(s.sc, fmt.Errorf("class %s on the %s: %w", c.Name, []string{"baseline", "candidate"}[i], err))}
 					}
 				}
 				if c.Mix == nil {
@@ -130,7 +131,7 @@ func (s *schedule) grpcPrepare() error {
 				}
 			}
 			if err := src.Err(); err != nil {
-				return &InputError{shownErr(s.sc, fmt.Errorf("class %s: a request template failed: %w", c.Name, err))}
+				return &InputError{target.ShownErr(s.sc, fmt.Errorf("class %s: a request template failed: %w", c.Name, err))}
 			}
 		}
 	}
@@ -163,49 +164,40 @@ func (s *schedule) grpcClose() {
 }
 
 // grpcSideOf is the gRPC side of a target of the current pin set.
-func (s *schedule) grpcSideOf(t service) *grpcSide {
+func (s *schedule) grpcSideOf(t target.Service) *grpcSide {
 	if t == s.cand {
 		return s.grpc[1]
 	}
 	return s.grpc[0]
 }
 
-// grpcRung is one rung of gRPC load on t.
-func (s *schedule) grpcRung(ctx context.Context, t service, cell baselines.Cell, round int, source func(baselines.Cell, int, int) Source, started func(start, warmupEnd, windowEnd time.Time), sources *[]Source) (baselines.Rung, error) {
+// grpcGenerate is one rung of gRPC load on t.
+func (s *schedule) grpcGenerate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error) {
 	side := s.grpcSideOf(t)
 	return grpcload.Generate(ctx, grpcload.Load{
+		Loop:        l,
 		Target:      side.hostport,
-		Concurrency: cell.Concurrency,
 		Connections: s.sc.GRPC.Connections,
-		Warmup:      s.sc.Load.Warmup,
-		Duration:    s.sc.Load.Duration,
-		Timeout:     s.sc.Load.Timeout,
-		Source: func(worker int) grpcload.Source {
-			src := source(cell, round, worker)
-			*sources = append(*sources, src)
-			return src
-		},
-		Resolve: func(method string) (*grpcload.Call, error) { return side.call(ctx, method) },
-		Started: started,
+		Resolve:     func(method string) (*grpcload.Call, error) { return side.call(ctx, method) },
 	})
 }
 
 // grpcProbe is probe for gRPC: the call on both targets, the baseline
 // first, compared by status code and by the answers' JSON form.
-func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+func (s *schedule) grpcProbe(ctx context.Context, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
 	var codes [2]string
 	var bodies [2][]byte
 	var fail [2]string
 	for i, side := range s.grpc {
-		t := []service{s.base, s.cand}[i]
-		call, err := side.call(s.ctx, req.Target)
+		t := []target.Service{s.base, s.cand}[i]
+		call, err := side.call(ctx, req.Target)
 		if err == nil {
-			cctx, cancel := context.WithTimeout(s.ctx, s.sc.Load.Timeout)
+			cctx, cancel := context.WithTimeout(ctx, s.sc.Load.Timeout)
 			codes[i], bodies[i], err = call.Invoke(cctx, side.conn, req)
 			cancel()
 		}
 		if err != nil {
-			if cerr := s.ctxErr(); cerr != nil {
+			if cerr := cancelled(ctx, s.res); cerr != nil {
 				return nil, "", cerr
 			}
 			if derr := t.Died(); derr != nil {
@@ -213,7 +205,7 @@ func (s *schedule) grpcProbe(req *scenario.Request, opt agreement.Options) (*bas
 			}
 			// A status message is the server's text, and may echo the
 			// message or the metadata.
-			fail[i] = t.Name() + ": call failed: " + capText(sanitize(s.sc.Redact(err.Error())), maxSideError)
+			fail[i] = t.Name() + ": call failed: " + target.CapText(target.Sanitize(s.sc.Redact(err.Error())), maxSideError)
 		}
 		bodies[i] = s.redactBody(bodies[i])
 	}

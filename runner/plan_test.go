@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
 // TestBudgetRefusesOverflow: a plan too long to count saturates instead of
@@ -30,9 +31,9 @@ func TestBudgetRefusesOverflow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "built")
-			base := serverSpec("baseline")
+			base := targettest.ServerSpec("baseline")
 			base.Build = []string{"touch", marker}
-			sc := testScenario(base, serverSpec("candidate"))
+			sc := testScenario(base, targettest.ServerSpec("candidate"))
 			tc.edit(&sc.Load)
 			if got := estimate(sc, PlanOf(sc)); got != math.MaxInt64 {
 				t.Errorf("estimate %v, want the longest time.Duration", got)

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
 )
 
 // loadWith loads src with getenv answering from env.
@@ -104,7 +106,7 @@ classes:
 `, map[string]string{"API_KEY": secretQuery})
 			tmplErr := errors.New(`executing "body" at <index "` + secretQuery + `" 99>: ` + strings.Repeat("x", huge))
 			source := func(cell baselines.Cell, round, worker int) Source {
-				return &errSource{fixed: fixed{reqs: []scenario.Request{get1("a", "/a")}, loop: true}, err: tmplErr}
+				return &errSource{Seq: loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "/a")}, Loop: true}, err: tmplErr}
 			}
 			out := t.TempDir()
 			res, err := Run(t.Context(), sc, Options{OutDir: out, source: source})
@@ -112,7 +114,7 @@ classes:
 				t.Fatalf("error %.200v, want the template's", err)
 			}
 			text := err.Error()
-			if strings.Contains(text, secretQuery) || !strings.Contains(text, `class "a": a request template failed: executing "body" at <index "${API_KEY}" 99>`) || len(text) > maxErrText+64 {
+			if strings.Contains(text, secretQuery) || !strings.Contains(text, `class "a": a request template failed: executing "body" at <index "${API_KEY}" 99>`) || len(text) > target.MaxErrText+64 {
 				t.Errorf("%d bytes: %.200s", len(text), text)
 			}
 			if res.Error != text {

@@ -1,8 +1,9 @@
-// Package runner measures a scenario: it builds and starts both targets,
-// then runs the interleaved schedule of DESIGN.md — rounds outside, cells
-// inside, the baseline/candidate order of each pair drawn from the seed in
-// the first round and alternating after it (see Order) — putting
-// closed-loop load on one target at a time. Under slice interleaving a
+// Package runner measures a scenario: it builds and starts both targets
+// (target/process, target/docker), then runs the interleaved schedule of
+// docs/statistics.md — rounds outside, cells inside, the
+// baseline/candidate order of each pair drawn from the seed in the first
+// round and alternating after it (see Order) — putting closed-loop load
+// on one target at a time. Under slice interleaving a
 // cell's round is one session over both targets in which the load
 // alternates between them in short slices (see sliceRound and
 // SliceOrder); with adaptive rounds, the rounds after the minimum run
@@ -20,22 +21,19 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	dockertarget "github.com/benchgate/benchgate/target/docker"
 )
 
 // Options are the settings of a run that do not come from the scenario.
@@ -65,137 +63,10 @@ type Options struct {
 	beforeStop func()
 }
 
-// Shard names one part of a split grid: Index of Count, 1-based.
-type Shard struct{ Index, Count int }
-
-// BudgetError refuses a run whose planned time exceeds the budget. Nothing
-// has been started when it is returned.
-type BudgetError struct {
-	Estimate time.Duration
-	Budget   time.Duration
-	Plan     baselines.Plan
-}
-
-func (e *BudgetError) Error() string {
-	return fmt.Sprintf("planned time %v (%d cells × %d rounds × 2 targets) exceeds the budget of %v: reduce the grid, repetitions or duration, or raise -budget",
-		e.Estimate, len(e.Plan.Cells), e.Plan.Rounds, e.Budget)
-}
-
-// PlanOf returns the grid of sc in schedule order: pin sets, then
-// variants, then classes, then concurrency levels. Pin sets are outermost
-// because the targets are restarted for each.
-func PlanOf(sc *scenario.Scenario) baselines.Plan {
-	var p baselines.Plan
-	pinNames := []string{""}
-	if len(sc.PinSets) > 0 {
-		pinNames = pinNames[:0]
-		for _, ps := range sc.PinSets {
-			pinNames = append(pinNames, ps.Name)
-			p.PinSets = append(p.PinSets, ps.Name)
-		}
-	}
-	for _, pn := range pinNames {
-		for _, v := range sc.Variants {
-			for _, c := range sc.Classes {
-				for _, n := range sc.Load.Concurrency {
-					p.Cells = append(p.Cells, baselines.Cell{Pins: pn, Variant: v.Name, Class: c.Name, Concurrency: n})
-				}
-			}
-		}
-	}
-	p.Rounds = sc.Load.Repetitions
-	if sc.Load.MaxRepetitions > p.Rounds {
-		p.MaxRounds = sc.Load.MaxRepetitions
-	}
-	p.Estimate = estimate(sc, p).Seconds()
-	return p
-}
-
-// What a rung costs beyond its measured time, for the estimate. Measured
-// on examples/demo's binary on a 2-core machine (docs/scenario.md#limits):
-// 2.5 to 3.3 ms between one rung's window and the next, beyond the
-// rewrite of results.json, which ran at about 90 MB/s; a rung took 500 to
-// 800 bytes of results.json, a slice 174. The figures below round those
-// up. The start of the targets (110 ms for both of the demo's, once per
-// pin set, builds excluded) is left out, as the budget's count of the
-// time spent leaves it out (see schedule.rounds).
-const (
-	// rungCost is a rung's own cost: its transport and workers, the
-	// usage sampler, the progress line.
-	rungCost = 5 * time.Millisecond
-	// results.json is rewritten whole after every rung: the i-th rung
-	// writes i rungs of rungBytes (and sliceBytes a slice) at writeRate.
-	rungBytes  = 1 << 10
-	sliceBytes = 192
-	writeRate  = 50 << 20 // bytes a second
-)
-
-// estimate is the planned time of p's minimum of rounds, for the budget,
-// the plan line and Plan.Estimate alike: every rung's perTarget and the
-// rewrites of results.json. It saturates at the longest time.Duration
-// rather than wrap, so that a plan too long to count is refused by any
-// budget.
-func estimate(sc *scenario.Scenario, p baselines.Plan) time.Duration {
-	rungs := satMul(satMul(int64(max(0, p.Rounds)), int64(len(p.Cells))), 2)
-	d := satMul(rungs, int64(perTarget(sc)))
-	// Σ i·b/rate for i = 1..rungs, in floating point: it is quadratic.
-	b := float64(rungBytes)
-	if sliced(sc) {
-		b += float64(sliceBytes) * float64(sc.Load.SlicePairs())
-	}
-	// Rounded up to the millisecond, as nothing here is finer.
-	writes := math.Ceil(float64(rungs)*float64(rungs+1)/2*b/writeRate*1e3) * float64(time.Millisecond)
-	return time.Duration(satAdd(d, durationOf(writes)))
-}
-
-// perTarget is the planned time of one target in one cell's round: warmup
-// plus duration for a rung; under slice interleaving the warmup plus the
-// target's slices, settle included; and rungCost. It saturates, as
-// estimate does.
-func perTarget(sc *scenario.Scenario) time.Duration {
-	ls := sc.Load
-	d := satAdd(int64(max(0, ls.Warmup)), int64(rungCost))
-	if sliced(sc) {
-		slice := satAdd(int64(max(0, ls.Settle)), int64(max(0, ls.Slice)))
-		return time.Duration(satAdd(d, satMul(int64(ls.SlicePairs()), slice)))
-	}
-	return time.Duration(satAdd(d, int64(max(0, ls.Duration))))
-}
-
-// satAdd and satMul are + and × of non-negative int64s that stop at
-// math.MaxInt64 instead of wrapping.
-func satAdd(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-func satMul(a, b int64) int64 {
-	if a == 0 || b == 0 {
-		return 0
-	}
-	if a > math.MaxInt64/b {
-		return math.MaxInt64
-	}
-	return a * b
-}
-
-// durationOf is x nanoseconds as an int64, saturated.
-func durationOf(x float64) int64 {
-	if !(x < math.MaxInt64) {
-		return math.MaxInt64
-	}
-	return int64(max(0, x))
-}
-
-// sliced says the scenario's rounds are slice-interleaved.
-func sliced(sc *scenario.Scenario) bool { return sc.Load.Interleave == scenario.InterleaveSlice }
-
 // Run measures sc and returns the results, also written to
 // opts.OutDir/results.json after every rung. The results are returned with
 // the error when the run was cancelled (the error wraps ctx's) or a target
-// failed (a *TargetError); a *BudgetError comes with nil results.
+// failed (a *target.TargetError); a *BudgetError comes with nil results.
 func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
 	if opts.OutDir == "" {
 		return nil, errors.New("runner: no output directory")
@@ -249,11 +120,16 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, perTarget(sc), planned)
 	}
 
-	sweepLeftovers(progress) // of killed runs, before anything starts (sweep.go)
+	target.SweepLeftovers(progress) // of killed runs, before anything starts
+	// An HTTP run's results leave Kind empty, as they always have.
+	kind := ""
+	if sc.Kind == scenario.KindGRPC {
+		kind = scenario.KindGRPC
+	}
 	res := &baselines.Results{
 		Version:  baselines.FormatVersion,
 		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
-		Kind:     map[bool]string{true: "grpc"}[sc.Kind == scenario.KindGRPC],
+		Kind:     kind,
 		Scenario: scenarioInfo(sc),
 		Env:      environment(sc, opts.ToolVersion, runID()),
 		Plan:     plan,
@@ -261,7 +137,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		Rungs:    []baselines.Rung{},
 		Status:   "running",
 	}
-	s := &schedule{ctx: ctx, sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex}
+	s := &schedule{sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex}
 	defer s.stopTargets()
 	if err := baselines.Write(opts.OutDir, res); err != nil {
 		return nil, err
@@ -269,7 +145,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 
 	var err error
 	if sc.Baseline.Image != "" || sc.Candidate.Image != "" {
-		s.docker, err = newDockerEnv(ctx, res.Env.RunID, progress)
+		s.docker, err = dockertarget.NewEnv(ctx, res.Env.RunID, progress)
 		if s.docker != nil {
 			// Close removes every container and the network of this run,
 			// whatever ended it: it runs uncancelled, with its own
@@ -283,7 +159,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		}
 	}
 	if err == nil {
-		err = s.pinSets()
+		err = s.pinSets(ctx)
 	}
 	if res.Env.Baseline.Name == "" {
 		// Identify what was meant to run even when it never did.
@@ -293,7 +169,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	}
 	// A target's error quotes its commands and its output, either of
 	// which may hold a ${VAR}'s value; so may a request's.
-	return finish(ctx, res, opts, redactErr(sc, err), func() { s.grpcClose(); s.stopTargets() })
+	return finish(ctx, res, opts, target.RedactErr(sc, err), func() { s.grpcClose(); s.stopTargets() })
 }
 
 // finish records how a run ended and stops what it started. The outcome
@@ -332,19 +208,18 @@ func finish(ctx context.Context, res *baselines.Results, opts Options, err error
 }
 
 func isTargetError(err error) bool {
-	var te *TargetError
+	var te *target.TargetError
 	return errors.As(err, &te)
 }
 
 type schedule struct {
-	ctx        context.Context
 	sc         *scenario.Scenario
 	opts       Options
 	res        *baselines.Results
 	progress   io.Writer
 	getenv     func(string) string
-	docker     *dockerEnv // nil unless a target is an image
-	base, cand service    // of the current pin set
+	docker     *dockertarget.Env // nil unless a target is an image
+	base, cand target.Service    // of the current pin set
 	// orderIndex is each cell's index in the whole grid, which its pair's
 	// order is drawn from: a shard's pairs run as in an unsharded run.
 	orderIndex map[baselines.Cell]int
@@ -357,182 +232,36 @@ type schedule struct {
 	measuring time.Duration
 }
 
-// runID names a run's containers and network: unique per run, and sortable
-// by time when an engine holds leftovers of several.
-func runID() string {
-	var b [3]byte
-	rand.Read(b[:])
-	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// services makes the two services for a pin set (nil for none).
-func (s *schedule) services(pins *scenario.Pins) (base, cand service) {
-	mk := func(spec scenario.Target) service {
-		if spec.Image != "" && s.docker != nil {
-			d := newDockerTarget(s.docker, spec, pins, s.opts.OutDir)
-			d.redact = s.sc
-			return d
-		}
-		t := NewPinnedTarget(spec, s.opts.OutDir, pins)
-		t.redact = s.sc
-		return t
-	}
-	return mk(s.sc.Baseline), mk(s.sc.Candidate)
-}
-
-// pinSets runs every round of every cell under each pin set in turn,
-// starting fresh targets for each, so a pin set's measurements never share
-// a process (its caches, its JIT, its heap) with another's. On error the
-// targets are left running for Run, which records the outcome first.
-func (s *schedule) pinSets() error {
-	sets := s.sc.PinSets
-	if len(sets) == 0 {
-		sets = []scenario.Pins{{}}
-	}
-	for pi := range sets {
-		var pins *scenario.Pins
-		if len(s.sc.PinSets) > 0 {
-			pins = &sets[pi]
-		}
-		if pi > 0 {
-			s.stopTargets()
-		}
-		s.base, s.cand = s.services(pins)
-		if err := s.startTargets(pi == 0); err != nil {
-			return err
-		}
-		if s.sc.Kind == scenario.KindGRPC {
-			if err := s.grpcPrepare(); err != nil {
-				return err
-			}
-		}
-		if pi == 0 {
-			s.res.Env.Baseline = s.base.Info(s.ctx, s.getenv)
-			s.res.Env.Candidate = s.cand.Info(s.ctx, s.getenv)
-			// Answers do not depend on pins: the gates run once.
-			if err := s.gates(); err != nil {
-				return err
-			}
-		}
-		restore := func() {}
-		if pins != nil {
-			info := &s.res.Env.Pins[pi]
-			var sides [2][]string
-			for i, t := range []service{s.base, s.cand} {
-				applied, not := t.Pins()
-				sides[i] = applied
-				for _, a := range applied {
-					info.Applied = append(info.Applied, t.Name()+": "+a)
-				}
-				for _, n := range not {
-					info.NotApplied = append(info.NotApplied, t.Name()+": "+n)
-				}
-			}
-			info.NotApplied = append(info.NotApplied, differentLimits(pins, s.base.Name(), sides[0], s.cand.Name(), sides[1])...)
-			if pins.GeneratorCPUs != "" {
-				r, applied, err := pinGenerator(pins.GeneratorCPUs)
-				if err != nil {
-					info.NotApplied = append(info.NotApplied, "generator: "+err.Error())
-				} else {
-					restore = r
-					info.Applied = append(info.Applied, "generator: "+applied)
-				}
-			}
-			for _, n := range info.NotApplied {
-				fmt.Fprintf(s.progress, "pins %s: not applied: %s\n", pins.Name, n)
-			}
-		}
-		err := s.rounds(pins)
-		restore()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// differentLimits says which of the pin set's limits held on one side
-// only (memory applied by docker to an image target, not applicable to a
-// url target on the other side), given each side's applied pins, which
-// begin with the pin's kind ("cpuset ...", "memory ..."). Listed with the
-// pins that did not apply, it makes the report's threats say plainly that
-// the two sides were not measured under the same conditions: each side's
-// own lines only say what it got.
-func differentLimits(p *scenario.Pins, baseName string, baseApplied []string, candName string, candApplied []string) []string {
-	has := func(applied []string, kind string) bool {
-		return slices.ContainsFunc(applied, func(a string) bool { return strings.HasPrefix(a, kind+" ") })
-	}
-	var kinds []string
-	if strings.TrimSpace(p.CPUs) != "" {
-		kinds = append(kinds, "cpuset")
-	}
-	if p.Memory > 0 {
-		kinds = append(kinds, "memory")
-	}
-	var out []string
-	for _, k := range kinds {
-		b, c := has(baseApplied, k), has(candApplied, k)
-		switch {
-		case b && !c:
-			out = append(out, fmt.Sprintf("%s and %s ran under different limits: %s applied to %s only", baseName, candName, k, baseName))
-		case c && !b:
-			out = append(out, fmt.Sprintf("%s and %s ran under different limits: %s applied to %s only", baseName, candName, k, candName))
-		}
-	}
-	return out
-}
-
-// startTargets builds both (the first time only: a pin set changes how a
-// build runs, not what it builds), then starts both, so a slow build of one
-// side does not keep the other idling under measurement conditions.
-func (s *schedule) startTargets(build bool) error {
-	for _, t := range []service{s.base, s.cand} {
-		if !build {
-			break
-		}
-		if err := s.ctxErr(); err != nil {
-			return err
-		}
-		if err := t.Build(s.ctx); err != nil {
-			return s.cancelledOr(err)
-		}
-	}
-	for _, t := range []service{s.base, s.cand} {
-		if err := s.ctxErr(); err != nil {
-			return err
-		}
-		if err := t.Start(s.ctx); err != nil {
-			return s.cancelledOr(err)
-		}
-	}
-	return nil
-}
-
-// stopTargets stops both at once: each may take the whole grace period.
-func (s *schedule) stopTargets() {
-	if s.base == nil {
-		return
-	}
-	done := make(chan struct{})
-	go func() { s.base.Stop(); close(done) }()
-	s.cand.Stop()
-	<-done
-}
-
-func (s *schedule) ctxErr() error {
-	if err := s.ctx.Err(); err != nil {
-		return fmt.Errorf("run cancelled after %d rungs: %w", len(s.res.Rungs), err)
+// cancelled is the error a run of either engine ends with once ctx is
+// done: the cancellation, after the rungs res holds; nil until then.
+func cancelled(ctx context.Context, res *baselines.Results) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("run cancelled after %d rungs: %w", len(res.Rungs), err)
 	}
 	return nil
 }
 
 // cancelledOr reports a failure caused by cancellation as the
 // cancellation, not as a broken target.
-func (s *schedule) cancelledOr(err error) error {
-	if cerr := s.ctxErr(); cerr != nil {
+func cancelledOr(ctx context.Context, res *baselines.Results, err error) error {
+	if cerr := cancelled(ctx, res); cerr != nil {
 		return cerr
 	}
 	return err
+}
+
+// stopped is the error the schedule ends with once the run is cancelled
+// or a target of the current pin set died; nil while neither is.
+func (s *schedule) stopped(ctx context.Context) error {
+	if err := cancelled(ctx, s.res); err != nil {
+		return err
+	}
+	for _, t := range []target.Service{s.base, s.cand} {
+		if err := t.Died(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rounds runs the rounds of one pin set's cells (all cells without pins):
@@ -546,7 +275,7 @@ func (s *schedule) cancelledOr(err error) error {
 // Options.Budget: the time measured so far (start-up excluded, as in the
 // plan's estimate), plus the round's estimate, plus the minimum rounds of
 // the pin sets still to come.
-func (s *schedule) rounds(pins *scenario.Pins) error {
+func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 	plan := s.res.Plan
 	name := ""
 	if pins != nil {
@@ -576,7 +305,7 @@ func (s *schedule) rounds(pins *scenario.Pins) error {
 	defer func() { s.measuring += time.Since(began) }()
 	for round := 0; round < last; round++ {
 		if round >= plan.Rounds {
-			if err := s.ctxErr(); err != nil {
+			if err := cancelled(ctx, s.res); err != nil {
 				return err
 			}
 			open, err := s.opts.Open(s.res)
@@ -605,7 +334,7 @@ func (s *schedule) rounds(pins *scenario.Pins) error {
 			}
 		}
 		for _, cell := range active {
-			if err := s.cellRound(cell, round); err != nil {
+			if err := s.cellRound(ctx, cell, round); err != nil {
 				return err
 			}
 		}
@@ -615,28 +344,17 @@ func (s *schedule) rounds(pins *scenario.Pins) error {
 
 // cellRound runs one cell's round on both targets, in the pair's order,
 // and records its two rungs.
-func (s *schedule) cellRound(cell baselines.Cell, round int) error {
+func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int) error {
 	order := Order(s.sc.Seed, round, s.orderIndex[cell])
-	pair := [2]service{s.base, s.cand}
+	pair := [2]target.Service{s.base, s.cand}
 	if order == "BA" {
-		pair = [2]service{s.cand, s.base}
-	}
-	check := func() error {
-		if err := s.ctxErr(); err != nil {
-			return err
-		}
-		for _, u := range []service{s.base, s.cand} {
-			if err := u.Died(); err != nil {
-				return err
-			}
-		}
-		return nil
+		pair = [2]target.Service{s.cand, s.base}
 	}
 	if sliced(s.sc) {
-		if err := check(); err != nil {
+		if err := s.stopped(ctx); err != nil {
 			return err
 		}
-		rungs, err := s.sliceRound(cell, round, order)
+		rungs, err := s.sliceRound(ctx, cell, round, order)
 		if err != nil {
 			return err
 		}
@@ -653,10 +371,10 @@ func (s *schedule) cellRound(cell baselines.Cell, round int) error {
 		return nil
 	}
 	for pos, t := range pair {
-		if err := check(); err != nil {
+		if err := s.stopped(ctx); err != nil {
 			return err
 		}
-		r, err := s.rung(t, cell, round)
+		r, err := s.rung(ctx, t, cell, round)
 		if err != nil {
 			return err
 		}
@@ -671,7 +389,7 @@ func (s *schedule) cellRound(cell baselines.Cell, round int) error {
 }
 
 // rungLine is the progress line of the n-th rung.
-func (s *schedule) rungLine(round int, cell baselines.Cell, t service, r baselines.Rung, n int, extra string) {
+func (s *schedule) rungLine(round int, cell baselines.Cell, t target.Service, r baselines.Rung, n int, extra string) {
 	plan := s.res.Plan
 	rounds, total := strconv.Itoa(plan.Rounds), strconv.Itoa(plan.Rounds*len(plan.Cells)*2)
 	if plan.MaxRounds > plan.Rounds {
@@ -694,9 +412,10 @@ func (s *schedule) source() func(cell baselines.Cell, round, worker int) Source 
 }
 
 // rung loads t for one cell. A target that dies under load ends the rung
-// at once rather than letting it count connection errors.
-func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Rung, error) {
-	ctx, cancel := context.WithCancel(s.ctx)
+// at once rather than letting it count connection errors: the load runs
+// in a child of run, cancelled then.
+func (s *schedule) rung(run context.Context, t target.Service, cell baselines.Cell, round int) (baselines.Rung, error) {
+	ctx, cancel := context.WithCancel(run)
 	defer cancel()
 	if done := t.Done(); done != nil {
 		go func() {
@@ -718,27 +437,8 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 	started := func(_, warmupEnd, windowEnd time.Time) {
 		usage = sampleUsage(ctx, t, warmupEnd, windowEnd, sampleEvery)
 	}
-	var r baselines.Rung
-	var err error
-	if s.sc.Kind == scenario.KindGRPC {
-		r, err = s.grpcRung(ctx, t, cell, round, source, started, &sources)
-	} else {
-		r, err = Generate(ctx, Load{
-			URL:         t.URL(),
-			Concurrency: cell.Concurrency,
-			Warmup:      s.sc.Load.Warmup,
-			Duration:    s.sc.Load.Duration,
-			Timeout:     s.sc.Load.Timeout,
-			Source: func(worker int) Source {
-				src := source(cell, round, worker)
-				sources = append(sources, src)
-				return src
-			},
-			StatusOK: s.sc.StatusOK,
-			Started:  started,
-		})
-	}
-	if cerr := s.ctxErr(); cerr != nil {
+	r, err := s.generate(ctx, t, cell, round, source, started, &sources)
+	if cerr := cancelled(run, s.res); cerr != nil {
 		return r, cerr
 	}
 	if derr := t.Died(); derr != nil {
@@ -761,7 +461,7 @@ func (s *schedule) rung(t service, cell baselines.Cell, round int) (baselines.Ru
 	for _, src := range sources {
 		if e, ok := src.(interface{ Err() error }); ok {
 			if serr := e.Err(); serr != nil {
-				return r, shownErr(s.sc, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, t.Name(), cell.Class, serr))
+				return r, target.ShownErr(s.sc, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, t.Name(), cell.Class, serr))
 			}
 		}
 	}
@@ -811,96 +511,4 @@ func fmtSeconds(s float64) string {
 		dec = 1
 	}
 	return strconv.FormatFloat(v, 'f', dec, 64) + unit
-}
-
-// ScenarioInfo is what a results file records of sc: its identity, its
-// load settings and its gate section, so a file compared later is decided
-// by the rule declared before the run.
-func ScenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo { return scenarioInfo(sc) }
-
-func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
-	info := baselines.ScenarioInfo{
-		Name: sc.Name, File: sc.File, Hash: sc.Hash, Profile: sc.Profile, Seed: sc.Seed, Source: sc.Source,
-		Gate: baselines.GateConfig{
-			Confidence:       sc.Gate.Confidence,
-			TieWithin:        sc.Gate.TieWithin,
-			MaxErrorRate:     sc.Gate.MaxErrorRate,
-			MaxErrorIncrease: sc.Gate.MaxErrorIncrease,
-			TieWithinFor:     sc.Gate.TieWithinFor,
-			HigherBetterFor:  sc.Gate.HigherBetterFor,
-			FailOn:           []baselines.RuleInfo{},
-			Rule:             sc.Gate.Rule,
-			Unresolved:       sc.Gate.Unresolved,
-		},
-		Load: baselines.LoadInfo{
-			Concurrency: sc.Load.Concurrency,
-			Duration:    sc.Load.Duration.Seconds(),
-			Warmup:      sc.Load.Warmup.Seconds(),
-			Repetitions: sc.Load.Repetitions,
-			Timeout:     sc.Load.Timeout.Seconds(),
-			Interleave:  sc.Load.Interleave,
-			// What is not in force is not recorded: a round-interleaved
-			// run has no slices, a fixed design no maximum.
-			MaxRepetitions: max(sc.Load.MaxRepetitions, sc.Load.Repetitions),
-		},
-	}
-	if sc.Load.Interleave == scenario.InterleaveSlice {
-		info.Load.Slice, info.Load.Settle = sc.Load.Slice.Seconds(), sc.Load.Settle.Seconds()
-	}
-	for _, r := range sc.Gate.FailOn {
-		info.Gate.FailOn = append(info.Gate.FailOn, baselines.RuleInfo{
-			Metric: r.Metric, Classes: r.Classes, Concurrency: r.Concurrency, Variants: r.Variants,
-		})
-	}
-	return info
-}
-
-func environment(sc *scenario.Scenario, toolVersion, runID string) baselines.Environment {
-	env := baselines.Environment{
-		RunID:       runID,
-		CPUModel:    cpuModel(),
-		CPUs:        runtime.NumCPU(),
-		Kernel:      kernelRelease(),
-		OS:          runtime.GOOS,
-		Arch:        runtime.GOARCH,
-		GoVersion:   runtime.Version(),
-		ToolVersion: toolVersion,
-		Start:       time.Now(),
-	}
-	env.Host, _ = os.Hostname()
-	for _, p := range sc.PinSets {
-		env.Pins = append(env.Pins, baselines.PinInfo{
-			Name: p.Name, CPUs: p.CPUs, Memory: p.MemoryText, GeneratorCPUs: p.GeneratorCPUs,
-		})
-	}
-	return env
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for line := range strings.Lines(string(b)) {
-		k, v, ok := strings.Cut(line, ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-func kernelRelease() string {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err != nil {
-		return ""
-	}
-	b := make([]byte, 0, len(u.Release))
-	for _, c := range u.Release {
-		if c == 0 {
-			break
-		}
-		b = append(b, byte(c))
-	}
-	return string(b)
 }

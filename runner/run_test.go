@@ -20,7 +20,11 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
 func testScenario(base, cand scenario.Target) *scenario.Scenario {
@@ -36,14 +40,15 @@ func testScenario(base, cand scenario.Target) *scenario.Scenario {
 		Classes:    []*scenario.Class{a},
 		AllClasses: map[string]*scenario.Class{"a": a},
 		Variants:   []scenario.Variant{{Name: ""}},
-		Gate: scenario.Gate{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001,
-			FailOn: []scenario.FailRule{{Metric: "rps", Classes: []string{"*"}}}},
+		Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001,
+			FailOn: []gate.Rule{{Metric: "rps", Classes: []string{"*"}}}},
 	}
 }
 
-// fixedSource stands in for sc.Stream, which another change implements.
+// fixedSource stands in for sc.Stream, which only a scenario that
+// scenario.Load returned has: every worker sends GET /CLASS over and over.
 func fixedSource(cell baselines.Cell, round, worker int) Source {
-	return &fixed{reqs: []scenario.Request{get1(cell.Class, "/"+cell.Class)}, loop: true}
+	return &loadtest.Seq{Reqs: []scenario.Request{loadtest.Get(cell.Class, "/"+cell.Class)}, Loop: true}
 }
 
 // syncBuffer is a Progress writer that tests read while Run writes.
@@ -69,8 +74,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var pidLine = regexp.MustCompile(`(?m)^pid (\d+)$`)
-
 // pgidsFromLog returns the process groups a target's log shows were
 // started (the test server prints its pid, which leads its group).
 func pgidsFromLog(t *testing.T, out, name string) []int {
@@ -80,7 +83,7 @@ func pgidsFromLog(t *testing.T, out, name string) []int {
 		t.Fatal(err)
 	}
 	var ids []int
-	for _, m := range pidLine.FindAllStringSubmatch(string(b), -1) {
+	for _, m := range targettest.PIDLine.FindAllStringSubmatch(string(b), -1) {
 		n, _ := strconv.Atoi(m[1])
 		ids = append(ids, n)
 	}
@@ -94,7 +97,7 @@ func allGone(t *testing.T, out string, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		for _, id := range pgidsFromLog(t, out, n) {
-			groupGone(t, id)
+			targettest.GroupGone(t, id)
 		}
 	}
 }
@@ -110,7 +113,7 @@ func readResults(t *testing.T, out string) *baselines.Results {
 
 func TestRunComplete(t *testing.T) {
 	out := t.TempDir()
-	sc := testScenario(serverSpec("baseline", "-spawn"), serverSpec("candidate"))
+	sc := testScenario(targettest.ServerSpec("baseline", "-spawn"), targettest.ServerSpec("candidate"))
 	var progress syncBuffer
 	res, err := Run(t.Context(), sc, Options{OutDir: out, Progress: &progress, ToolVersion: "v0.1.0", source: fixedSource,
 		Getenv: func(k string) string { return map[string]string{"BENCHGATE_CANDIDATE_COMMIT": "c0ffee"}[k] }})
@@ -191,7 +194,7 @@ func TestRunCancelled(t *testing.T) {
 			cancel() // as SIGINT would, right after the third rung was written
 		}
 	}}
-	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	res, err := Run(ctx, sc, Options{OutDir: out, Progress: progress, source: fixedSource})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want one wrapping context.Canceled", err)
@@ -210,7 +213,7 @@ func TestRunCancelledMidRung(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	sc.Load.Duration = time.Hour
 	var once sync.Once
 	source := func(cell baselines.Cell, round, worker int) Source {
@@ -229,10 +232,10 @@ func TestRunCancelledMidRung(t *testing.T) {
 
 func TestRunTargetDies(t *testing.T) {
 	out := t.TempDir()
-	sc := testScenario(serverSpec("baseline"), serverSpec("candidate", "-exit-after", "30"))
+	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate", "-exit-after", "30"))
 	sc.Load.Repetitions = 5
 	res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource})
-	te := asTargetError(t, err, PhaseDied)
+	te := targettest.AsTargetError(t, err, target.PhaseDied)
 	allGone(t, out, "baseline", "candidate")
 	if te.Target != "candidate" || !slices.Contains(te.Output, "exiting after 30 requests") {
 		t.Errorf("error %v", err)
@@ -252,10 +255,10 @@ func TestRunTargetDies(t *testing.T) {
 
 func TestRunStartFailure(t *testing.T) {
 	out := t.TempDir()
-	cand := serverSpec("candidate", "-fail-health")
+	cand := targettest.ServerSpec("candidate", "-fail-health")
 	cand.StartupTimeout = 200 * time.Millisecond
-	res, err := Run(t.Context(), testScenario(serverSpec("baseline"), cand), Options{OutDir: out, source: fixedSource})
-	te := asTargetError(t, err, PhaseHealth)
+	res, err := Run(t.Context(), testScenario(targettest.ServerSpec("baseline"), cand), Options{OutDir: out, source: fixedSource})
+	te := targettest.AsTargetError(t, err, target.PhaseHealth)
 	allGone(t, out, "baseline", "candidate")
 	if te.Target != "candidate" || res.Status != "failed" || len(res.Rungs) != 0 || res.Env.Candidate.Kind != "command" {
 		t.Errorf("error %v, results %+v", err, res)
@@ -268,9 +271,9 @@ func TestRunStartFailure(t *testing.T) {
 func TestRunBudgetStartsNothing(t *testing.T) {
 	out := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "built")
-	base := serverSpec("baseline")
+	base := targettest.ServerSpec("baseline")
 	base.Build = []string{"touch", marker}
-	sc := testScenario(base, serverSpec("candidate"))
+	sc := testScenario(base, targettest.ServerSpec("candidate"))
 	var progress syncBuffer
 	res, err := Run(t.Context(), sc, Options{OutDir: out, Budget: 900 * time.Millisecond, Progress: &progress, source: fixedSource})
 	var be *BudgetError
@@ -296,14 +299,14 @@ func TestRunBudgetStartsNothing(t *testing.T) {
 // the run is recorded as failed. Images are never pulled.
 func TestRunMissingImage(t *testing.T) {
 	out := t.TempDir()
-	sc := testScenario(serverSpec("baseline"),
+	sc := testScenario(targettest.ServerSpec("baseline"),
 		scenario.Target{Name: "candidate", Image: "benchgate-test/no-such-image:missing", Shown: "benchgate-test/no-such-image:${TAG}", Port: 8080})
 	var progress syncBuffer
 	res, err := Run(t.Context(), sc, Options{OutDir: out, Progress: &progress, source: fixedSource})
 	if err != nil && strings.Contains(err.Error(), "no engine answers") {
 		t.Skipf("docker: %v", err)
 	}
-	asTargetError(t, err, PhaseBuild)
+	targettest.AsTargetError(t, err, target.PhaseBuild)
 	if !strings.Contains(err.Error(), "not found locally") || res.Status != "failed" {
 		t.Errorf("error %v, status %q", err, res.Status)
 	}
@@ -317,7 +320,7 @@ func TestRunMissingImage(t *testing.T) {
 // carries its target's resources.
 func TestRunPinSets(t *testing.T) {
 	out := t.TempDir()
-	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	sc.PinSets = []scenario.Pins{{Name: "one", CPUs: "0"}, {Name: "unpinned-mem", Memory: 256 << 20, MemoryText: "256MiB"}}
 	sc.Load.Concurrency = []int{1}
 	res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource})
@@ -410,7 +413,7 @@ gate:
   tie_within: 0.10
   fail_on:
     - {metric: rps}
-`, testServer, srv.URL))
+`, targettest.Server(), srv.URL))
 	out := t.TempDir()
 	res, err := Run(t.Context(), sc, Options{OutDir: out})
 	if err != nil {
@@ -520,7 +523,7 @@ func TestFmtSeconds(t *testing.T) {
 
 // errSource is a request stream whose template failed at run time.
 type errSource struct {
-	fixed
+	loadtest.Seq
 	err error
 }
 
@@ -540,7 +543,7 @@ func TestRunStreamError(t *testing.T) {
 	sc := testScenario(urlTarget(t, "baseline"), urlTarget(t, "candidate"))
 	tmplErr := errors.New(`template: body:1:2: executing "body" at <pick "x">: no data "x"`)
 	source := func(cell baselines.Cell, round, worker int) Source {
-		src := &errSource{fixed: fixed{reqs: []scenario.Request{get1("a", "/a")}, loop: true}}
+		src := &errSource{Seq: loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "/a")}, Loop: true}}
 		if cell.Concurrency == 2 && worker == 1 {
 			src.err = tmplErr
 		}
@@ -580,7 +583,7 @@ func TestRunWritesOutcomeBeforeStopping(t *testing.T) {
 			}
 		}
 	}
-	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	res, err := Run(ctx, sc, Options{OutDir: out, Progress: progress, source: fixedSource, beforeStop: hook})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want one wrapping context.Canceled", err)
@@ -607,7 +610,7 @@ func TestRunWritesOutcomeBeforeStopping(t *testing.T) {
 func TestRunAsymmetricPins(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	sc := testScenario(serverSpec("baseline"), scenario.Target{Name: "candidate", URL: srv.URL, Health: "/"})
+	sc := testScenario(targettest.ServerSpec("baseline"), scenario.Target{Name: "candidate", URL: srv.URL, Health: "/"})
 	sc.PinSets = []scenario.Pins{{Name: "one", CPUs: "0"}}
 	sc.Load.Concurrency = []int{1}
 	sc.Load.Repetitions = 1
@@ -646,7 +649,7 @@ func TestDifferentLimits(t *testing.T) {
 // order it has in the whole grid, and records the split.
 func TestRunShard(t *testing.T) {
 	out := t.TempDir()
-	sc := testScenario(serverSpec("baseline"), serverSpec("candidate"))
+	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource, Shard: Shard{Index: 2, Count: 2}})
 	if err != nil {
 		t.Fatal(err)

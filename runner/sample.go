@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"time"
+
+	"github.com/benchgate/benchgate/target"
 )
 
 // sampleEvery is how often a target's memory is read during a rung: often
@@ -26,14 +28,14 @@ type windowUsage struct {
 // readings at the window's edges, memory as the mean and peak of readings
 // every `every` in between (both edges included). The result arrives on the
 // channel once the window has closed, or at once when ctx ends first (then
-// with ok false). Readings are taken from this one goroutine, as service
-// asks.
+// with ok false). Readings are taken from this one goroutine, as
+// target.Service asks.
 //
 // The peak also takes the kernel's watermark where the service has one
 // (ResetMemPeak), reset at the window's start and read at its end: a spike
 // between two readings is then not lost. See windowPeak for how the two
 // are made to mean the same thing.
-func sampleUsage(ctx context.Context, t service, from, to time.Time, every time.Duration) <-chan windowUsage {
+func sampleUsage(ctx context.Context, t target.Service, from, to time.Time, every time.Duration) <-chan windowUsage {
 	out := make(chan windowUsage, 1)
 	go func() {
 		var w windowUsage
@@ -61,12 +63,12 @@ func sampleUsage(ctx context.Context, t service, from, to time.Time, every time.
 
 // readings are what t's Usage said over one window.
 type readings struct {
-	ok          bool  // the first reading, at the window's start, was had
-	first, last Usage // the first and the last reading
-	atEnd       bool  // last was read at the window's end
+	ok          bool         // the first reading, at the window's start, was had
+	first, last target.Usage // the first and the last reading
+	atEnd       bool         // last was read at the window's end
 	// inside is the first late reading taken inside the window (see
 	// staleWindowCPU); readings without At never need it.
-	inside   *Usage
+	inside   *target.Usage
 	sum      float64 // of the readings' Mem, n of them
 	n        int
 	memPeak  int64 // the readings' largest Mem
@@ -81,7 +83,7 @@ type readings struct {
 // readWindow reads t at from, every `every` after it and at to; false when
 // ctx ended first. A first reading that fails leaves rd.ok false: then
 // only genCPU is measured.
-func readWindow(ctx context.Context, t service, from, to time.Time, every time.Duration) (rd readings, done bool) {
+func readWindow(ctx context.Context, t target.Service, from, to time.Time, every time.Duration) (rd readings, done bool) {
 	if !sleepUntil(ctx, from) {
 		return rd, false
 	}
@@ -98,7 +100,7 @@ func readWindow(ctx context.Context, t service, from, to time.Time, every time.D
 		return rd, true
 	}
 	rd.ok, rd.first = true, first
-	add := func(u Usage) {
+	add := func(u target.Usage) {
 		rd.sum += float64(u.Mem)
 		rd.n++
 		rd.memPeak = max(rd.memPeak, u.Mem)
@@ -106,7 +108,7 @@ func readWindow(ctx context.Context, t service, from, to time.Time, every time.D
 		rd.last = u
 	}
 	add(first)
-	take := func(u Usage) {
+	take := func(u target.Usage) {
 		add(u)
 		if rd.inside == nil && !u.At.IsZero() && !u.At.Before(from) {
 			rd.inside = &u
@@ -162,13 +164,13 @@ func (rd *readings) peak() (peak int64, kernel bool) {
 }
 
 // staleWindowCPU is a window's CPU from two readings taken at their own
-// times (Usage.At) rather than at the window's edges, as the engine's stats
-// stream delivers them: a difference of the two readings current at from
-// and at to would cover whichever second-long spans the engine's ticks
-// happened to fall in, 0 when no tick fell in the window, up to twice the
-// truth when the span is twice the window. Instead the CPU rate between
-// the readings, CPU seconds per second of their own time stamps, is scaled
-// to the window's length.
+// times (target.Usage.At) rather than at the window's edges, as the
+// engine's stats stream delivers them: a difference of the two readings
+// current at from and at to would cover whichever second-long spans the
+// engine's ticks happened to fall in, 0 when no tick fell in the window,
+// up to twice the truth when the span is twice the window. Instead the CPU
+// rate between the readings, CPU seconds per second of their own time
+// stamps, is scaled to the window's length.
 //
 // sampleUsage passes the first reading taken inside the window when there
 // is one and a later one, else the one current at from (taken up to a
@@ -180,7 +182,7 @@ func (rd *readings) peak() (peak int64, kernel bool) {
 // averaged over that span. When no reading was taken inside the window
 // there is no rate of it at all: ok is false, and the rung's resources are
 // left unmeasured rather than reported wrong.
-func staleWindowCPU(start, end Usage, from, to time.Time) (cpu float64, ok bool) {
+func staleWindowCPU(start, end target.Usage, from, to time.Time) (cpu float64, ok bool) {
 	if end.At.Before(from) || !end.At.After(start.At) {
 		return 0, false
 	}
@@ -243,8 +245,8 @@ type sliceUsage struct {
 }
 
 // sampleSlices reads t over each window sent on windows, in turn, as
-// sampleUsage reads one: all from one goroutine, as service asks, since
-// the windows of a target's slices follow each other. Once windows is
+// sampleUsage reads one: all from one goroutine, as target.Service asks,
+// since the windows of a target's slices follow each other. Once windows is
 // closed the result arrives on the channel. A window sent after ctx ended
 // is not read, and neither is any later one; windows must be buffered for
 // every window the caller sends, so that sending never waits for a
@@ -256,13 +258,13 @@ type sliceUsage struct {
 // a second, far too coarsely for a slice, so its slices have none; the
 // span's CPU is then taken from the stream's rate (see staleWindowCPU).
 // Memory is the mean and the peak of every reading in the windows.
-func sampleSlices(ctx context.Context, t service, windows <-chan sliceWindow, every time.Duration) <-chan sliceUsage {
+func sampleSlices(ctx context.Context, t target.Service, windows <-chan sliceWindow, every time.Duration) <-chan sliceUsage {
 	out := make(chan sliceUsage, 1)
 	go func() {
 		var su sliceUsage
 		var sum float64
 		n := 0
-		var spanFirst, spanLast, spanInside *Usage
+		var spanFirst, spanLast, spanInside *target.Usage
 		stopped := false
 		for w := range windows {
 			if stopped {

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	"github.com/benchgate/benchgate/target/process"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
 // spikeMiB is the size of the memory spike the window-peak tests cause:
@@ -22,15 +25,15 @@ const spikeMiB = 64
 // however fast or slow the machine: no reading can see it, only the
 // kernel's watermark.
 type spikeAfterFirst struct {
-	service
+	target.Service
 	spike  func() error
 	calls  int
 	err    error
 	maxMem int64 // the largest Mem of the readings
 }
 
-func (s *spikeAfterFirst) Usage() (Usage, bool) {
-	u, ok := s.service.Usage()
+func (s *spikeAfterFirst) Usage() (target.Usage, bool) {
+	u, ok := s.Service.Usage()
 	if ok {
 		s.maxMem = max(s.maxMem, u.Mem)
 	}
@@ -56,10 +59,10 @@ func httpGet(u string) (int, error) {
 // testWindowPeak checks, on a started service measured through a cgroup
 // whose watermark can be reset, that a window's peak has a spike no
 // reading saw, and that the next window's peak no longer has it.
-func testWindowPeak(t *testing.T, svc service) {
+func testWindowPeak(t *testing.T, svc target.Service) {
 	t.Helper()
 	const spike = spikeMiB << 20
-	sp := &spikeAfterFirst{service: svc, spike: func() error {
+	sp := &spikeAfterFirst{Service: svc, spike: func() error {
 		resp, err := httpGet(svc.URL() + fmt.Sprintf("/alloc?mb=%d", spikeMiB))
 		if err == nil && resp != 200 {
 			err = fmt.Errorf("GET /alloc: status %d", resp)
@@ -111,22 +114,21 @@ func testWindowPeak(t *testing.T, svc service) {
 // memory cgroup.
 func TestTargetWindowPeak(t *testing.T) {
 	pins := &scenario.Pins{Memory: 256 << 20, MemoryText: "256MiB"}
-	tg := NewPinnedTarget(serverSpec("baseline"), t.TempDir(), pins)
+	tg := process.New(targettest.ServerSpec("baseline"), target.Options{OutDir: t.TempDir(), Pins: pins})
 	if err := tg.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Stop()
-	if tg.cg == nil {
-		_, notApplied := tg.Pins()
-		t.Skipf("memory pin not applied here: %q", notApplied)
-	}
-	if tg.cg.cpuDir == "" {
-		t.Skip("cgroup v1 without cpuacct: Usage reads /proc, which has no peak to compare")
+	applied, notApplied := tg.Pins()
+	if u, _ := tg.Usage(); u.Source != "cgroup" {
+		// No memory pin here, or v1 without cpuacct: Usage reads /proc,
+		// which has no peak to compare.
+		t.Skipf("Usage reads %q (pins applied %q, not applied %q)", u.Source, applied, notApplied)
 	}
 	if tg.ResetMemPeak() == nil {
-		t.Skipf("the kernel's peak of %s cannot be reset here (cgroup v%d; v2 needs Linux 6.12)", cgroupPeakPath(tg.cg.version, tg.cg.memDir), tg.cg.version)
+		t.Skipf("the kernel's peak of the target's cgroup cannot be reset here (%q; v2 needs Linux 6.12)", applied)
 	}
-	t.Logf("cgroup v%d", tg.cg.version)
+	t.Logf("pins %q", applied)
 	testWindowPeak(t, tg)
 	if err := tg.Stop(); err != nil {
 		t.Fatal(err)
@@ -153,21 +155,21 @@ func TestWindowPeak(t *testing.T) {
 // with CPU growing at rate CPU seconds per second since t0. frozen, when
 // set, is returned instead: a stream that stopped delivering.
 type lateReadings struct {
-	service
+	target.Service
 	t0     time.Time
 	rate   float64
 	lag    time.Duration
 	tick   time.Duration
-	frozen *Usage
+	frozen *target.Usage
 }
 
-func (l *lateReadings) Usage() (Usage, bool) {
+func (l *lateReadings) Usage() (target.Usage, bool) {
 	if l.frozen != nil {
 		return *l.frozen, true
 	}
 	at := l.t0.Add(time.Since(l.t0) - l.lag).Truncate(0)
 	at = l.t0.Add(at.Sub(l.t0) / l.tick * l.tick)
-	return Usage{Source: "docker", CPUSeconds: l.rate * at.Sub(l.t0).Seconds(), Mem: 1 << 20, At: at}, true
+	return target.Usage{Source: "docker", CPUSeconds: l.rate * at.Sub(l.t0).Seconds(), Mem: 1 << 20, At: at}, true
 }
 
 func (l *lateReadings) ResetMemPeak() func() (int64, bool) { return nil }
@@ -187,7 +189,7 @@ func TestSampleLateReadings(t *testing.T) {
 		t.Errorf("window %+v: want measured, CPU 0.3 s (0.5 CPU for 600ms)", w)
 	}
 
-	frozen := &Usage{Source: "docker", CPUSeconds: 7, Mem: 1 << 20, At: time.Now()}
+	frozen := &target.Usage{Source: "docker", CPUSeconds: 7, Mem: 1 << 20, At: time.Now()}
 	svc = &lateReadings{frozen: frozen}
 	from = time.Now().Add(10 * time.Millisecond)
 	w = <-sampleUsage(context.Background(), svc, from, from.Add(100*time.Millisecond), sampleEvery)
@@ -198,13 +200,13 @@ func TestSampleLateReadings(t *testing.T) {
 
 func TestStaleWindowCPU(t *testing.T) {
 	base := time.Unix(1000, 0)
-	at := func(ms int, cpu float64) Usage {
-		return Usage{CPUSeconds: cpu, At: base.Add(time.Duration(ms) * time.Millisecond)}
+	at := func(ms int, cpu float64) target.Usage {
+		return target.Usage{CPUSeconds: cpu, At: base.Add(time.Duration(ms) * time.Millisecond)}
 	}
 	from, to := base.Add(time.Second), base.Add(3*time.Second)
 	for _, c := range []struct {
 		name       string
-		start, end Usage
+		start, end target.Usage
 		cpu        float64
 		ok         bool
 	}{

@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,10 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
 // Secrets of TestAgreementSecretRedacted: distinctive, with the characters
@@ -143,27 +142,6 @@ classes:
 	}
 }
 
-// rawServer answers every path but / with the raw HTTP/1.1 response
-// answer writes.
-func rawServer(t *testing.T, answer func(w *bufio.Writer, path string)) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/" {
-			return
-		}
-		conn, bw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close()
-		answer(bw.Writer, r.URL.Path)
-		bw.Flush()
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 const huge = 3 << 20
 
 // TestAgreementHugeTargetText: a 3 MB JSON key and a 3 MB status line are
@@ -171,7 +149,7 @@ const huge = 3 << 20
 func TestAgreementHugeTargetText(t *testing.T) {
 	key := strings.Repeat("é", huge/2)
 	base := jsonServer(t, func(n int) string { return `{"` + key + `":1}` })
-	cand := rawServer(t, func(w *bufio.Writer, path string) {
+	cand := targettest.RawServer(t, func(w *bufio.Writer, path string) {
 		if path == "/item" {
 			body := `{"` + key + `":2}`
 			fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
@@ -208,90 +186,5 @@ func TestAgreementHugeTargetText(t *testing.T) {
 	}
 	if n := len(progress.String()); n > 16<<10 {
 		t.Errorf("%d bytes of progress", n)
-	}
-}
-
-// TestHealthHugeReason: a health check answered with a 3 MB reason phrase
-// fails with an error of bounded size.
-func TestHealthHugeReason(t *testing.T) {
-	srv := rawServer(t, func(w *bufio.Writer, _ string) {
-		fmt.Fprintf(w, "HTTP/1.1 503 %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", strings.Repeat("x", huge))
-	})
-	tg := NewTarget(scenario.Target{Name: "candidate", URL: srv.URL, Health: "/down", StartupTimeout: 100 * time.Millisecond}, t.TempDir())
-	err := tg.Start(t.Context())
-	te := asTargetError(t, err, PhaseHealth)
-	if n := len(te.Error()); n > maxErrText+64 || !strings.Contains(te.Error(), "GET /down: 503 xxx") || !strings.Contains(te.Error(), " bytes cut)") {
-		t.Errorf("%d bytes: %.200s", n, te.Error())
-	}
-}
-
-func TestCapText(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"abcdef", 3, "abc… (3 bytes cut)"},
-		{"aéb", 2, "a… (3 bytes cut)"}, // never half of é
-		{"éé", 2, "é… (2 bytes cut)"},
-	} {
-		if got := capText(tt.in, tt.n); got != tt.want {
-			t.Errorf("capText(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
-// TestRedactWriter: a command's output is redacted line by line, a secret
-// split across writes included, and an unterminated last line on Flush.
-func TestRedactWriter(t *testing.T) {
-	sc := secretScenario(t, `version: 1
-name: w
-targets:
-  baseline: {url: "http://127.0.0.1:1"}
-  candidate: {url: "http://127.0.0.1:2"}
-load: {defaults: {query: {k: "${API_KEY}"}}}
-classes:
-  - name: a
-    request: GET /a
-`)
-	var b strings.Builder
-	w := newRedactWriter(sc, &b)
-	for _, p := range []string{"key sk+li", "ve/Q7x9==\nnext ", secretQuery} {
-		w.Write([]byte(p))
-	}
-	w.Flush()
-	if got, want := b.String(), "key ${API_KEY}\nnext ${API_KEY}"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-// TestShownErr: an error's text is redacted (and capped by shownErr), and
-// it still unwraps to what it was.
-func TestShownErr(t *testing.T) {
-	sc := secretScenario(t, `version: 1
-name: e
-targets:
-  baseline: {url: "http://127.0.0.1:1"}
-  candidate: {url: "http://127.0.0.1:2"}
-load: {defaults: {query: {k: "${API_KEY}"}}}
-classes:
-  - name: a
-    request: GET /a
-`)
-	te := &TargetError{Target: "baseline", Phase: PhaseBuild, Err: fmt.Errorf("make KEY=%s: exit status 2", secretQuery)}
-	err := redactErr(sc, fmt.Errorf("starting: %w", te))
-	if got, want := err.Error(), "starting: baseline target: build: make KEY=${API_KEY}: exit status 2"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	if !isTargetError(err) {
-		t.Error("no longer a *TargetError")
-	}
-	long := shownErr(sc, fmt.Errorf("%s %s", secretQuery, strings.Repeat("x", huge)))
-	if n := len(long.Error()); n > maxErrText+32 || !strings.HasPrefix(long.Error(), "${API_KEY} xxx") {
-		t.Errorf("%d bytes: %.80s", n, long.Error())
-	}
-	if plain := errors.New("plain"); shownErr(sc, plain) != plain {
-		t.Error("an error with nothing to hide is wrapped")
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/httpload"
+	"github.com/benchgate/benchgate/load"
+	"github.com/benchgate/benchgate/target"
 )
 
 // SliceOrder is the order of slice pair `pair` (0-based) of a cell's round
@@ -39,8 +40,9 @@ func SliceOrder(seed uint64, round, cell, pair int) string {
 
 // sliceSide is one target's part of a slice-interleaved session.
 type sliceSide struct {
-	t       service
-	sess    *session
+	t       target.Service
+	sess    *load.Session
+	total   load.Result // of every window of the session
 	sources []Source
 	windows chan sliceWindow
 	closed  bool // windows
@@ -50,7 +52,6 @@ type sliceSide struct {
 	// from the slice's start until its last request was answered.
 	measured []sliceWindow
 	busy     []sliceWindow
-	scratch  *hdrhistogram.Histogram
 }
 
 // sliceRound is one cell's round under slice interleaving: one session
@@ -72,13 +73,13 @@ type sliceSide struct {
 // themselves (see sliceResources for what a side's resources cover). A
 // target that dies, or a cancelled run, ends the session with the error
 // and no rung.
-func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]baselines.Rung, error) {
+func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round int, order string) ([2]baselines.Rung, error) {
 	var none [2]baselines.Rung
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(run)
 	defer cancel()
-	pair := [2]service{s.base, s.cand}
+	pair := [2]target.Service{s.base, s.cand}
 	if order == "BA" {
-		pair = [2]service{s.cand, s.base}
+		pair = [2]target.Service{s.cand, s.base}
 	}
 	for _, t := range pair {
 		if done := t.Done(); done != nil {
@@ -109,36 +110,32 @@ func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]
 	defer closeWindows()
 	for i, t := range pair {
 		sd := &sliceSide{t: t, windows: make(chan sliceWindow, pairs)}
-		sess, err := newSession(Load{
-			URL:         t.URL(),
-			Concurrency: cell.Concurrency,
-			Timeout:     ls.Timeout,
-			Drain:       sliceDrain(ls.Slice),
-			// newSession asks for the sources from this goroutine.
-			Source: func(worker int) Source {
-				src := source(cell, round, worker)
-				sd.sources = append(sd.sources, src)
-				return src
+		sess, err := httpload.NewSession(ctx, httpload.Load{
+			URL: t.URL(),
+			Loop: load.Loop{
+				Concurrency: cell.Concurrency,
+				Timeout:     ls.Timeout,
+				Drain:       sliceDrain(ls.Slice),
+				// NewSession asks for the sources from this goroutine.
+				Source: func(worker int) Source {
+					src := source(cell, round, worker)
+					sd.sources = append(sd.sources, src)
+					return src
+				},
 			},
 			StatusOK: s.sc.StatusOK,
-		}, true)
+		})
 		if err != nil {
 			return none, fmt.Errorf("%s %s: %w", cell, t.Name(), err)
 		}
-		defer sess.close()
+		defer sess.Close()
 		sd.sess = sess
-		sd.scratch = hdrhistogram.New(1, sess.maxUS, 3)
 		sd.usage = sampleSlices(ctx, t, sd.windows, sampleEvery)
 		sides[i] = sd
 	}
 	ended := func() error {
-		if err := s.ctxErr(); err != nil {
+		if err := s.stopped(run); err != nil {
 			return err
-		}
-		for _, u := range []service{s.base, s.cand} {
-			if err := u.Died(); err != nil {
-				return err
-			}
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: load cancelled: %w", cell, err)
@@ -150,7 +147,7 @@ func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]
 	if ls.Warmup > 0 {
 		for _, sd := range sides {
 			end := time.Now().Add(ls.Warmup)
-			sd.sess.window(ctx, end, end)
+			sd.total.Add(sd.sess.Window(ctx, end, end))
 			if err := ended(); err != nil {
 				return none, err
 			}
@@ -167,13 +164,13 @@ func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]
 			w := sliceWindow{from: begin.Add(ls.Settle)}
 			w.to = w.from.Add(ls.Slice)
 			sd.windows <- w
-			before := sd.sess.tally()
-			sd.sess.window(ctx, w.from, w.to)
+			res := sd.sess.Window(ctx, w.from, w.to)
 			sd.busy = append(sd.busy, sliceWindow{begin, time.Now()})
 			if err := ended(); err != nil {
 				return none, err
 			}
-			sl := sd.sess.windowSlice(before, ls.Slice.Seconds(), sd.scratch)
+			sd.total.Add(res)
+			sl := sliceOf(res)
 			sl.Pair, sl.Start = k, w.from.Sub(start).Seconds()
 			sd.slices = append(sd.slices, sl)
 			sd.measured = append(sd.measured, w)
@@ -183,7 +180,9 @@ func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]
 	var rungs [2]baselines.Rung
 	closeWindows()
 	for i, sd := range sides {
-		r, err := sd.sess.rung(start, float64(pairs)*ls.Slice.Seconds())
+		// Both rungs start with the session.
+		sd.total.Start = start
+		r, err := rungOf(sd.total)
 		if err != nil {
 			return none, fmt.Errorf("%s %s: %w", cell, sd.t.Name(), err)
 		}
@@ -201,7 +200,7 @@ func (s *schedule) sliceRound(cell baselines.Cell, round int, order string) ([2]
 		for _, src := range sd.sources {
 			if e, ok := src.(interface{ Err() error }); ok {
 				if serr := e.Err(); serr != nil {
-					return none, shownErr(s.sc, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, sd.t.Name(), cell.Class, serr))
+					return none, target.ShownErr(s.sc, fmt.Errorf("%s %s: class %q: a request template failed: %w", cell, sd.t.Name(), cell.Class, serr))
 				}
 			}
 		}

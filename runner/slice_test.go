@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -14,14 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
 func TestSliceOrder(t *testing.T) {
@@ -310,74 +308,6 @@ func TestRunSliceInterleaved(t *testing.T) {
 	}
 }
 
-// TestSessionDrainsInFlight: a request in flight when a window closes is
-// answered, not cancelled and not counted, before window returns; the
-// next window goes on over the same connection with the request after it.
-func TestSessionDrainsInFlight(t *testing.T) {
-	release := make(chan struct{})
-	var conns atomic.Int64
-	var mu sync.Mutex
-	var got []string
-	var cancelled atomic.Bool
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.URL.RawQuery)
-		mu.Unlock()
-		<-release
-		if r.Context().Err() != nil {
-			cancelled.Store(true)
-		}
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
-
-	s, err := newSession(Load{URL: srv.URL, Concurrency: 1, Source: func(w int) Source {
-		return &capped{Source: newSeqSource(baselines.Cell{Concurrency: 1}, 0, w), n: 5}
-	}}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
-	// The first request is held until the window has closed.
-	start := time.Now()
-	end := start.Add(300 * time.Millisecond)
-	stop := time.AfterFunc(time.Until(end)+20*time.Millisecond, func() { close(release) })
-	defer stop.Stop()
-	before := s.tally()
-	s.window(t.Context(), start, end)
-	select {
-	case <-release:
-	default:
-		t.Fatal("window returned with a request in flight")
-	}
-	mu.Lock()
-	n := len(got)
-	mu.Unlock()
-	sl := s.windowSlice(before, 0.3, hdrhistogram.New(1, s.maxUS, 3))
-	if n != 1 || sl.Requests != 0 || sl.Answered != 0 || cancelled.Load() {
-		t.Errorf("%d requests sent, slice %+v, in-flight request cancelled: %v", n, sl, cancelled.Load())
-	}
-	// The next window sends the rest of the sequence, and counts it.
-	before = s.tally()
-	now := time.Now()
-	s.window(t.Context(), now, now.Add(long))
-	sl = s.windowSlice(before, 1, hdrhistogram.New(1, s.maxUS, 3))
-	if sl.Requests != 4 || sl.Answered != 4 || sl.P50 <= 0 {
-		t.Errorf("second window: %+v", sl)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	want := []string{"c=1&r=0&w=0&i=0", "c=1&r=0&w=0&i=1", "c=1&r=0&w=0&i=2", "c=1&r=0&w=0&i=3", "c=1&r=0&w=0&i=4"}
-	if !slices.Equal(got, want) || conns.Load() != 1 || cancelled.Load() {
-		t.Errorf("server saw %q over %d connections, want %q over one", got, conns.Load(), want)
-	}
-}
-
 // capped ends a source after n more requests.
 type capped struct {
 	Source
@@ -432,7 +362,7 @@ func TestRunSliceCancelledMidSession(t *testing.T) {
 // Against command targets every slice has its target's CPU, read at its
 // edges, and a side's resources are over its slices.
 func TestRunSliceResources(t *testing.T) {
-	sc := sliceScenario(serverSpec("baseline"), serverSpec("candidate"))
+	sc := sliceScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	sc.Load.Concurrency = []int{1}
 	sc.Load.Repetitions, sc.Load.MaxRepetitions = 1, 1
 	out := t.TempDir()
@@ -461,10 +391,10 @@ func TestRunSliceResources(t *testing.T) {
 // interleaving; only whole sessions' rungs are kept.
 func TestRunSliceTargetDies(t *testing.T) {
 	out := t.TempDir()
-	sc := sliceScenario(serverSpec("baseline"), serverSpec("candidate", "-exit-after", "3000"))
+	sc := sliceScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate", "-exit-after", "3000"))
 	sc.Load.Repetitions, sc.Load.MaxRepetitions = 50, 50
 	res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource})
-	te := asTargetError(t, err, PhaseDied)
+	te := targettest.AsTargetError(t, err, target.PhaseDied)
 	allGone(t, out, "baseline", "candidate")
 	if te.Target != "candidate" || res.Status != "failed" {
 		t.Errorf("error %v, status %q", err, res.Status)

@@ -1,18 +1,30 @@
-package runner
+// Package target holds what benchgate's two kinds of target share: the
+// Service the schedule drives (a process benchgate starts or a service
+// already running, in target/process; a container, in target/docker),
+// how a service reports its resources (Usage, read from a cgroup by one
+// reader whichever kind it measures), how it fails (TargetError, with the
+// tail of its output, escaped and capped), the health probe both wait on,
+// the redaction of a scenario's secrets in what they write, and the owner
+// records and journals by which a later run sweeps what a killed one left
+// (docs/leftovers.md). The packages of the two kinds import it; it
+// imports neither, nor the schedule.
+package target
 
 import (
 	"context"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
 )
 
-// service is one side of the comparison as the schedule drives it: a
-// process benchgate starts (*Target with a command), a service already
-// running (*Target with a url), or a container (a docker target). The
-// schedule builds and starts both services of a pin set before any load,
-// keeps them up for all its rounds, and stops them before the next pin set.
-type service interface {
+// Service is one side of the comparison as the schedule drives it: a
+// process benchgate starts (*process.Target with a command), a service
+// already running (*process.Target with a url), or a container
+// (*dockertarget.Target). The schedule builds and starts both services of
+// a pin set before any load, keeps them up for all its rounds, and stops
+// them before the next pin set.
+type Service interface {
 	Name() string // "baseline" or "candidate"
 	Kind() string // "command", "url" or "image"
 	Build(ctx context.Context) error
@@ -61,14 +73,36 @@ type Usage struct {
 	Mem int64
 	// MemCache is what Mem leaves out of the cgroup's usage counter: page
 	// cache the kernel can drop at once (inactive file pages, the same
-	// definition for every source that reads a cgroup, see readCgroup).
+	// definition for every source that reads a cgroup, see CgroupMeter).
 	// Mem+MemCache is that counter, the one whose maximum the kernel's
 	// peak records. 0 when Mem is not from a cgroup.
 	MemCache int64
 	// At is when the figures were true, for a source that reports them
 	// late: the engine's stats stream (Source "docker") reads about once a
 	// second, and At is its "read" time. Zero means the moment Usage was
-	// called. sampleUsage takes a window's CPU from such readings by rate
-	// (see staleWindowCPU).
+	// called. The schedule's sampler takes a window's CPU from such
+	// readings by rate.
 	At time.Time
 }
+
+// Options are what a target is made with besides its scenario.Target.
+type Options struct {
+	// OutDir gets the target's log, <name>.log.
+	OutDir string
+	// Pins is the pin set the target runs under; nil pins nothing.
+	Pins *scenario.Pins
+	// Redact hides the scenario's secrets in what the target's log, its
+	// errors and Info hold; nil hides nothing.
+	Redact Redactor
+}
+
+// How targets are watched. Generous enough for slow CI runners, short
+// enough that a broken target fails the run quickly.
+const (
+	// BuildTailLines and ServiceTailLines are how many of its last lines
+	// of output a build's and a service's TargetError keeps.
+	BuildTailLines   = 30
+	ServiceTailLines = 50
+	// StopGrace is how long Stop waits after SIGTERM before SIGKILL.
+	StopGrace = 5 * time.Second
+)

@@ -1,4 +1,4 @@
-package runner
+package target
 
 import (
 	"slices"
@@ -11,9 +11,9 @@ import (
 func TestChildEnvDropsSecrets(t *testing.T) {
 	in := []string{"PATH=/bin", "GITHUB_TOKEN=ghs_a", "INPUT_GITHUB-TOKEN=ghs_b", "ACTIONS_RUNTIME_TOKEN=c",
 		"ACTIONS_ID_TOKEN_REQUEST_TOKEN=d", "GH_ENTERPRISE_TOKEN=e", "HOME=/root", "GITHUB_ACTIONS=true"}
-	got := childEnv(in, []string{"PORT=8080"})
+	got := ChildEnv(in, []string{"PORT=8080"})
 	want := []string{"PATH=/bin", "HOME=/root", "GITHUB_ACTIONS=true", "PORT=8080"}
 	if !slices.Equal(got, want) {
-		t.Errorf("childEnv = %q, want %q", got, want)
+		t.Errorf("ChildEnv = %q, want %q", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-// Command testserver is the child process of the runner's target tests: a
+// Command testserver is the child process of the target and runner tests: a
 // small HTTP service whose misbehaviours are chosen by flags.
 package main
 

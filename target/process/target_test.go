@@ -1,6 +1,7 @@
-package runner
+package process
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -20,29 +21,11 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
-func serverSpec(name string, args ...string) scenario.Target {
-	return scenario.Target{
-		Name:           name,
-		Command:        append([]string{testServer, "-addr", "127.0.0.1:{port}"}, args...),
-		Env:            map[string]string{"TESTSERVER_PORT": "{port}"},
-		Health:         "/healthz",
-		StartupTimeout: 20 * time.Second,
-	}
-}
-
-func asTargetError(t *testing.T, err error, phase string) *TargetError {
-	t.Helper()
-	var te *TargetError
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T), want a *TargetError", err, err)
-	}
-	if te.Phase != phase {
-		t.Fatalf("phase %q, want %q; error: %v", te.Phase, phase, err)
-	}
-	return te
-}
+func TestMain(m *testing.M) { os.Exit(targettest.Main(m)) }
 
 func get(t *testing.T, url string) (int, string, error) {
 	t.Helper()
@@ -57,7 +40,7 @@ func get(t *testing.T, url string) (int, string, error) {
 
 func TestTargetStartStop(t *testing.T) {
 	out := t.TempDir()
-	tg := NewTarget(serverSpec("baseline", "-spawn"), out)
+	tg := New(targettest.ServerSpec("baseline", "-spawn"), target.Options{OutDir: out})
 	if err := tg.Build(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +61,7 @@ func TestTargetStartStop(t *testing.T) {
 	if err := tg.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	groupGone(t, pgid)
+	targettest.GroupGone(t, pgid)
 	if err := tg.Died(); err != nil {
 		t.Errorf("a stopped target counts as died: %v", err)
 	}
@@ -97,32 +80,32 @@ func TestTargetStartStop(t *testing.T) {
 	}
 	info := tg.Info(t.Context(), func(string) string { return "" })
 	if info.Kind != "command" || info.Name != "baseline" || info.URL != tg.URL() ||
-		info.Spec != testServer+" -addr 127.0.0.1:{port} -spawn" {
+		info.Spec != targettest.Server()+" -addr 127.0.0.1:{port} -spawn" {
 		t.Errorf("Info = %+v", info)
 	}
 }
 
 func TestTargetStopKillsWhatIgnoresSIGTERM(t *testing.T) {
-	tg := NewTarget(serverSpec("candidate", "-ignore-term", "-spawn"), t.TempDir())
+	tg := New(targettest.ServerSpec("candidate", "-ignore-term", "-spawn"), target.Options{OutDir: t.TempDir()})
 	tg.grace = 100 * time.Millisecond
 	if err := tg.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	pgid := tg.pgid
 	tg.Stop()
-	groupGone(t, pgid)
+	targettest.GroupGone(t, pgid)
 	if !strings.Contains(tg.waitErr.Error(), "killed") {
 		t.Errorf("exit %v, want killed by SIGKILL", tg.waitErr)
 	}
 }
 
 func TestTargetHealthFailure(t *testing.T) {
-	spec := serverSpec("candidate", "-fail-health")
+	spec := targettest.ServerSpec("candidate", "-fail-health")
 	spec.StartupTimeout = 300 * time.Millisecond
-	tg := NewTarget(spec, t.TempDir())
+	tg := New(spec, target.Options{OutDir: t.TempDir()})
 	err := tg.Start(t.Context())
-	te := asTargetError(t, err, PhaseHealth)
-	groupGone(t, tg.pgid)
+	te := targettest.AsTargetError(t, err, target.PhaseHealth)
+	targettest.GroupGone(t, tg.pgid)
 	if te.Target != "candidate" || !slices.Contains(te.Output, "health check failing on purpose") {
 		t.Errorf("error lacks target or output tail: %+v", te)
 	}
@@ -132,12 +115,12 @@ func TestTargetHealthFailure(t *testing.T) {
 }
 
 func TestTargetExitsBeforeHealthy(t *testing.T) {
-	tg := NewTarget(serverSpec("baseline", "-exit-now"), t.TempDir())
+	tg := New(targettest.ServerSpec("baseline", "-exit-now"), target.Options{OutDir: t.TempDir()})
 	err := tg.Start(t.Context())
-	te := asTargetError(t, err, PhaseStart)
-	groupGone(t, tg.pgid)
-	if len(te.Output) != serviceTailLines {
-		t.Errorf("tail of %d lines, want %d", len(te.Output), serviceTailLines)
+	te := targettest.AsTargetError(t, err, target.PhaseStart)
+	targettest.GroupGone(t, tg.pgid)
+	if len(te.Output) != target.ServiceTailLines {
+		t.Errorf("tail of %d lines, want %d", len(te.Output), target.ServiceTailLines)
 	}
 	if last := te.Output[len(te.Output)-1]; last != "fatal: cannot start" {
 		t.Errorf("last line %q", last)
@@ -148,7 +131,7 @@ func TestTargetExitsBeforeHealthy(t *testing.T) {
 }
 
 func TestTargetDeathDetected(t *testing.T) {
-	tg := NewTarget(serverSpec("candidate", "-exit-after", "3"), t.TempDir())
+	tg := New(targettest.ServerSpec("candidate", "-exit-after", "3"), target.Options{OutDir: t.TempDir()})
 	if err := tg.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -157,24 +140,24 @@ func TestTargetDeathDetected(t *testing.T) {
 		get(t, tg.URL()+"/")
 	}
 	<-tg.Done()
-	te := asTargetError(t, tg.Died(), PhaseDied)
+	te := targettest.AsTargetError(t, tg.Died(), target.PhaseDied)
 	if !slices.Contains(te.Output, "exiting after 3 requests") || !strings.Contains(te.Err.Error(), "exit status 2") {
 		t.Errorf("died error: %v", te)
 	}
 	pgid := tg.pgid
 	tg.Stop()
-	groupGone(t, pgid)
+	targettest.GroupGone(t, pgid)
 }
 
 func TestTargetBuildFailure(t *testing.T) {
-	spec := serverSpec("baseline")
+	spec := targettest.ServerSpec("baseline")
 	spec.Build = []string{"sh", "-c", "for i in $(seq 1 40); do echo line $i; done; echo broken >&2; exit 3"}
 	out := t.TempDir()
-	tg := NewTarget(spec, out)
+	tg := New(spec, target.Options{OutDir: out})
 	err := tg.Build(t.Context())
-	te := asTargetError(t, err, PhaseBuild)
+	te := targettest.AsTargetError(t, err, target.PhaseBuild)
 	tg.Stop()
-	if len(te.Output) != buildTailLines || te.Output[0] != "line 12" || te.Output[29] != "broken" {
+	if len(te.Output) != target.BuildTailLines || te.Output[0] != "line 12" || te.Output[29] != "broken" {
 		t.Errorf("tail %q", te.Output)
 	}
 	if !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "| line 40") {
@@ -190,11 +173,11 @@ func TestTargetBuildFailure(t *testing.T) {
 // as a scenario's "./bin/demo" expects.
 func TestTargetBuildThenRelativeCommand(t *testing.T) {
 	dir := t.TempDir()
-	spec := serverSpec("candidate")
+	spec := targettest.ServerSpec("candidate")
 	spec.Dir = dir
-	spec.Build = []string{"cp", testServer, "svc"}
+	spec.Build = []string{"cp", targettest.Server(), "svc"}
 	spec.Command[0] = "./svc"
-	tg := NewTarget(spec, t.TempDir())
+	tg := New(spec, target.Options{OutDir: t.TempDir()})
 	defer tg.Stop()
 	if err := tg.Build(t.Context()); err != nil {
 		t.Fatal(err)
@@ -228,7 +211,7 @@ func TestTargetURL(t *testing.T) {
 	}
 
 	// A base URL ending in "/" is joined as the load generator joins it.
-	tg := NewTarget(scenario.Target{Name: "baseline", URL: srv.URL + "/", Health: "/up"}, t.TempDir())
+	tg := New(scenario.Target{Name: "baseline", URL: srv.URL + "/", Health: "/up"}, target.Options{OutDir: t.TempDir()})
 	if err := tg.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +228,7 @@ func TestTargetURL(t *testing.T) {
 
 	// A Target built without a health path checks "/", the scenario's
 	// default.
-	bare := NewTarget(scenario.Target{Name: "baseline", URL: srv.URL}, t.TempDir())
+	bare := New(scenario.Target{Name: "baseline", URL: srv.URL}, target.Options{OutDir: t.TempDir()})
 	if err := bare.Start(t.Context()); err != nil {
 		t.Errorf("default health: %v", err)
 	}
@@ -253,18 +236,18 @@ func TestTargetURL(t *testing.T) {
 		t.Errorf("health requests %q, want [/]", got)
 	}
 
-	down := NewTarget(scenario.Target{Name: "candidate", URL: srv.URL, Health: "/down", StartupTimeout: 200 * time.Millisecond}, t.TempDir())
+	down := New(scenario.Target{Name: "candidate", URL: srv.URL, Health: "/down", StartupTimeout: 200 * time.Millisecond}, target.Options{OutDir: t.TempDir()})
 	err := down.Start(t.Context())
-	if te := asTargetError(t, err, PhaseHealth); !strings.Contains(te.Err.Error(), "500") {
+	if te := targettest.AsTargetError(t, err, target.PhaseHealth); !strings.Contains(te.Err.Error(), "500") {
 		t.Errorf("error: %v", err)
 	}
 }
 
 func TestTargetImageRefused(t *testing.T) {
-	tg := NewTarget(scenario.Target{Name: "candidate", Image: "demo:pr", Port: 8080}, t.TempDir())
+	tg := New(scenario.Target{Name: "candidate", Image: "demo:pr", Port: 8080}, target.Options{OutDir: t.TempDir()})
 	for _, f := range []func(context.Context) error{tg.Build, tg.Start} {
 		err := f(t.Context())
-		asTargetError(t, err, PhaseStart)
+		targettest.AsTargetError(t, err, target.PhaseStart)
 		if !strings.Contains(err.Error(), "runs through the docker engine") {
 			t.Errorf("error: %v", err)
 		}
@@ -289,9 +272,9 @@ func TestTargetCommitFromGit(t *testing.T) {
 	git("init", "-q")
 	git("commit", "-q", "--allow-empty", "-m", "x")
 	head := git("rev-parse", "HEAD")
-	spec := serverSpec("candidate")
+	spec := targettest.ServerSpec("candidate")
 	spec.Dir = dir
-	tg := NewTarget(spec, t.TempDir())
+	tg := New(spec, target.Options{OutDir: t.TempDir()})
 	if got := tg.Info(t.Context(), func(string) string { return "" }).Commit; got != head {
 		t.Errorf("commit %q, want %q", got, head)
 	}
@@ -314,13 +297,13 @@ func TestTargetInfoShown(t *testing.T) {
 		{Name: "candidate", URL: "http://s3cret.internal:8080", Shown: "http://${HOST}:8080"},
 		{Name: "candidate", Image: "registry/s3cret:pr", Shown: "registry/${IMAGE}:pr"},
 	} {
-		if got := NewTarget(spec, t.TempDir()).Info(t.Context(), none).Spec; got != spec.Shown {
+		if got := New(spec, target.Options{OutDir: t.TempDir()}).Info(t.Context(), none).Spec; got != spec.Shown {
 			t.Errorf("Spec %q, want %q", got, spec.Shown)
 		}
 	}
 	// Until the scenario fills Shown in, the spec is rendered as before.
 	old := scenario.Target{Name: "candidate", Command: []string{"svc", "-a", "b c"}}
-	if got := NewTarget(old, t.TempDir()).Info(t.Context(), none).Spec; got != "svc -a 'b c'" {
+	if got := New(old, target.Options{OutDir: t.TempDir()}).Info(t.Context(), none).Spec; got != "svc -a 'b c'" {
 		t.Errorf("Spec without Shown %q", got)
 	}
 }
@@ -336,10 +319,10 @@ func TestTargetEnvironmentWithoutSecrets(t *testing.T) {
 	}
 	t.Setenv("BENCHGATE_TEST_KEPT", "kept")
 	out := t.TempDir()
-	spec := serverSpec("candidate", "-print-env")
+	spec := targettest.ServerSpec("candidate", "-print-env")
 	spec.Env["GH_TOKEN"] = "given-by-the-scenario"
 	spec.Build = []string{"env"}
-	tg := NewTarget(spec, out)
+	tg := New(spec, target.Options{OutDir: out})
 	defer tg.Stop()
 	if err := tg.Build(t.Context()); err != nil {
 		t.Fatal(err)
@@ -383,13 +366,13 @@ func TestTargetBuildLeavesNothingRunning(t *testing.T) {
 		{"sleep 600 & echo daemon $!; exit 3", true},
 	} {
 		out := t.TempDir()
-		spec := serverSpec("baseline")
+		spec := targettest.ServerSpec("baseline")
 		spec.Build = []string{"sh", "-c", tc.script}
-		tg := NewTarget(spec, out)
+		tg := New(spec, target.Options{OutDir: out})
 		err := tg.Build(t.Context())
 		tg.Stop()
 		if tc.fails {
-			asTargetError(t, err, PhaseBuild)
+			targettest.AsTargetError(t, err, target.PhaseBuild)
 		} else if err != nil {
 			t.Errorf("%s: %v", tc.script, err)
 		}
@@ -406,60 +389,12 @@ func TestTargetBuildLeavesNothingRunning(t *testing.T) {
 	}
 }
 
-func TestSanitize(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"plain\ttext, héllo ✓", "plain\ttext, héllo ✓"},
-		{"\x1b[2J\x1b[Hgone", `\x1b[2J\x1b[Hgone`},
-		{"a\rb\nc\x00\x07", `a\rb\nc\x00\a`},
-		{"abc\u202edcba \u2066x\u2069 ad\u200bmin", `abc\u202edcba \u2066x\u2069 ad\u200bmin`},
-		{"del\x7f", `del\x7f`},
-		{"c1 \u009b31m", `c1 \u009b31m`},
-		{"bad \x9b31m", `bad \x9b31m`},
-		{"\ufffd stays", "\ufffd stays"},
-	} {
-		if got := sanitize(c.in); got != c.want {
-			t.Errorf("sanitize(%q) = %q, want %q", c.in, got, c.want)
-		}
-		if got := sanitize(c.want); got != c.want {
-			t.Errorf("sanitize is not idempotent on %q: %q", c.want, got)
-		}
-	}
-}
-
-// Output of PR code is shown on terminals: escape sequences arrive as text.
-func TestTargetErrorEscapesControls(t *testing.T) {
-	w := newLineTail(5)
-	io.WriteString(w, "\x1b]0;title\x07ok\r\n\x1b[1A\x1b[2Kall tests passed")
-	if got, want := w.Lines(), []string{`\x1b]0;title\aok`, `\x1b[1A\x1b[2Kall tests passed`}; !slices.Equal(got, want) {
-		t.Errorf("Lines = %q, want %q", got, want)
-	}
-	e := &TargetError{Target: "candidate", Phase: PhaseDied, Err: errors.New("GET /healthz: 500 \x1b[31mred"),
-		Output: []string{"raw \x1b[2J line"}}
-	msg := e.Error()
-	if strings.ContainsAny(msg, "\x1b\x07\r") || !strings.Contains(msg, `500 \x1b[31mred`) || !strings.Contains(msg, `| raw \x1b[2J line`) {
-		t.Errorf("message %q", msg)
-	}
-}
-
-func TestLineTail(t *testing.T) {
-	w := newLineTail(3)
-	io.WriteString(w, "a\nb\r\nc")
-	io.WriteString(w, "d\ne\nf")
-	if got, want := w.Lines(), []string{"cd", "e", "f"}; !slices.Equal(got, want) {
-		t.Errorf("Lines = %q, want %q", got, want)
-	}
-	io.WriteString(w, "\n")
-	if got, want := w.Lines(), []string{"cd", "e", "f"}; !slices.Equal(got, want) {
-		t.Errorf("after newline: Lines = %q, want %q", got, want)
-	}
-}
-
 // TestTargetLogAppends starts a target once per pin set, as a run does:
 // the log keeps every start's output, each under a header naming its pins.
 func TestTargetLogAppends(t *testing.T) {
 	out := t.TempDir()
 	for _, name := range []string{"first", "second"} {
-		tg := NewPinnedTarget(serverSpec("baseline"), out, &scenario.Pins{Name: name})
+		tg := New(targettest.ServerSpec("baseline"), target.Options{OutDir: out, Pins: &scenario.Pins{Name: name}})
 		if err := tg.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -476,7 +411,21 @@ func TestTargetLogAppends(t *testing.T) {
 	if len(headers) != 2 || headers[0][1] != "first" || headers[1][1] != "second" {
 		t.Errorf("headers %q; want one per start, first then second:\n%s", headers, log)
 	}
-	if pids := pidLine.FindAllString(log, -1); len(pids) != 2 {
+	if pids := targettest.PIDLine.FindAllString(log, -1); len(pids) != 2 {
 		t.Errorf("%d starts' output in the log, want 2:\n%s", len(pids), log)
+	}
+}
+
+// TestHealthHugeReason: a health check answered with a 3 MB reason phrase
+// fails with an error of bounded size.
+func TestHealthHugeReason(t *testing.T) {
+	srv := targettest.RawServer(t, func(w *bufio.Writer, _ string) {
+		fmt.Fprintf(w, "HTTP/1.1 503 %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", strings.Repeat("x", 3<<20))
+	})
+	tg := New(scenario.Target{Name: "candidate", URL: srv.URL, Health: "/down", StartupTimeout: 100 * time.Millisecond}, target.Options{OutDir: t.TempDir()})
+	err := tg.Start(t.Context())
+	te := targettest.AsTargetError(t, err, target.PhaseHealth)
+	if n := len(te.Error()); n > target.MaxErrText+64 || !strings.Contains(te.Error(), "GET /down: 503 xxx") || !strings.Contains(te.Error(), " bytes cut)") {
+		t.Errorf("%d bytes: %.200s", n, te.Error())
 	}
 }

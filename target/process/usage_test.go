@@ -1,43 +1,29 @@
-package runner
+package process
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/benchgate/benchgate/internal/linux"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+	"github.com/benchgate/benchgate/target/targettest"
 )
 
-func TestParseStat(t *testing.T) {
-	// A command name may hold spaces and parentheses.
+// TestProcTicks: a process's CPU in /proc mode is its own and its reaped
+// children's, user and system; clockTicks converts it.
+func TestProcTicks(t *testing.T) {
 	line := "4242 (a b) (c)) S 7 4240 4240 0 -1 4194560 100 0 0 0 12 3 40 5 20 0 1 0 99 1000 50 18446744073709551615\n"
-	st, err := parseStat([]byte(line))
+	st, err := linux.ParseProcStat([]byte(line))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.ppid != 7 || st.pgrp != 4240 || st.ticks != 12+3+40+5 {
-		t.Errorf("parseStat = %+v", st)
-	}
-	for _, bad := range []string{"", "1 (x) S 1 2", "1 x S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"} {
-		if _, err := parseStat([]byte(bad)); err == nil {
-			t.Errorf("parseStat(%q): no error", bad)
-		}
+	if got := procTicks(st); got != 12+3+40+5 {
+		t.Errorf("procTicks = %d, want %d", got, 12+3+40+5)
 	}
 	if clockTicks <= 0 {
 		t.Errorf("clockTicks %v", clockTicks)
-	}
-}
-
-func TestStatField(t *testing.T) {
-	b := []byte("anon 10\nfile 20\ninactive_file 7\nactive_file 13\n")
-	if n, ok := statField(b, "inactive_file"); !ok || n != 7 {
-		t.Errorf("inactive_file = %d %v", n, ok)
-	}
-	if n, ok := statField(b, "file"); !ok || n != 20 {
-		t.Errorf("file = %d %v", n, ok)
-	}
-	if _, ok := statField(b, "missing"); ok {
-		t.Error("missing key found")
 	}
 }
 
@@ -53,7 +39,7 @@ func TestTargetUsage(t *testing.T) {
 		{"cgroup", &scenario.Pins{Memory: 256 << 20, MemoryText: "256MiB"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg := NewPinnedTarget(serverSpec("baseline", "-spawn"), t.TempDir(), tc.pins)
+			tg := New(targettest.ServerSpec("baseline", "-spawn"), target.Options{OutDir: t.TempDir(), Pins: tc.pins})
 			if err := tg.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +50,7 @@ func TestTargetUsage(t *testing.T) {
 					_, notApplied := tg.Pins()
 					t.Skipf("memory pin not applied here: %q", notApplied)
 				}
-				if tg.cg.cpuDir != "" {
+				if tg.cg.CPUDir != "" {
 					want = "cgroup"
 				}
 			}
@@ -120,7 +106,7 @@ func BenchmarkUsage(b *testing.B) {
 		{"cgroup", &scenario.Pins{Memory: 256 << 20}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			tg := NewPinnedTarget(serverSpec("baseline", "-spawn"), b.TempDir(), bc.pins)
+			tg := New(targettest.ServerSpec("baseline", "-spawn"), target.Options{OutDir: b.TempDir(), Pins: bc.pins})
 			if err := tg.Start(b.Context()); err != nil {
 				b.Fatal(err)
 			}

@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// Shard names one part of a split grid: Index of Count, 1-based.
+type Shard struct{ Index, Count int }
+
+// BudgetError refuses a run whose planned time exceeds the budget. Nothing
+// has been started when it is returned.
+type BudgetError struct {
+	Estimate time.Duration
+	Budget   time.Duration
+	Plan     baselines.Plan
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("planned time %v (%d cells × %d rounds × 2 targets) exceeds the budget of %v: reduce the grid, repetitions or duration, or raise -budget",
+		e.Estimate, len(e.Plan.Cells), e.Plan.Rounds, e.Budget)
+}
+
+// PlanOf returns the grid of sc in schedule order: pin sets, then
+// variants, then classes, then concurrency levels. Pin sets are outermost
+// because the targets are restarted for each.
+func PlanOf(sc *scenario.Scenario) baselines.Plan {
+	var p baselines.Plan
+	pinNames := []string{""}
+	if len(sc.PinSets) > 0 {
+		pinNames = pinNames[:0]
+		for _, ps := range sc.PinSets {
+			pinNames = append(pinNames, ps.Name)
+			p.PinSets = append(p.PinSets, ps.Name)
+		}
+	}
+	for _, pn := range pinNames {
+		for _, v := range sc.Variants {
+			for _, c := range sc.Classes {
+				for _, n := range sc.Load.Concurrency {
+					p.Cells = append(p.Cells, baselines.Cell{Pins: pn, Variant: v.Name, Class: c.Name, Concurrency: n})
+				}
+			}
+		}
+	}
+	p.Rounds = sc.Load.Repetitions
+	if sc.Load.MaxRepetitions > p.Rounds {
+		p.MaxRounds = sc.Load.MaxRepetitions
+	}
+	p.Estimate = estimate(sc, p).Seconds()
+	return p
+}
+
+// What a rung costs beyond its measured time, for the estimate. Measured
+// on examples/demo's binary on a 2-core machine (docs/scenario.md#limits):
+// 2.5 to 3.3 ms between one rung's window and the next, beyond the
+// rewrite of results.json, which ran at about 90 MB/s; a rung took 500 to
+// 800 bytes of results.json, a slice 174. The figures below round those
+// up. The start of the targets (110 ms for both of the demo's, once per
+// pin set, builds excluded) is left out, as the budget's count of the
+// time spent leaves it out (see schedule.rounds).
+const (
+	// rungCost is a rung's own cost: its transport and workers, the
+	// usage sampler, the progress line.
+	rungCost = 5 * time.Millisecond
+	// results.json is rewritten whole after every rung: the i-th rung
+	// writes i rungs of rungBytes (and sliceBytes a slice) at writeRate.
+	rungBytes  = 1 << 10
+	sliceBytes = 192
+	writeRate  = 50 << 20 // bytes a second
+)
+
+// estimate is the planned time of p's minimum of rounds, for the budget,
+// the plan line and Plan.Estimate alike: every rung's perTarget and the
+// rewrites of results.json. It saturates at the longest time.Duration
+// rather than wrap, so that a plan too long to count is refused by any
+// budget.
+func estimate(sc *scenario.Scenario, p baselines.Plan) time.Duration {
+	rungs := satMul(satMul(int64(max(0, p.Rounds)), int64(len(p.Cells))), 2)
+	d := satMul(rungs, int64(perTarget(sc)))
+	// Σ i·b/rate for i = 1..rungs, in floating point: it is quadratic.
+	b := float64(rungBytes)
+	if sliced(sc) {
+		b += float64(sliceBytes) * float64(sc.Load.SlicePairs())
+	}
+	// Rounded up to the millisecond, as nothing here is finer.
+	writes := math.Ceil(float64(rungs)*float64(rungs+1)/2*b/writeRate*1e3) * float64(time.Millisecond)
+	return time.Duration(satAdd(d, durationOf(writes)))
+}
+
+// perTarget is the planned time of one target in one cell's round: warmup
+// plus duration for a rung; under slice interleaving the warmup plus the
+// target's slices, settle included; and rungCost. It saturates, as
+// estimate does.
+func perTarget(sc *scenario.Scenario) time.Duration {
+	ls := sc.Load
+	d := satAdd(int64(max(0, ls.Warmup)), int64(rungCost))
+	if sliced(sc) {
+		slice := satAdd(int64(max(0, ls.Settle)), int64(max(0, ls.Slice)))
+		return time.Duration(satAdd(d, satMul(int64(ls.SlicePairs()), slice)))
+	}
+	return time.Duration(satAdd(d, int64(max(0, ls.Duration))))
+}
+
+// satAdd and satMul are + and × of non-negative int64s that stop at
+// math.MaxInt64 instead of wrapping.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// durationOf is x nanoseconds as an int64, saturated.
+func durationOf(x float64) int64 {
+	if !(x < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return int64(max(0, x))
+}
+
+// sliced says the scenario's rounds are slice-interleaved.
+func sliced(sc *scenario.Scenario) bool { return sc.Load.Interleave == scenario.InterleaveSlice }
