@@ -9,6 +9,7 @@
 // its unchecked summary size: a pull request controls much of what benchgate
 // writes (class names, target logs, error texts), so every output uses a
 // random delimiter checked against the value, every workflow command is
-// escaped, PR-controlled log text can be fenced with StopCommands, and the
-// summary is cut to the runner's limit instead of being dropped by it.
+// escaped, PR-controlled text is printed with commands stopped around it
+// (WriteUntrusted), and the summary is cut to the runner's limit instead
+// of being dropped by it.
 package ghaction

@@ -389,17 +389,16 @@ func (e Env) Format(f fmt.State, verb rune) {
 // output name without quoting.
 var outputName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// randRead is crypto/rand.Read; tests replace it to force a collision.
-var randRead = rand.Read
-
-// randomToken returns prefix followed by 32 random hex digits, occurring in
-// none of avoid. It is random so that text a pull request controls cannot be
-// written in advance to contain it; it is also checked, because a text may
-// quote an earlier one (a log of a previous run, an output file).
-func randomToken(prefix string, avoid []string) (string, error) {
+// randomToken returns prefix followed by 32 hex digits read from random
+// (crypto/rand.Reader but in tests, which force a collision), occurring
+// in none of avoid. It is random so that text a pull request controls
+// cannot be written in advance to contain it; it is also checked, because
+// a text may quote an earlier one (a log of a previous run, an output
+// file).
+func randomToken(random io.Reader, prefix string, avoid []string) (string, error) {
 	for range 8 {
 		b := make([]byte, 16)
-		if _, err := randRead(b); err != nil {
+		if _, err := io.ReadFull(random, b); err != nil {
 			return "", err
 		}
 		t := prefix + hex.EncodeToString(b)
@@ -418,7 +417,10 @@ func randomToken(prefix string, avoid []string) (string, error) {
 // heredoc form, name<<DELIMITER, the value, DELIMITER, so any value,
 // newlines included, reads back exactly. Names must match [A-Za-z0-9_-]+;
 // they are checked even outside Actions, where nothing is written.
-func (e *Env) SetOutputs(kv [][2]string) error {
+func (e *Env) SetOutputs(kv [][2]string) error { return e.setOutputs(kv, rand.Reader) }
+
+// setOutputs is SetOutputs with the delimiter's randomness read from random.
+func (e *Env) setOutputs(kv [][2]string, random io.Reader) error {
 	values := make([]string, len(kv))
 	for i, p := range kv {
 		if !outputName.MatchString(p[0]) {
@@ -431,7 +433,7 @@ func (e *Env) SetOutputs(kv [][2]string) error {
 	}
 	// A fixed delimiter (go-githubactions uses one) would let a value holding
 	// a line equal to it end the heredoc early and set outputs of its own.
-	delim, err := randomToken("benchgate_", values)
+	delim, err := randomToken(random, "benchgate_", values)
 	if err != nil {
 		return fmt.Errorf("GITHUB_OUTPUT: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -70,6 +71,7 @@ func writeTemp(t *testing.T, name, content string) string {
 }
 
 func TestLoadEvents(t *testing.T) {
+	t.Parallel()
 	const (
 		baseSHA  = "e2f0b6c4a8d1e3f5a7b9c0d2e4f6a8b0c2d4e6f8"
 		headSHA  = "9c4e2a7d1b3f5e7a9c1d3f5b7d9e1a3c5e7f9b1d"
@@ -145,6 +147,7 @@ func TestLoadEvents(t *testing.T) {
 }
 
 func TestLoadOutsideActions(t *testing.T) {
+	t.Parallel()
 	got, err := Load(getenvOf(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +159,7 @@ func TestLoadOutsideActions(t *testing.T) {
 }
 
 func TestLoadInputs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		env   map[string]string
@@ -205,6 +209,7 @@ func TestLoadInputs(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "no-such-event.json")
 	bad := writeTemp(t, "bad.json", `{"pull_request": {`)
@@ -259,6 +264,7 @@ func TestLoadErrors(t *testing.T) {
 // TestDefaultsMatchActionYML keeps DefaultInputs and the inputs Load reads in
 // step with action.yml, so the action and `benchgate gate` run by hand agree.
 func TestDefaultsMatchActionYML(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../action.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -300,6 +306,7 @@ func TestDefaultsMatchActionYML(t *testing.T) {
 }
 
 func TestEnvNeverPrintsToken(t *testing.T) {
+	t.Parallel()
 	const token = "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
 	env := wantEnv("pull_request")
 	env.Token = token
@@ -336,6 +343,7 @@ func TestEnvNeverPrintsToken(t *testing.T) {
 }
 
 func TestEnvStrings(t *testing.T) {
+	t.Parallel()
 	e := Env{Repository: "o/r", PR: 7, Token: "secret", Inputs: Inputs{Comment: "never"}}
 	tests := []struct{ verb, want string }{
 		{"%v", "{Inputs:{Scenario: Profile: Baseline: Candidate: Comment:never CommentHeader: ResultsDir: FailOnRegression:false Budget:} " +
@@ -363,21 +371,22 @@ func TestEnvStrings(t *testing.T) {
 	}
 }
 
-// stubRand makes randRead fill its buffer with fills[0] on the first call,
-// fills[1] on the second, and so on, repeating the last.
-func stubRand(t *testing.T, fills ...byte) {
-	t.Helper()
-	old := randRead
-	calls := 0
-	randRead = func(b []byte) (int, error) {
-		f := fills[min(calls, len(fills)-1)]
-		calls++
-		for i := range b {
-			b[i] = f
-		}
-		return len(b), nil
+// fills is randomness whose first read fills its buffer with bytes[0], the
+// second with bytes[1], and so on, repeating the last.
+type fills struct {
+	bytes []byte
+	reads int
+}
+
+func fill(bytes ...byte) io.Reader { return &fills{bytes: bytes} }
+
+func (f *fills) Read(b []byte) (int, error) {
+	v := f.bytes[min(f.reads, len(f.bytes)-1)]
+	f.reads++
+	for i := range b {
+		b[i] = v
 	}
-	t.Cleanup(func() { randRead = old })
+	return len(b), nil
 }
 
 // parseOutputs reads a GITHUB_OUTPUT file by the runner's rules
@@ -452,10 +461,10 @@ var hostileOutputs = [][2]string{
 }
 
 func TestSetOutputs(t *testing.T) {
-	stubRand(t, 0x00, 0xab)
+	t.Parallel()
 	path := writeTemp(t, "set_output", "earlier=kept\n")
 	env := &Env{OutputFile: path}
-	if err := env.SetOutputs(hostileOutputs); err != nil {
+	if err := env.setOutputs(hostileOutputs, fill(0x00, 0xab)); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -486,6 +495,7 @@ func TestSetOutputs(t *testing.T) {
 }
 
 func TestSetOutputsRandomDelimiter(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "set_output")
 	env := &Env{OutputFile: path}
 	for range 2 {
@@ -512,6 +522,7 @@ func TestSetOutputsRandomDelimiter(t *testing.T) {
 }
 
 func TestSetOutputsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		kv   [][2]string
@@ -540,10 +551,9 @@ func TestSetOutputsErrors(t *testing.T) {
 	}
 
 	t.Run("no delimiter avoids the values", func(t *testing.T) {
-		stubRand(t, 0x00)
 		path := writeTemp(t, "set_output", "")
 		env := &Env{OutputFile: path}
-		err := env.SetOutputs([][2]string{{"report", "benchgate_00000000000000000000000000000000"}})
+		err := env.setOutputs([][2]string{{"report", "benchgate_00000000000000000000000000000000"}}, fill(0x00))
 		if want := "GITHUB_OUTPUT: no random token avoids the text"; err == nil || err.Error() != want {
 			t.Errorf("SetOutputs error = %v, want %s", err, want)
 		}
@@ -586,6 +596,7 @@ func rows(n int) string {
 }
 
 func TestWriteSummary(t *testing.T) {
+	t.Parallel()
 	if len(summaryNote) != 137 || len(rows(1)) != 100 {
 		t.Fatalf("test setup: note %d bytes, row %d bytes", len(summaryNote), len(rows(1)))
 	}
@@ -652,6 +663,7 @@ func TestWriteSummary(t *testing.T) {
 func tail(s string) string { return s[max(0, len(s)-300):] }
 
 func TestWriteSummaryFull(t *testing.T) {
+	t.Parallel()
 	path := writeTemp(t, "step_summary", strings.Repeat("#", 1044480-100))
 	env := &Env{SummaryFile: path, Inputs: DefaultInputs()}
 	err := env.WriteSummary(rows(5))
@@ -675,6 +687,7 @@ func TestWriteSummaryOutsideActions(t *testing.T) {
 }
 
 func TestTruncationNote(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ dir, want string }{
 		{"benchgate-results", summaryNote},
 		{"out/bench", "\n**This summary was truncated** to fit GitHub's 1 MiB limit: the full report is in the results directory (artifact) `out/bench`.\n"},
@@ -690,6 +703,7 @@ func TestTruncationNote(t *testing.T) {
 }
 
 func TestOpenBlocks(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ md, want string }{
 		{"text\n", ""},
 		{"```\ncode\n", "```\n"},
@@ -711,6 +725,7 @@ func TestOpenBlocks(t *testing.T) {
 }
 
 func TestSameRepo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		repo *eventRepo
 		want bool

@@ -2,8 +2,10 @@ package ghaction
 
 import (
 	"bytes"
+	"crypto/rand"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -83,29 +85,25 @@ func Warning(w io.Writer, msg string) error { return Annotate(w, "warning", "", 
 // Notice writes a notice annotation with no title or location.
 func Notice(w io.Writer, msg string) error { return Annotate(w, "notice", "", msg, "", 0) }
 
-// StopCommands makes the runner stop interpreting workflow commands in the
-// log until resume is called, so that text a pull request controls (a
-// target's log) can be printed as it is: a line "::error::…", "::add-mask::…"
-// or "…##[set-output name=x;]…" in it is then just a line. The token that
-// ends the pause is random, so the text cannot hold it in advance. If err is
-// not nil the pause may not be in effect, and the text must not be printed.
-// The pause stops commands only: text printed in it still goes through
-// textsafe.Text, as WriteUntrusted does, so that it cannot colour, move or
-// reorder the log. Calling resume again does nothing.
-func StopCommands(w io.Writer) (resume func() error, err error) {
-	return stopCommands(commandWriter(w), nil)
-}
-
 // WriteUntrusted writes text to w as textsafe.Text shows it, with workflow
-// commands stopped around it, checking that the token resuming them does
-// not occur in text (in any case: the runner compares command names
-// ignoring case). A missing final newline is added, so that the resume
-// command starts its own line.
-func WriteUntrusted(w io.Writer, text string) error {
+// commands stopped around it: the runner then takes a line "::error::…",
+// "::add-mask::…" or "…##[set-output name=x;]…" in it for just a line. The
+// token that resumes commands is random, so the text cannot hold it in
+// advance, and checked not to occur in text (in any case: the runner
+// compares command names ignoring case). A missing final newline is added,
+// so that the resume command starts its own line.
+func WriteUntrusted(w io.Writer, text string) error { return writeUntrusted(w, text, rand.Reader) }
+
+// writeUntrusted is WriteUntrusted with the token's randomness read from
+// random.
+func writeUntrusted(w io.Writer, text string, random io.Reader) error {
 	w = commandWriter(w)
 	text = textsafe.Text(text)
-	resume, err := stopCommands(w, []string{strings.ToLower(text)})
+	token, err := randomToken(random, "benchgate-", []string{strings.ToLower(text)})
 	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "::stop-commands::"+token+"\n"); err != nil {
 		return err
 	}
 	if text != "" && !strings.HasSuffix(text, "\n") {
@@ -114,29 +112,10 @@ func WriteUntrusted(w io.Writer, text string) error {
 	_, err = io.WriteString(w, text)
 	// Resume even after a failed write: a log left with commands stopped
 	// would swallow the step's later annotations.
-	if rerr := resume(); err == nil {
+	if _, rerr := io.WriteString(w, "::"+token+"::\n"); err == nil {
 		err = rerr
 	}
 	return err
-}
-
-func stopCommands(w io.Writer, avoid []string) (func() error, error) {
-	token, err := randomToken("benchgate-", avoid)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := io.WriteString(w, "::stop-commands::"+token+"\n"); err != nil {
-		return nil, err
-	}
-	done := false
-	return func() error {
-		if done {
-			return nil
-		}
-		done = true
-		_, err := io.WriteString(w, "::"+token+"::\n")
-		return err
-	}, nil
 }
 
 // LogWriter writes a step's log, such as benchgate's progress and terminal
@@ -159,6 +138,20 @@ type LogWriter struct {
 
 // NewLogWriter returns a LogWriter writing to w.
 func NewLogWriter(w io.Writer) *LogWriter { return &LogWriter{w: w} }
+
+// StepLog returns w as a step's log: a LogWriter over it, or w itself when
+// it is a regular file the output was redirected to (`benchgate compare
+// -format json > x.json`), whose bytes must stay as written. flush ends
+// the log's unfinished line.
+func StepLog(w io.Writer) (log io.Writer, flush func() error) {
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return w, func() error { return nil }
+		}
+	}
+	l := NewLogWriter(w)
+	return l, l.Flush
+}
 
 // Write writes every line p completes, and keeps the rest for the next
 // Write or Flush.

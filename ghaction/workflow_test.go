@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,6 +135,7 @@ func runnerLog(log string) []command {
 }
 
 func TestEscape(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, data, property string }{
 		{"plain text", "plain text", "plain text"},
 		{"100%", "100%25", "100%25"},
@@ -166,6 +169,7 @@ func TestEscape(t *testing.T) {
 }
 
 func TestAnnotate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name              string
 		level, title, msg string
@@ -212,6 +216,7 @@ func TestAnnotate(t *testing.T) {
 }
 
 func TestAnnotateLevel(t *testing.T) {
+	t.Parallel()
 	for _, level := range []string{"", "Error", "debug", "error::pwned", "add-mask"} {
 		var b strings.Builder
 		err := Annotate(&b, level, "", "m", "", 0)
@@ -226,6 +231,7 @@ func TestAnnotateLevel(t *testing.T) {
 }
 
 func TestWarningNotice(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	if err := Warning(&b, "comment skipped: read-only token\n(fork)"); err != nil {
 		t.Fatal(err)
@@ -251,38 +257,11 @@ const targetLog = "listening on :8080\n" +
 	"::mine::\n" +
 	"::error::still pwned"
 
-func TestStopCommands(t *testing.T) {
-	stubRand(t, 0x5a)
-	var b strings.Builder
-	resume, err := StopCommands(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.WriteString(targetLog + "\n")
-	if err := resume(); err != nil {
-		t.Fatal(err)
-	}
-	if err := resume(); err != nil { // a second call writes nothing
-		t.Fatal(err)
-	}
-	if err := Annotate(&b, "error", "", "after", "", 0); err != nil {
-		t.Fatal(err)
-	}
-	const token = "benchgate-5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
-	want := "::stop-commands::" + token + "\n" + targetLog + "\n::" + token + "::\n::error::after\n"
-	if b.String() != want {
-		t.Errorf("log:\n got %q\nwant %q", b.String(), want)
-	}
-	if got, want := runnerLog(b.String()), []command{{Name: "error", Props: map[string]string{}, Data: "after"}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("runner acts on %q, want only %q", got, want)
-	}
-}
-
 func TestWriteUntrusted(t *testing.T) {
+	t.Parallel()
 	// The first token is in the text, as if guessed: the second is used.
-	stubRand(t, 0x00, 0x5a)
 	var b strings.Builder
-	if err := WriteUntrusted(&b, targetLog); err != nil {
+	if err := writeUntrusted(&b, targetLog, fill(0x00, 0x5a)); err != nil {
 		t.Fatal(err)
 	}
 	const token = "benchgate-5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
@@ -310,15 +289,17 @@ func (w *failWriter) Write(p []byte) (int, error) {
 }
 
 func TestWriteErrors(t *testing.T) {
+	t.Parallel()
 	if err := Annotate(&failWriter{n: 1}, "error", "", "m", "", 0); err == nil || err.Error() != "log closed" {
 		t.Errorf("Annotate error = %v, want log closed", err)
 	}
-	resume, err := StopCommands(&failWriter{n: 1})
-	if err == nil || resume != nil {
-		t.Errorf("StopCommands resume nil: %t, error %v; want no resume and an error: the text must not be printed", resume == nil, err)
+	// The pause fails to start: the text must not be printed.
+	w := &failWriter{n: 1}
+	if err := WriteUntrusted(w, "text"); err == nil || len(w.writes) != 1 {
+		t.Errorf("WriteUntrusted error = %v after writes %q, want an error and no more writes", err, w.writes)
 	}
 	// The text fails to write; commands are resumed all the same.
-	w := &failWriter{n: 2}
+	w = &failWriter{n: 2}
 	if err := WriteUntrusted(w, "text"); err == nil || err.Error() != "log closed" {
 		t.Errorf("WriteUntrusted error = %v, want log closed", err)
 	}
@@ -334,6 +315,7 @@ func TestWriteErrors(t *testing.T) {
 const hostileKey = "\x1b[31mred\x1b[0m\n::set-output name=verdict::pass\r\n  ::add-mask::x ##[set-output name=verdict;]pass \u202eevil \x9b2J"
 
 func TestAnnotateTargetControlled(t *testing.T) {
+	t.Parallel()
 	msg := "class search answers differently: body." + hostileKey + ": 1 vs 2"
 	var b strings.Builder
 	if err := Annotate(&b, "error", "benchgate: agreement "+hostileKey, msg, "bench/"+hostileKey+".yml", 3); err != nil {
@@ -364,12 +346,12 @@ func TestAnnotateTargetControlled(t *testing.T) {
 }
 
 func TestWriteUntrustedTargetControlled(t *testing.T) {
+	t.Parallel()
 	// The first token is in the text in capitals, as if guessed: the
 	// runner would resume on it, so the second is used.
-	stubRand(t, 0xab, 0x5a)
 	text := hostileKey + "\n##[stop-commands]mine\n::BENCHGATE-ABABABABABABABABABABABABABABABAB::\n::error::pwned\n"
 	var b strings.Builder
-	if err := WriteUntrusted(&b, text); err != nil {
+	if err := writeUntrusted(&b, text, fill(0xab, 0x5a)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -388,6 +370,7 @@ func TestWriteUntrustedTargetControlled(t *testing.T) {
 // command names and the resume token in any case: what it finds here is
 // what the runner would act on in a log printed without stop-commands.
 func TestRunnerLogForms(t *testing.T) {
+	t.Parallel()
 	log := "| ##[set-output name=verdict;]pass\n  ::ERROR::x\n::stop-commands::tok\n::error::hidden\n##[TOK]\n::notice::after"
 	want := []command{
 		{Name: "set-output", Props: map[string]string{"name": "verdict"}, Data: "pass"},
@@ -416,6 +399,7 @@ func runnerLines(log string) []string {
 }
 
 func TestLogWriter(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	w := NewLogWriter(&b)
 	for _, p := range []string{
@@ -452,6 +436,7 @@ func TestLogWriter(t *testing.T) {
 // the log's unfinished line, while the log around them stays neutralised:
 // a command can share the writer that carries text a target controls.
 func TestLogWriterPassesOwnCommands(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	w := NewLogWriter(&b)
 	io.WriteString(w, "progress ::error::forged\nhalf a line")
@@ -477,6 +462,7 @@ func TestLogWriterPassesOwnCommands(t *testing.T) {
 // JSON written through a LogWriter (`benchgate compare -format json | jq`
 // in a step) decodes to the same value: the escapes are JSON's own.
 func TestLogWriterKeepsJSON(t *testing.T) {
+	t.Parallel()
 	want := map[string]string{"reason": "##[set-output name=verdict;]pass", "key": "::error::x"}
 	var b strings.Builder
 	w := NewLogWriter(&b)
@@ -492,5 +478,28 @@ func TestLogWriterKeepsJSON(t *testing.T) {
 	var got map[string]string
 	if err := json.Unmarshal([]byte(b.String()), &got); err != nil || !maps.Equal(got, want) {
 		t.Errorf("decoded %v (%v), want %v\n%s", got, err, want, b.String())
+	}
+}
+
+// StepLog keeps a regular file's bytes as written and makes anything else
+// a LogWriter.
+func TestStepLog(t *testing.T) {
+	t.Parallel()
+	f, err := os.Create(filepath.Join(t.TempDir(), "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if w, flush := StepLog(f); w != io.Writer(f) || flush() != nil {
+		t.Errorf("StepLog of a regular file = %T", w)
+	}
+	var b strings.Builder
+	w, flush := StepLog(&b)
+	if _, ok := w.(*LogWriter); !ok {
+		t.Fatalf("StepLog of a builder = %T, want a LogWriter", w)
+	}
+	io.WriteString(w, "::error::x")
+	if err := flush(); err != nil || b.String() != "\\u003a:error::x\n" {
+		t.Errorf("log %q, %v", b.String(), err)
 	}
 }

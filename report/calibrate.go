@@ -117,7 +117,7 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 	cols := []string{"cell", "metric", "noise/round", "noise/batch", "resolution", "resolves?", "repetitions needed", "or duration ×"}
 	rows := make([][]string, 0, len(cals))
 	for _, c := range cals {
-		row := []string{esc(cellName(c.Key)), esc(string(c.Metric))}
+		row := []string{esc(c.Key.String()), esc(string(c.Metric))}
 		if c.Reason != "" {
 			row = append(row, "-", "-", "-", esc(c.Reason), "-", "-")
 			rows = append(rows, row)

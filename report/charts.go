@@ -159,7 +159,7 @@ func TrendChart(title string, points []TrendPoint) charts.Chart {
 	for i, p := range ps {
 		label := shortCommit(p.Commit)
 		if p.Commit == "" && !p.Date.IsZero() {
-			label = p.Date.UTC().Format("2006-01-02")
+			label = historyDate(p.Date)
 		}
 		s.Points = append(s.Points, charts.Point{X: float64(i + 1), Y: p.Mean, Lo: p.Lo, Hi: p.Hi, Label: label})
 	}

@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/xml"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,32 +252,7 @@ func TestTrendChart(t *testing.T) {
 	if err := charts.SVG(&b, c); err != nil {
 		t.Fatal(err)
 	}
-	d := xml.NewDecoder(&b)
-	var ys []string
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			var class, y string
-			for _, a := range se.Attr {
-				switch a.Name.Local {
-				case "class":
-					class = a.Value
-				case "data-y":
-					y = a.Value
-				}
-			}
-			if class == "point" {
-				ys = append(ys, y)
-			}
-		}
-	}
-	if !slices.Equal(ys, []string{"1000", "1010", "1150"}) {
-		t.Errorf("SVG points %v", ys)
+	if pts := svgDataPoints(t, &b); !slices.Equal(pts, []string{"mean 1 1000", "mean 2 1010", "mean 3 1150"}) {
+		t.Errorf("SVG points %v", pts)
 	}
 }

@@ -87,8 +87,8 @@ func fullInput() Input {
 			Hash:    "9f9da00f45f1c3a7e2b4d6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c",
 			Profile: "pr",
 			Seed:    424242,
-			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
-				FailOn: []baselines.RuleInfo{{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}}}},
+			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
+				FailOn: []gate.Rule{{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}}}},
 			Load: baselines.LoadInfo{Concurrency: []int{1, 8}, Duration: 5, Warmup: 2, Repetitions: 3, Timeout: 30},
 		},
 		Env: baselines.Environment{
@@ -314,8 +314,8 @@ func pinsInput() Input {
 		Scenario: baselines.ScenarioInfo{
 			Name: "pinned-api", File: "benchgate.yml",
 			Hash: "3c1f0e2d4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0", Seed: 99,
-			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
-				FailOn: []baselines.RuleInfo{{Metric: "rps"}, {Metric: "cpu_per_req"}}},
+			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
+				FailOn: []gate.Rule{{Metric: "rps"}, {Metric: "cpu_per_req"}}},
 			Load: baselines.LoadInfo{Concurrency: []int{1, 8}, Duration: 10, Warmup: 2, Repetitions: 3, Timeout: 30},
 		},
 		Env: baselines.Environment{

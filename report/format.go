@@ -173,9 +173,13 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// cellName names a cell in prose: "[cpus=1] csv/Q01 c=8", or "Q01 c=8"
-// without pins and variants. Names are raw: the caller escapes for its
-// medium.
-func cellName(k gate.CellKey) string {
-	return cellOf(k).String()
+func orDash(s string) string {
+	if s == "" {
+		return dash
+	}
+	return s
+}
+
+func seconds(f float64) string {
+	return time.Duration(f * float64(time.Second)).String()
 }

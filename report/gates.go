@@ -394,14 +394,21 @@ func (m *model) gateThreats() []string {
 			}
 		}
 		if warned > 0 {
+			their := "their"
+			if warned == 1 {
+				their = "its"
+			}
 			out = append(out, plural(warned, "class answers", "classes answer")+" differently on the two targets under "+
-				"agreement mode warn (see Gates): "+map[bool]string{true: "its", false: "their"}[warned == 1]+
-				" speed compares different work.")
+				"agreement mode warn (see Gates): "+their+" speed compares different work.")
 		}
 	}
 	if n := len(g.Absent); n > 0 {
+		their := "their"
+		if n == 1 {
+			their = "its"
+		}
 		out = append(out, plural(n, "class was", "classes were")+" left out of the grid by a gate (see Gates): "+
-			"this run says nothing of "+map[bool]string{true: "its", false: "their"}[n == 1]+" speed.")
+			"this run says nothing of "+their+" speed.")
 	}
 	return out
 }

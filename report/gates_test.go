@@ -435,3 +435,24 @@ func TestGateFailuresWithCellFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestGateThreatsPlural: two classes of a kind are "their", as two
+// unreadable histograms "are".
+func TestGateThreatsPlural(t *testing.T) {
+	in := gatesInput()
+	g := in.Results.Gates
+	g.Agreement.Classes[1].Mode = "warn" // csv mix, as json mix
+	g.Absent = append(g.Absent, baselines.AbsentClass{Class: "import", Reason: "pre-flight conformance failed on candidate"})
+	in.Results.Rungs[0].Histogram = "garbage"
+	in.Results.Rungs[1].Histogram = "garbage"
+	got := markdown(t, in)
+	for _, want := range []string{
+		"- 2 classes answer differently on the two targets under agreement mode warn (see Gates): their speed compares different work.\n",
+		"- 2 classes were left out of the grid by a gate (see Gates): this run says nothing of their speed.\n",
+		"2 rungs' histograms could not be read and are left out.\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, got)
+		}
+	}
+}

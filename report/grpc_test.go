@@ -113,8 +113,8 @@ func grpcInput() Input {
 		Scenario: baselines.ScenarioInfo{
 			Name: "grpc-demo", File: "examples/grpcdemo/benchgate.yml",
 			Hash: "5e0c1d2a3b4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b", Seed: 424242,
-			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
-				FailOn: []baselines.RuleInfo{
+			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
+				FailOn: []gate.Rule{
 					{Metric: "rps"},
 					{Metric: "p95", Concurrency: []string{"1"}},
 					{Metric: "cpu_per_req"},
@@ -157,11 +157,11 @@ func TestGRPCFixture(t *testing.T) {
 			want = gate.Regression
 		}
 		if cell.Verdict != want {
-			t.Errorf("%s: verdict %s, want %s", cellName(cell.Key), cell.Verdict, want)
+			t.Errorf("%s: verdict %s, want %s", cell.Key, cell.Verdict, want)
 		}
 		for _, m := range append([]gate.Metric{gate.RPS, gate.ErrorRate, gate.MemMean, gate.MemPeak}, grpcLatency...) {
 			if _, ok := cell.Decision(m); !ok {
-				t.Errorf("%s: no decision of %s", cellName(cell.Key), m)
+				t.Errorf("%s: no decision of %s", cell.Key, m)
 			}
 		}
 	}

@@ -1,11 +1,15 @@
 // Package report renders a decided comparison for people and machines: a
-// compact terminal table, the full GitHub-flavoured markdown report modelled
-// on the hand-written reports in DESIGN.md, and a stable JSON document.
+// compact terminal table, the full GitHub-flavoured markdown report laid
+// out as a hand-written performance comparison is (each cell's means
+// ±interval on both builds with the change and a verdict, then what the
+// run may claim, the threats to validity, how to reproduce it and the
+// environment), and a stable JSON document.
 //
 // Every reporter reads the same value, an Input, through one table model
 // (model.go) so the three formats can never disagree about a number or a
 // verdict; the renderers only lay that model out. The package decides
-// nothing: verdicts, reasons and the outcome come from package gate, and
+// nothing itself: Decide takes verdicts, reasons and the outcome from the
+// one decision path (packages decide and gate), and
 // counts of errors, resource figures, latency distributions and what the
 // correctness gates found come from the results file. Names of classes,
 // variants, pin sets, scenarios, target specs, commits, error texts, the
@@ -15,6 +19,13 @@
 // (EscapeMarkdown for markdown, visible escapes for a terminal, encoding/json
 // for JSON). Output is a function of the Input alone — no clock, no
 // environment — so golden files pin it byte for byte.
+//
+// The same holds for the nightly history "benchgate history" keeps:
+// History and Drift lay out series and change points that package
+// baselines found, escaping the names a history file carries. WriteFiles
+// (with WriteCharts), WriteCalibration and WriteTrendCharts are the
+// package's only writers of files: a report, its SVG charts and a
+// calibration beside their results, and a history's trends.
 package report
 
 import (

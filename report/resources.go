@@ -42,7 +42,7 @@ type sideUsage struct {
 
 // cellOf is the results file's name of a decided cell.
 func cellOf(k gate.CellKey) baselines.Cell {
-	return baselines.Cell{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}
+	return baselines.Cell(k)
 }
 
 func (m *model) side(k gate.CellKey, target string) *sideUsage {
@@ -117,9 +117,6 @@ func (m *model) sourceThreat() string {
 	return ""
 }
 
-// resourceMetrics are the gate's resource metrics, in report order.
-var resourceMetrics = []gate.Metric{gate.CPUPerReq, gate.MemMean, gate.MemPeak}
-
 // resTable is the resources table of one pin set and variant.
 type resTable struct {
 	cpu  latencyUnit // CPU time per request
@@ -154,7 +151,7 @@ type resVerdict struct {
 func (m *model) newResTable(cells []gate.CellResult) *resTable {
 	measured := false
 	for _, c := range cells {
-		for _, mt := range resourceMetrics {
+		for _, mt := range gate.ResourceMetrics {
 			_, ok := c.Decision(mt)
 			measured = measured || ok
 		}
@@ -248,7 +245,7 @@ func (m *model) newResTable(cells []gate.CellResult) *resTable {
 				r.cand = rc
 			}
 		}
-		for _, mt := range resourceMetrics {
+		for _, mt := range gate.ResourceMetrics {
 			if d, ok := c.Decision(mt); ok {
 				r.verdicts = append(r.verdicts, resVerdict{
 					metric: mt, verdict: d.Verdict,

@@ -106,7 +106,7 @@ func couldNotSee(ds []gate.Decision, own gate.Metric, esc func(string) string) s
 // unresolvedLine is one unresolved tie in a list: "rps in csv/Q01 c=8: tie
 // (could not see < 31%; band 10%)".
 func unresolvedLine(it unresolvedItem, esc func(string) string) string {
-	return esc(string(it.d.Metric)) + " in " + esc(cellName(it.key)) + ": tie (could not see < " +
+	return esc(string(it.d.Metric)) + " in " + esc(it.key.String()) + ": tie (could not see < " +
 		resolutionText(it.d.Resolution) + "; band " + fraction(it.d.TieWithin) + ")"
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -145,8 +146,8 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 	}
 	load := baselines.LoadInfo{Concurrency: []int{4}, Duration: slicePairs * sliceSeconds, Warmup: 1, Repetitions: rounds,
 		Timeout: 5, Interleave: "slice", Slice: sliceSeconds, Settle: settleSecs}
-	gc := baselines.GateConfig{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
-		FailOn: []baselines.RuleInfo{{Metric: "rps"}}, Rule: "paired", Unresolved: string(policy)}
+	gc := gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
+		FailOn: []gate.Rule{{Metric: "rps"}}, Rule: "paired", Unresolved: policy}
 	res := &baselines.Results{
 		Version: baselines.FormatVersion,
 		Tool:    "benchgate v0.3.0",
@@ -169,19 +170,11 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 	return Input{Results: res, Comparison: compareAs(res, inputs)}
 }
 
-// compareAs decides inputs under the results file's gate section, as
-// cmd/benchgate decide reads it: the rule, the looks of an adaptive design
-// and the unresolved-tie policy included.
+// compareAs decides inputs under the results file's gate section with the
+// product's own rules (decide.Rules), so the fixture's verdicts are those
+// the CLI would reach on the same summaries.
 func compareAs(res *baselines.Results, inputs []gate.CellInput) gate.Comparison {
-	g := res.Scenario.Gate
-	s := gate.DefaultSettings
-	s.Confidence, s.TieWithin = g.Confidence, g.TieWithin
-	s.Rule = gate.DecisionRule(g.Rule)
-	s.Looks = res.Scenario.Load.Looks()
-	p := gate.Policy{MaxErrorRate: g.MaxErrorRate, Unresolved: gate.Unresolved(g.Unresolved)}
-	for _, r := range g.FailOn {
-		p.FailOn = append(p.FailOn, gate.Rule{Metric: gate.Metric(r.Metric)})
-	}
+	s, p := decide.Rules(res)
 	return gate.Compare(inputs, s, p)
 }
 
@@ -277,8 +270,8 @@ func adaptiveInput() Input {
 		}
 	}
 	load := baselines.LoadInfo{Concurrency: []int{4}, Duration: 5, Warmup: 1, Repetitions: 3, MaxRepetitions: 6, Timeout: 5}
-	gc := baselines.GateConfig{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
-		FailOn: []baselines.RuleInfo{{Metric: "rps"}}, Rule: "overlap"}
+	gc := gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
+		FailOn: []gate.Rule{{Metric: "rps"}}, Rule: "overlap"}
 	res := &baselines.Results{
 		Version: baselines.FormatVersion,
 		Tool:    "benchgate v0.3.0",

@@ -1,0 +1,155 @@
+package ghaction
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fakegithub"
+	"github.com/benchgate/benchgate/report"
+)
+
+func TestCheckGate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		event   string
+		fork    bool
+		refused bool
+	}{
+		{"pull_request_target", true, true},
+		{"pull_request_target", false, false},
+		{"pull_request", true, false},
+		{"push", false, false},
+	} {
+		err := (&Env{EventName: tc.event, Fork: tc.fork}).CheckGate()
+		if tc.refused != (err != nil) || (err != nil && !errors.Is(err, ErrRefused)) {
+			t.Errorf("%s, fork %v: %v", tc.event, tc.fork, err)
+		}
+	}
+	err := (&Env{EventName: "pull_request_target", Fork: true}).CheckGate()
+	if want := "refusing to run a fork's code under pull_request_target: the job has a write token and the docker socket, which is root on the runner; use pull_request (see docs/action.md)"; err.Error() != want {
+		t.Errorf("refusal %q, want %q", err, want)
+	}
+}
+
+func TestGitHubInfo(t *testing.T) {
+	t.Parallel()
+	e := &Env{Repository: "octo/bench", EventName: "pull_request", PR: 7, BaseSHA: "b", HeadSHA: headSHA, SHA: "merge", RunURL: "https://github.com/octo/bench/actions/runs/1"}
+	want := baselines.GitHubInfo{Repository: "octo/bench", EventName: "pull_request", PR: 7, BaseSHA: "b", HeadSHA: headSHA, RunURL: "https://github.com/octo/bench/actions/runs/1"}
+	if got := e.GitHubInfo(); *got != want {
+		t.Errorf("GitHubInfo = %+v, want %+v", *got, want)
+	}
+}
+
+// savedResults writes into dir the results of a gate run of pull request
+// 7 at headSHA, with one cell decided tie, and returns the file.
+func savedResults(t *testing.T, dir string) string {
+	t.Helper()
+	cell := baselines.Cell{Class: "search", Concurrency: 8}
+	res := &baselines.Results{Version: baselines.FormatVersion, Kind: "http", Status: "complete",
+		Scenario: baselines.ScenarioInfo{Name: "api", Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.01}},
+		Plan:     baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: 2},
+		GitHub:   &baselines.GitHubInfo{Repository: "octo/bench", EventName: "pull_request", PR: 7, HeadSHA: headSHA}}
+	for round := range 2 {
+		for _, target := range []string{"baseline", "candidate"} {
+			res.Rungs = append(res.Rungs, baselines.Rung{Cell: cell, Round: round, Target: target, Duration: 1, Requests: 100,
+				Statuses: map[string]int64{"200": 100}, RPS: 100 + float64(round), P95: 0.01})
+		}
+	}
+	if err := baselines.Write(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "results.json")
+}
+
+func TestPostResults(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	gh := fakegithub.New(t, testToken, nil)
+	gh.AddPR(7, headSHA)
+	dir := t.TempDir()
+	file := savedResults(t, dir)
+
+	// The second workflow of the fork-safe pattern: the PR the results
+	// recorded, from the results-dir input, with the note that a PR wrote
+	// them.
+	e := actionEnv(t, gh)
+	e.EventName, e.PR, e.Inputs.ResultsDir = "workflow_run", 0, dir
+	url, rep, err := e.PostResults(ctx, "", 0, 0, &bytes.Buffer{})
+	if err != nil || url == "" {
+		t.Fatalf("PostResults: %q, %v", url, err)
+	}
+	cs := gh.Comments(7)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, resultsNote) || rep.Results.GitHub.PR != 7 || rep.Comparison.Outcome != gate.Pass {
+		t.Errorf("comments %+v, report outcome %s", cs, rep.Comparison.Outcome)
+	}
+
+	// A tracking issue: a trusted workflow's results, without the note.
+	gh.AddPR(42, headSHA)
+	e = actionEnv(t, gh)
+	e.EventName, e.PR = "schedule", 0
+	if url, _, err := e.PostResults(ctx, file, 0, 42, &bytes.Buffer{}); err != nil || url == "" {
+		t.Fatalf("PostResults to issue 42: %q, %v", url, err)
+	}
+	if cs := gh.Comments(42); len(cs) != 1 || strings.Contains(cs[0].Body, resultsNote) {
+		t.Errorf("issue comments %+v", cs)
+	}
+
+	bad := filepath.Join(t.TempDir(), "results.json")
+	os.WriteFile(bad, []byte(`{"version":1000}`), 0o644)
+	undecided := filepath.Join(t.TempDir(), "results.json")
+	b, _ := os.ReadFile(file)
+	os.WriteFile(undecided, bytes.Replace(b, []byte(`"confidence": 0.95`), []byte(`"confidence": 2`), 1), 0o644)
+	for _, tc := range []struct {
+		name      string
+		event     string
+		file      string
+		pr, issue int
+		want      string
+	}{
+		{"missing file", "workflow_run", filepath.Join(dir, "missing.json"), 0, 0, "missing.json"},
+		{"unreadable version", "workflow_run", bad, 0, 0, bad},
+		{"bad gate settings", "workflow_run", undecided, 0, 0, "confidence"},
+		{"issue and pr", "schedule", file, 7, 42, "-issue and -pr are exclusive"},
+		{"issue from a pull request", "pull_request", file, 0, 42, "not a pull_request event's"},
+		{"no -pr outside workflow_run", "push", file, 0, 0, "give the pull request with -pr"},
+	} {
+		e := actionEnv(t, gh)
+		e.EventName, e.PR = tc.event, 0
+		if _, _, err := e.PostResults(ctx, tc.file, tc.pr, tc.issue, &bytes.Buffer{}); err == nil || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want refused, saying %q", tc.name, err, tc.want)
+		}
+	}
+
+	// GitHub's failure is not a refusal, and names what failed.
+	e = actionEnv(t, gh)
+	e.EventName, e.PR = "schedule", 0
+	if _, _, err := e.PostResults(ctx, file, 0, 43, &bytes.Buffer{}); err == nil || errors.Is(err, ErrRefused) || !strings.HasPrefix(err.Error(), "comment on issue #43: ") {
+		t.Errorf("an issue GitHub does not know: %v", err)
+	}
+}
+
+func TestWriteCalibrationSummary(t *testing.T) {
+	t.Parallel()
+	side := gate.Side{Samples: map[gate.Metric][]float64{gate.RPS: {100, 110, 90}}}
+	c := gate.Compare([]gate.CellInput{{Key: gate.CellKey{Class: "search", Concurrency: 1}, Baseline: side, Candidate: side}},
+		gate.DefaultSettings, gate.Policy{FailOn: []gate.Rule{{Metric: gate.RPS}}})
+	in := report.CalibrationInput{Results: &baselines.Results{Scenario: baselines.ScenarioInfo{Name: "shop"}, Status: "complete"},
+		Comparison: c, Calibrations: gate.Calibrate(c)}
+	e := actionEnv(t, nil)
+	if err := e.WriteCalibrationSummary(in); err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	report.Calibration(&want, in, "markdown")
+	got, err := os.ReadFile(e.SummaryFile)
+	if err != nil || !strings.Contains(string(got), want.String()) || !strings.HasPrefix(want.String(), "## benchgate calibrate: shop") {
+		t.Errorf("summary %v:\n%s\nwant\n%s", err, got, want.String())
+	}
+}

@@ -1,0 +1,61 @@
+package report
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/benchgate/benchgate/baselines"
+)
+
+// reportFiles are the files WriteFiles writes beside the results, each with
+// its reporter.
+var reportFiles = []struct {
+	name  string
+	write func(io.Writer, Input) error
+}{
+	{"report.md", Markdown},
+	{"decisions.json", JSON},
+}
+
+// WriteFiles writes the report of in into the results directory dir,
+// creating it: report.md, decisions.json and the charts (WriteCharts).
+// Each file is replaced whole (baselines.WriteFile), never left half
+// written.
+func WriteFiles(dir string, in Input) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range reportFiles {
+		if err := baselines.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return f.write(w, in) }); err != nil {
+			return err
+		}
+	}
+	return WriteCharts(dir, in)
+}
+
+// RemoveFiles removes the report.md and decisions.json an earlier run left
+// in dir, so that a run which fails before it is decided leaves no report
+// to be taken for its own. A missing file is no error; the charts are
+// replaced by WriteFiles.
+func RemoveFiles(dir string) error {
+	for _, f := range reportFiles {
+		if err := os.Remove(filepath.Join(dir, f.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteCalibration writes the calibration report of in into dir as
+// calibration.md and calibration.json.
+func WriteCalibration(dir string, in CalibrationInput) error {
+	for _, f := range []struct{ name, format string }{{"calibration.md", "markdown"}, {"calibration.json", "json"}} {
+		if err := baselines.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return Calibration(w, in, f.format) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}

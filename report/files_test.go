@@ -1,0 +1,101 @@
+package report
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// readFile is the content of path, failing the test when it cannot be
+// read.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// written is what reporter r writes.
+func written(t *testing.T, r Reporter) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestWriteFiles: the report, the decisions and the charts, in a results
+// directory created for them; RemoveFiles takes the first two away again
+// and leaves the rest.
+func TestWriteFiles(t *testing.T) {
+	t.Parallel()
+	in := chartsInput()
+	dir := filepath.Join(t.TempDir(), "out", "results")
+	if err := WriteFiles(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, filepath.Join(dir, "report.md")), markdown(t, in); got != want {
+		t.Errorf("report.md is not the markdown report:\n%s", got)
+	}
+	if got, want := readFile(t, filepath.Join(dir, "decisions.json")), written(t, func(w io.Writer) error { return JSON(w, in) }); got != want {
+		t.Errorf("decisions.json is not the JSON report:\n%s", got)
+	}
+	if got := listDir(t, dir); !slices.Equal(got, []string{"charts", "decisions.json", "report.md"}) {
+		t.Errorf("results directory holds %v", got)
+	}
+	if charts := listDir(t, filepath.Join(dir, "charts")); len(charts) == 0 {
+		t.Error("no charts written")
+	}
+
+	os.WriteFile(filepath.Join(dir, "results.json"), []byte("{}"), 0o644)
+	for range 2 { // the second time there is nothing to remove
+		if err := RemoveFiles(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := listDir(t, dir); !slices.Equal(got, []string{"charts", "results.json"}) {
+		t.Errorf("after RemoveFiles the directory holds %v", got)
+	}
+
+	// A report.md that is a directory with files in it cannot be replaced
+	// or removed: an error, not a report that says nothing.
+	os.MkdirAll(filepath.Join(dir, "report.md", "x"), 0o755)
+	if err := RemoveFiles(dir); err == nil {
+		t.Error("RemoveFiles of a non-empty directory report.md: no error")
+	}
+	if err := WriteFiles(dir, in); err == nil {
+		t.Error("WriteFiles over a directory report.md: no error")
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if err := WriteFiles(file, in); err == nil {
+		t.Error("WriteFiles into a file: no error")
+	}
+}
+
+func TestWriteCalibration(t *testing.T) {
+	t.Parallel()
+	cal, err := DecideCalibration(pinsInput().Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteCalibration(dir, cal); err != nil {
+		t.Fatal(err)
+	}
+	for name, format := range map[string]string{"calibration.md": "markdown", "calibration.json": "json"} {
+		want := written(t, func(w io.Writer) error { return Calibration(w, cal, format) })
+		if got := readFile(t, filepath.Join(dir, name)); got != want {
+			t.Errorf("%s is not the %s calibration report:\n%s", name, format, got)
+		}
+	}
+	if err := WriteCalibration(filepath.Join(dir, "missing"), cal); err == nil {
+		t.Error("WriteCalibration into a missing directory: no error")
+	}
+}

@@ -1,0 +1,223 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// HistorySeries is one series of a history as History shows it.
+type HistorySeries struct {
+	Series baselines.Series
+	// Machine describes the machine of the series' fingerprint, as its
+	// newest record does.
+	Machine string
+	// ChangePoints are those found on all of the series' runs, however
+	// many are shown. None are looked for on a fingerprint of
+	// baselines.MixedPrefix.
+	ChangePoints []baselines.ChangePoint
+}
+
+// HistoryInput is what History shows and WriteTrendCharts draws.
+type HistoryInput struct {
+	Series []HistorySeries
+	// Options are those the change points were looked for with.
+	Options baselines.ChangePointOptions
+	// Last, when positive, limits each series to its last runs.
+	Last int
+}
+
+// History writes each series as a table for a terminal, one row per run
+// (date, candidate and baseline commits, mean ±half-width, n), each
+// change point marked on the first run after it with its change, p-value
+// and whether it is for the worse. Names come from history files, which
+// scenario files a pull request can change: they are shown escaped.
+func History(w io.Writer, in HistoryInput) error {
+	var b strings.Builder
+	for i, s := range in.Series {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		historySeries(&b, s, in.Options, in.Last)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePointOptions, last int) {
+	s, cps := hs.Series, hs.ChangePoints
+	k := s.Key
+	fmt.Fprintf(b, "%s · %s · %s %s\n", TerminalText(scenarioName(k.Scenario, k.Profile)), TerminalText(k.Cell.String()), k.Target, TerminalText(k.Metric))
+	fmt.Fprintf(b, "machine %s: %s\n", TerminalText(k.Fingerprint), TerminalText(orDash(hs.Machine)))
+	marks := map[int]baselines.ChangePoint{}
+	worse := 0
+	for _, cp := range cps {
+		marks[cp.Index] = cp
+		if isWorse(k.Metric, cp) {
+			worse++
+		}
+	}
+	need := 2 * opt.WithDefaults().MinWindow
+	switch {
+	case strings.HasPrefix(k.Fingerprint, baselines.MixedPrefix):
+		fmt.Fprintf(b, "%d run(s) whose shards ran on different machines: no change points are looked for\n", len(s.Points))
+	case len(s.Points) < need:
+		fmt.Fprintf(b, "%d run(s): too few to look for change points (need %d)\n", len(s.Points), need)
+	case len(cps) == 0:
+		fmt.Fprintf(b, "%d runs, no change point\n", len(s.Points))
+	default:
+		fmt.Fprintf(b, "%d runs, %d change point(s), %d for the worse\n", len(s.Points), len(cps), worse)
+	}
+	from := 0
+	if last > 0 && len(s.Points) > last {
+		from = len(s.Points) - last
+		fmt.Fprintf(b, "(%d earlier run(s) not shown)\n", from)
+	}
+	dec := seriesDecimals(s.Points)
+	lines := []string{"date\tcandidate\tbaseline\tmean ±hw\tn\t"}
+	for i := from; i < len(s.Points); i++ {
+		p := s.Points[i]
+		mark := ""
+		if cp, ok := marks[i]; ok {
+			mark = fmt.Sprintf("◀ change %s (%s → %s, p %s)", percent(cp.Change), sig4(cp.Before), sig4(cp.After), pValue(cp.PValue))
+			if isWorse(k.Metric, cp) {
+				mark += " WORSE"
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%s", p.Date.UTC().Format("2006-01-02 15:04"),
+			TerminalText(shortRef(orDash(p.CandidateCommit))), TerminalText(shortRef(orDash(p.BaselineCommit))),
+			meanHW(p.Mean, p.HalfWidth, p.N, dec), p.N, mark))
+	}
+	leftTable(b, lines)
+}
+
+// HistoryAppended is the line, without its newline, that tells a terminal
+// rec was appended to the history file named file.
+func HistoryAppended(rec baselines.Record, file string) string {
+	return fmt.Sprintf("history: appended %s of %s, candidate %s, machine %s (%d values) to %s",
+		TerminalText(scenarioName(rec.Scenario, rec.Profile)), rec.Date.UTC().Format("2006-01-02 15:04 MST"),
+		TerminalText(shortRef(orDash(rec.CandidateCommit))), rec.Fingerprint, len(rec.Cells), TerminalText(file))
+}
+
+// HistoryHeld is the line, without its newline, that tells a terminal
+// rec's run is already in the history file named file, so it was not
+// appended again.
+func HistoryHeld(rec baselines.Record, file string) string {
+	return fmt.Sprintf("history: run %s of %s is already in %s: not appended again",
+		TerminalText(rec.RunID), rec.Date.UTC().Format(time.RFC3339), TerminalText(file))
+}
+
+// leftTable writes tab-separated lines as columns two spaces apart, as
+// text/tabwriter lays them out, without the padding after a line's last
+// cell: a terminal line ends where its text does.
+func leftTable(b *strings.Builder, lines []string) {
+	var t strings.Builder
+	tw := tabwriter.NewWriter(&t, 0, 0, 2, ' ', 0)
+	for _, l := range lines {
+		fmt.Fprintln(tw, l)
+	}
+	tw.Flush()
+	for l := range strings.Lines(t.String()) {
+		b.WriteString(strings.TrimRight(l, " \n") + "\n")
+	}
+}
+
+// isWorse says whether a change point is for the worse by the metric's
+// direction, as drift detection decides it.
+func isWorse(metric string, cp baselines.ChangePoint) bool {
+	return cp.Change != 0 && (cp.Change < 0) == gate.Metric(metric).HigherIsBetter()
+}
+
+// scenarioName names a series' scenario and profile: "demo-api
+// (nightly)".
+func scenarioName(name, profile string) string {
+	name = cmp.Or(name, "(unnamed scenario)")
+	if profile != "" {
+		name += " (" + profile + ")"
+	}
+	return name
+}
+
+// shortRef is shortCommit as the history has always printed a ref: a name
+// of more than 40 runes keeps 39 and the ellipsis, where shortCommit keeps
+// 40.
+func shortRef(c string) string {
+	if !(len(c) > 7 && isHex(c)) && utf8.RuneCountInString(c) > 40 {
+		return truncate(c, 39)
+	}
+	return shortCommit(c)
+}
+
+// sig4 prints a value with 4 significant digits, without an exponent in
+// the range of benchmark figures.
+func sig4(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	a := math.Abs(v)
+	if a >= 1e9 || a < 1e-6 {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', sig4Decimals(a), 64)
+}
+
+// sig4Decimals is how many decimals give a (> 0) 4 significant digits.
+func sig4Decimals(a float64) int {
+	return min(max(3-int(math.Floor(math.Log10(a))), 0), 9)
+}
+
+// seriesDecimals is the decimals one table prints its means at: 4
+// significant digits of its smallest mean; -1 when a mean needs an
+// exponent.
+func seriesDecimals(ps []baselines.SeriesPoint) int {
+	lo := math.Inf(1)
+	for _, p := range ps {
+		a := math.Abs(p.Mean)
+		if a >= 1e9 || a > 0 && a < 1e-6 || math.IsNaN(a) {
+			return -1
+		}
+		if a > 0 {
+			lo = min(lo, a)
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return 0
+	}
+	return sig4Decimals(lo)
+}
+
+// meanHW prints mean ±half-width at d decimals (-1: 4 significant digits
+// each); one repetition has no interval.
+func meanHW(m, hw float64, n, d int) string {
+	f := func(v float64) string {
+		if d < 0 {
+			return strconv.FormatFloat(v, 'g', 4, 64)
+		}
+		return strconv.FormatFloat(v, 'f', d, 64)
+	}
+	if n < 2 {
+		return f(m) + " (n=1)"
+	}
+	return f(m) + " ±" + f(hw)
+}
+
+// pValue prints a p-value with 2 significant digits, and one too small to
+// print (it may have underflowed to 0) as "< 1e-300".
+func pValue(p float64) string {
+	if p < 1e-300 {
+		return "< 1e-300"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// historyDate is a run's day in a drift table or machine list.
+func historyDate(t time.Time) string { return t.UTC().Format("2006-01-02") }

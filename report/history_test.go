@@ -1,0 +1,167 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+)
+
+// trendSeries is six nightly runs of one cell's candidate throughput that
+// step down by 10% at the fourth; the fourth run's candidate commit is
+// unknown and the fifth has one repetition and no baseline commit.
+func trendSeries() baselines.Series {
+	s := baselines.Series{Key: baselines.SeriesKey{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly",
+		Cell: baselines.Cell{Class: "Q01", Concurrency: 8}, Target: "candidate", Metric: "rps"}}
+	for i, p := range []struct {
+		cand, base string
+		mean, hw   float64
+		n          int
+	}{
+		{"c1", "v1", 1000, 10, 5}, {"c2", "v1", 1005, 12.5, 5}, {"c3", "v1", 998.4, 9, 5},
+		{"", "v1", 900, 8, 5}, {"0123456789abcdef", "", 901.5, 1, 1}, {"c6", "v1", 899, 7, 5},
+	} {
+		s.Points = append(s.Points, baselines.SeriesPoint{Date: time.Date(2026, 3, 1+i, 2, 0, 0, 0, time.UTC),
+			CandidateCommit: p.cand, BaselineCommit: p.base, Mean: p.mean, HalfWidth: p.hw, N: p.n})
+	}
+	return s
+}
+
+func history(t *testing.T, in HistoryInput) string {
+	t.Helper()
+	var b strings.Builder
+	if err := History(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestHistory(t *testing.T) {
+	mixed := baselines.Series{Key: baselines.SeriesKey{Fingerprint: baselines.MixedPrefix + "3f2a+9e8d", Scenario: "demo-api",
+		Cell: baselines.Cell{Class: "Q01", Concurrency: 8}, Target: "baseline", Metric: "p95"}}
+	for i := range 2 {
+		mixed.Points = append(mixed.Points, baselines.SeriesPoint{Date: time.Date(2026, 3, 1+i, 2, 0, 0, 0, time.UTC),
+			CandidateCommit: "c1", BaselineCommit: "v1", Mean: 0.0125 + float64(i)/1000, HalfWidth: 0.0005, N: 3})
+	}
+	in := HistoryInput{Series: []HistorySeries{
+		{Series: trendSeries(), Machine: "Xeon × 8", ChangePoints: []baselines.ChangePoint{{Index: 3, Change: -0.1, Before: 1000, After: 900, PValue: 0.0012}}},
+		{Series: mixed},
+	}}
+	want := `demo-api (nightly) · Q01 c=8 · candidate rps
+machine 3f2a: Xeon × 8
+6 runs, 1 change point(s), 1 for the worse
+date              candidate  baseline  mean ±hw      n
+2026-03-01 02:00  c1         v1        1000.0 ±10.0  5
+2026-03-02 02:00  c2         v1        1005.0 ±12.5  5
+2026-03-03 02:00  c3         v1        998.4 ±9.0    5
+2026-03-04 02:00  —          v1        900.0 ±8.0    5  ◀ change -10.0% (1000 → 900.0, p 0.0012) WORSE
+2026-03-05 02:00  0123456    —         901.5 (n=1)   1
+2026-03-06 02:00  c6         v1        899.0 ±7.0    5
+
+demo-api · Q01 c=8 · baseline p95
+machine mixed:3f2a+9e8d: —
+2 run(s) whose shards ran on different machines: no change points are looked for
+date              candidate  baseline  mean ±hw          n
+2026-03-01 02:00  c1         v1        0.01250 ±0.00050  3
+2026-03-02 02:00  c1         v1        0.01350 ±0.00050  3
+`
+	if got := history(t, in); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+
+	// The last two runs of a series too short for its window; the means
+	// keep the decimals of the whole series.
+	in = HistoryInput{Series: []HistorySeries{{Series: trendSeries()}}, Options: baselines.ChangePointOptions{MinWindow: 4}, Last: 2}
+	want = `demo-api (nightly) · Q01 c=8 · candidate rps
+machine 3f2a: —
+6 run(s): too few to look for change points (need 8)
+(4 earlier run(s) not shown)
+date              candidate  baseline  mean ±hw     n
+2026-03-05 02:00  0123456    —         901.5 (n=1)  1
+2026-03-06 02:00  c6         v1        899.0 ±7.0   5
+`
+	if got := history(t, in); got != want {
+		t.Errorf("last 2: got:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A rise of throughput is for the better; no change point is "no
+	// change point".
+	better := HistorySeries{Series: trendSeries(), ChangePoints: []baselines.ChangePoint{{Index: 3, Change: 0.2, Before: 900, After: 1080, PValue: 0}}}
+	got := history(t, HistoryInput{Series: []HistorySeries{better, {Series: trendSeries()}}})
+	for _, want := range []string{"6 runs, 1 change point(s), 0 for the worse\n", "◀ change +20.0% (900.0 → 1080, p < 1e-300)\n", "6 runs, no change point\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// Names in a history come from scenario files a pull request can change:
+// a terminal is shown their escapes.
+func TestHistoryHostileNames(t *testing.T) {
+	s := trendSeries()
+	s.Key.Scenario, s.Key.Cell.Class, s.Key.Fingerprint = "evil\x1b]0;pwned\x07", "Q\x1b[31m\tx", "f\u202e"
+	s.Points[0].CandidateCommit = "c\x1b[2J"
+	got := history(t, HistoryInput{Series: []HistorySeries{{Series: s, Machine: "m\x07"}}})
+	if strings.ContainsAny(got, "\x1b\x07\u202e") {
+		t.Errorf("raw control characters:\n%q", got)
+	}
+	for _, want := range []string{`evil\x1b]0;pwned\a (nightly) · Q\x1b[31m\tx c=8 · candidate rps`, `machine f\u202e: m\a`, `  c\x1b[2J  `} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestHistoryAppended(t *testing.T) {
+	rec := baselines.Record{Scenario: "demo-api", Profile: "nightly", Date: time.Date(2026, 1, 1, 2, 0, 0, 0, time.FixedZone("CET", 3600)),
+		CandidateCommit: "deadbeefcafe0123", Fingerprint: "3f2a", Cells: make([]baselines.RecordCell, 2)}
+	if got, want := HistoryAppended(rec, "h/history.jsonl"), "history: appended demo-api (nightly) of 2026-01-01 01:00 UTC, candidate deadbee, machine 3f2a (2 values) to h/history.jsonl"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	rec = baselines.Record{Date: time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC), Fingerprint: "3f2a"}
+	if got, want := HistoryAppended(rec, "h\x1b.jsonl"), `history: appended (unnamed scenario) of 2026-01-01 02:00 UTC, candidate —, machine 3f2a (0 values) to h\x1b.jsonl`; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestHistoryNumbers(t *testing.T) {
+	check := func(what, got, want string) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %q, want %q", what, got, want)
+		}
+	}
+	for v, want := range map[float64]string{
+		0: "0", 1234.56: "1235", 12.3456: "12.35", -998.24: "-998.2", 0.00123456: "0.001235",
+		1e-6: "0.000001000", 2e9: "2e+09", 5e-7: "5e-07",
+	} {
+		check(fmt.Sprintf("sig4(%v)", v), sig4(v), want)
+	}
+	for p, want := range map[float64]string{0: "< 1e-300", 5.7e-37: "5.7e-37", 0.031: "0.031", 0.12345: "0.12", 1: "1"} {
+		check(fmt.Sprintf("pValue(%v)", p), pValue(p), want)
+	}
+	check("meanHW", meanHW(972.6, 12, 5, 1), "972.6 ±12.0")
+	check("meanHW", meanHW(1e-7, 1e-9, 3, -1), "1e-07 ±1e-09")
+	check("meanHW", meanHW(2.5, 0, 1, 2), "2.50 (n=1)")
+	for _, c := range []struct {
+		means []float64
+		want  int
+	}{{nil, 0}, {[]float64{0, 0}, 0}, {[]float64{1000, 5}, 3}, {[]float64{0.5, 12}, 4}, {[]float64{1, 2e9}, -1}, {[]float64{1, 5e-8}, -1}} {
+		ps := make([]baselines.SeriesPoint, len(c.means))
+		for i, m := range c.means {
+			ps[i].Mean = m
+		}
+		if got := seriesDecimals(ps); got != c.want {
+			t.Errorf("seriesDecimals(%v) = %d, want %d", c.means, got, c.want)
+		}
+	}
+	// A long name keeps 39 runes and the ellipsis, one fewer than
+	// shortCommit keeps.
+	check("shortRef", shortRef("0123456789abcdef"), "0123456")
+	check("shortRef", shortRef("v1.0.0"), "v1.0.0")
+	check("shortRef", shortRef(strings.Repeat("é", 40)), strings.Repeat("é", 40))
+	check("shortRef", shortRef(strings.Repeat("é", 41)), strings.Repeat("é", 39)+"…")
+	check("shortCommit", shortCommit(strings.Repeat("é", 41)), strings.Repeat("é", 40)+"…")
+}
