@@ -17,16 +17,10 @@ import (
 	"github.com/benchgate/benchgate/doctor"
 )
 
-// doctorOn points cmdDoctor at a fake machine of the doctor package's
-// testdata (nil engine answers: none), without the busy-process sample,
-// for the rest of the test.
-func doctorOn(t *testing.T, tree string) {
-	t.Helper()
-	root, engine, sample := doctorRoot, doctorEngine, doctorSample
-	t.Cleanup(func() { doctorRoot, doctorEngine, doctorSample = root, engine, sample })
-	doctorRoot = filepath.Join("..", "..", "doctor", "testdata", tree)
-	doctorEngine = func() (doctor.Engine, func()) { return noEngine{}, func() {} }
-	doctorSample = -1
+// fakeMachine is a fake machine of the doctor package's testdata, for
+// cmdDoctor to look at without the busy-process sample.
+func fakeMachine(tree string) doctor.Options {
+	return doctor.Options{Root: filepath.Join("..", "..", "doctor", "testdata", tree), Sample: -1}
 }
 
 type noEngine struct{}
@@ -38,10 +32,12 @@ func (noEngine) ServerVersion(context.Context) (types.Version, error) {
 func (noEngine) ClientVersion() string { return "" }
 func (noEngine) DaemonHost() string    { return "unix:///nowhere.sock" }
 
-func runDoctor(t *testing.T, args ...string) (stdout, stderr string, code int) {
+// runDoctor runs cmdDoctor on machine, with no engine answering.
+func runDoctor(t *testing.T, machine doctor.Options, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := cmdDoctor(context.Background(), args, &out, &errb, func(string) string { return "" })
+	noEngine := func() (doctor.Engine, func()) { return noEngine{}, func() {} }
+	err := cmdDoctor(context.Background(), machine, noEngine, args, &out, &errb, func(string) string { return "" })
 	if err != nil {
 		errb.WriteString(err.Error())
 	}
@@ -72,11 +68,12 @@ profiles:
 }
 
 func TestDoctorExitCodes(t *testing.T) {
-	doctorOn(t, "tuned") // 62.7 GiB
+	t.Parallel()
+	m := fakeMachine("tuned") // 62.7 GiB
 	file := pinsScenario(t, "40GiB")
 
 	// Both targets at 40 GiB do not fit: exit 1, the pin set named.
-	out, errs, code := runDoctor(t, "-scenario", file)
+	out, errs, code := runDoctor(t, m, "-scenario", file)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
 	}
@@ -85,7 +82,7 @@ func TestDoctorExitCodes(t *testing.T) {
 		t.Errorf("out:\n%s\nstderr: %s", out, errs)
 	}
 	// The pr profile keeps the small pin set only: it fits.
-	out, errs, code = runDoctor(t, "-scenario", file, "-profile", "pr")
+	out, errs, code = runDoctor(t, m, "-scenario", file, "-profile", "pr")
 	if code != 0 || !strings.Contains(out, "profile pr") || !strings.Contains(out, "OK    memory ") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
@@ -100,25 +97,25 @@ func TestDoctorExitCodes(t *testing.T) {
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
 	} {
-		_, errs, code := runDoctor(t, tc.args...)
+		_, errs, code := runDoctor(t, m, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
-	if _, errs, code := runDoctor(t, "-h"); code != 0 || !strings.Contains(errs, "Usage: benchgate doctor") || !strings.Contains(errs, "Exit codes: 0 when no check FAILs") {
+	if _, errs, code := runDoctor(t, m, "-h"); code != 0 || !strings.Contains(errs, "Usage: benchgate doctor") || !strings.Contains(errs, "Exit codes: 0 when no check FAILs") {
 		t.Errorf("-h: exit %d\n%s", code, errs)
 	}
 	// An invalid scenario is refused with its position.
 	bad := filepath.Join(t.TempDir(), "bad.yml")
 	os.WriteFile(bad, []byte("version: 1\nname: x\npins: {cpus: nope}\n"), 0o644)
-	if _, errs, code := runDoctor(t, "-scenario", bad); code != 2 || !strings.Contains(errs, "invalid scenario") || !strings.Contains(errs, "bad.yml:3:") {
+	if _, errs, code := runDoctor(t, m, "-scenario", bad); code != 2 || !strings.Contains(errs, "invalid scenario") || !strings.Contains(errs, "bad.yml:3:") {
 		t.Errorf("bad scenario: exit %d\n%s", code, errs)
 	}
 }
 
 func TestDoctorJSON(t *testing.T) {
-	doctorOn(t, "vm")
-	out, errs, code := runDoctor(t, "-format", "json")
+	t.Parallel()
+	out, errs, code := runDoctor(t, fakeMachine("vm"), "-format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
@@ -144,12 +141,13 @@ func TestDoctorJSON(t *testing.T) {
 // On this machine, with its engine if it has one: a report of every check,
 // exit 0 or 1, and JSON that parses.
 func TestDoctorThisMachine(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("samples this machine for a second")
 	}
 	var out, errb bytes.Buffer
 	start := time.Now()
-	err := cmdDoctor(context.Background(), []string{"-format", "json"}, &out, &errb, os.Getenv)
+	err := cmdDoctor(context.Background(), doctor.Options{Root: "/"}, doctor.DockerFromEnv, []string{"-format", "json"}, &out, &errb, os.Getenv)
 	if code := exitCode(err); code != 0 && code != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, err, errb.String())
 	}

@@ -2,8 +2,10 @@ package main
 
 import "errors"
 
-// Exit codes of DESIGN.md. A crash of benchgate is exitRunFailed, never
-// exitUsage, although the Go runtime exits 2 (see crashMessage).
+// Exit codes, as usageText and the README list them: a script tells a
+// regression from a bad input from a run that failed by the code alone.
+// A crash of benchgate is exitRunFailed, never exitUsage, although the Go
+// runtime exits 2 (see crashMessage).
 const (
 	exitPass       = 0
 	exitRegression = 1

@@ -10,6 +10,7 @@ import (
 // TestExampleScenarios: every scenario the repository ships loads, so the
 // docs' examples stay true.
 func TestExampleScenarios(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../examples/*/benchgate*.yml")
 	if err != nil || len(files) < 3 {
 		t.Fatalf("example scenarios %v: %v", files, err)

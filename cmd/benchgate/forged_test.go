@@ -17,6 +17,7 @@ import (
 // FIFO blocked forever, /dev/zero was read until memory ran out, and 6 MB
 // of empty rungs or a few forged histograms took gigabytes.
 func TestCommentRefusesForgedResults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 )
 
 const nightlyHistory = "../../baselines/testdata/history/nightly.jsonl"
@@ -36,7 +37,7 @@ func historyResults(t *testing.T, dir string, start time.Time, commit string, rp
 	res := &baselines.Results{
 		Version: baselines.FormatVersion, Tool: "benchgate test", Status: status,
 		Scenario: baselines.ScenarioInfo{Name: "demo-api", Profile: "nightly",
-			Gate: baselines.GateConfig{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001, FailOn: []baselines.RuleInfo{{Metric: "rps"}}}},
+			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001, FailOn: []gate.Rule{{Metric: "rps"}}}},
 		Env: baselines.Environment{RunID: "run-" + commit, Start: start, CPUModel: "Xeon", CPUs: 8, Kernel: "6.8", OS: "linux", Arch: "amd64",
 			Baseline:  baselines.TargetInfo{Name: "baseline", Commit: "v1.0.0"},
 			Candidate: baselines.TargetInfo{Name: "candidate", Commit: commit}},
@@ -226,7 +227,7 @@ func TestHistoryDrift(t *testing.T) {
 	if stdout, _, code = history(t, "drift", "-history", empty); code != 0 || !strings.Contains(stdout, "no records yet") {
 		t.Errorf("empty: exit %d\n%s", code, stdout)
 	}
-	if _, stderr, code = history(t, "drift", "-history", nightlyHistory, "-format", "html"); code != 2 || !strings.Contains(stderr, `-format "html"`) {
+	if _, stderr, code = history(t, "drift", "-history", nightlyHistory, "-format", "html"); code != 2 || !strings.Contains(stderr, `-format: "html" is not terminal, markdown or json`) {
 		t.Errorf("bad format: exit %d\n%s", code, stderr)
 	}
 }

@@ -97,13 +97,14 @@ func supervisedExit(ex supervise.Exit) int {
 // printError prints one of benchgate's messages on stderr. Errors carry
 // text a pull request controls (target output, values from a fork's
 // results file): in a workflow log it must not be read as workflow
-// commands, and on a terminal it must not carry escape sequences.
+// commands, and on a terminal it must not carry escape sequences nor
+// reorder what is shown (textsafe.Text keeps its newlines and tabs only).
 func printError(msg string) {
 	msg += "\n"
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		ghaction.WriteUntrusted(os.Stderr, msg)
 	} else {
-		fmt.Fprint(os.Stderr, visible(msg))
+		fmt.Fprint(os.Stderr, textsafe.Text(msg))
 	}
 }
 
@@ -115,9 +116,3 @@ func warn(msg string) {
 		printError("benchgate: warning: " + msg)
 	}
 }
-
-// visible shows s by textsafe's rule, newlines and tabs kept: every other
-// control, invalid UTF-8, bidi and invisible characters become escapes, so
-// text from a target or a results file cannot drive the terminal it is
-// printed on or reorder what is shown.
-func visible(s string) string { return textsafe.Text(s) }

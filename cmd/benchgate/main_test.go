@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	bin := t.TempDir()
 	build := func(name, pkg string, ldflags string) string {
 		out := filepath.Join(bin, name)

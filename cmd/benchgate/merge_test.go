@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
 )
 
 // TestMergeDecidesAsUnsharded: a recorded grid (the demo, 8 cells × 3
 // rounds, a slowed search) split as three shards would have run it, then
 // merged, decides every cell exactly as the unsharded results do.
 func TestMergeDecidesAsUnsharded(t *testing.T) {
+	t.Parallel()
 	whole, err := baselines.Read("testdata/recorded/results.json")
 	if err != nil {
 		t.Fatal(err)
@@ -64,19 +66,19 @@ func TestMergeDecidesAsUnsharded(t *testing.T) {
 		merged.CompleteRounds() != whole.CompleteRounds() {
 		t.Fatalf("merged plan %v status %s, %d shards, %d rounds", merged.Plan.Cells, merged.Status, len(merged.Shards), merged.CompleteRounds())
 	}
-	a, err := decideInput(whole)
+	a, err := decide.Results(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := decideInput(merged)
+	b, err := decide.Results(merged)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(a.Comparison, b.Comparison) {
-		t.Errorf("merged decisions differ from the unsharded ones:\n%+v\n%+v", a.Comparison, b.Comparison)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("merged decisions differ from the unsharded ones:\n%+v\n%+v", a, b)
 	}
-	if a.Comparison.Counts.Regressions == 0 || len(a.Comparison.Cells) != 8 {
-		t.Errorf("the recorded grid no longer exercises the claim: %+v", a.Comparison.Counts)
+	if a.Counts.Regressions == 0 || len(a.Cells) != 8 {
+		t.Errorf("the recorded grid no longer exercises the claim: %+v", a.Counts)
 	}
 
 	// A missing shard, a shard twice and a shard of another scenario are

@@ -6,19 +6,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/benchgate/benchgate/baselines"
-	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/decide"
+	"github.com/benchgate/benchgate/doctor"
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/importers"
+	"github.com/benchgate/benchgate/internal/environ"
+	"github.com/benchgate/benchgate/internal/linux"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 	"github.com/benchgate/benchgate/scenario"
@@ -45,33 +45,11 @@ func toolVersion() string {
 	return "dev"
 }
 
-const usageText = `benchgate — a performance-regression gate for pull requests
-
-Usage:
-  benchgate run     [flags]   measure baseline and candidate, write results.json
-                              (-shard i/n: one part of the grid, for several runners)
-  benchgate compare [flags]   decide and report from a results file, two saved
-                              go test -bench outputs, or other tools' reports
-  benchgate gate    [flags]   run, then compare: the CI entry point
-  benchgate comment [flags]   post saved results as the sticky PR (or issue) comment
-  benchgate merge   [flags]   combine the results of a grid's shards
-  benchgate history [command] keep nightly results, show trends, find drift
-  benchgate doctor  [flags]   check this machine for stable benchmarking
-  benchgate calibrate [flags] the baseline against itself: what this runner can resolve
-  benchgate version           print the version
-
-Run "benchgate <command> -h" for a command's flags.
-
-Exit codes: 0 pass, 1 regression (or a gated cell that could not be decided),
-2 usage or invalid scenario, 3 the run itself failed or was cancelled, or
-benchgate crashed (it says so: a crash is never 2).
-`
-
 // run is the whole CLI. getenv is the environment: the action's inputs and
-// token, and through scenarioEnv a scenario's ${VAR}.
+// token, and through environ.Filter a scenario's ${VAR}.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usageText)
+		fmt.Fprint(stderr, help("usage"))
 		return withCode(exitUsage, errors.New("no command given"))
 	}
 	cmd, rest := args[0], args[1:]
@@ -81,16 +59,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		// errors quote targets and pull requests, so no line of them may
 		// be one. benchgate's own annotations pass (ghaction writes them
 		// beneath the LogWriter).
-		if toLog(stdout) {
-			lw := ghaction.NewLogWriter(stdout)
-			defer lw.Flush()
-			stdout = lw
-		}
-		if toLog(stderr) {
-			lw := ghaction.NewLogWriter(stderr)
-			defer lw.Flush()
-			stderr = lw
-		}
+		var flushOut, flushErr func() error
+		stdout, flushOut = ghaction.StepLog(stdout)
+		defer flushOut()
+		stderr, flushErr = ghaction.StepLog(stderr)
+		defer flushErr()
 	}
 	switch cmd {
 	case "run":
@@ -106,128 +79,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "history":
 		return cmdHistory(ctx, rest, stdout, stderr, getenv)
 	case "doctor":
-		return cmdDoctor(ctx, rest, stdout, stderr, getenv)
+		return cmdDoctor(ctx, doctor.Options{Root: "/"}, doctor.DockerFromEnv, rest, stdout, stderr, getenv)
 	case "calibrate":
 		return cmdCalibrate(ctx, rest, stdout, stderr, getenv)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "benchgate", toolVersion())
 		return nil
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usageText)
+		fmt.Fprint(stdout, help("usage"))
 		return nil
 	default:
-		fmt.Fprint(stderr, usageText)
+		fmt.Fprint(stderr, help("usage"))
 		return withCode(exitUsage, fmt.Errorf("unknown command %q", cmd))
 	}
 }
 
-// toLog says whether w is a log rather than a file the output was
-// redirected to (`benchgate compare -format json > x.json`), whose bytes
-// must stay as written.
-func toLog(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return true
-	}
-	fi, err := f.Stat()
-	return err != nil || !fi.Mode().IsRegular()
-}
-
-// runFlags are the flags run and gate share.
-type runFlags struct {
-	scenario string
-	profile  string
-	out      string
-	budget   time.Duration
-	shard    runner.Shard // run only: a part of the grid
-	// allowDataOutside lifts the confinement of data files to the
-	// scenario's directory tree (scenario.LoadOptions).
-	allowDataOutside bool
-}
-
-// parseShard reads -shard i/n.
-func parseShard(s string) (runner.Shard, error) {
-	i, n, ok := strings.Cut(s, "/")
-	idx, err1 := strconv.Atoi(i)
-	cnt, err2 := strconv.Atoi(n)
-	if !ok || err1 != nil || err2 != nil || cnt < 1 || idx < 1 || idx > cnt {
-		return runner.Shard{}, fmt.Errorf("-shard %q: want i/n with 1 <= i <= n, e.g. 2/3", s)
-	}
-	return runner.Shard{Index: idx, Count: cnt}, nil
-}
-
-func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.scenario, "scenario", "benchgate.yml", "scenario `file`")
-	fs.StringVar(&f.profile, "profile", "", "profile `name` from the scenario's profiles (e.g. pr, nightly)")
-	fs.StringVar(&f.out, "out", "benchgate-results", "output `dir`: results.json, report.md, decisions.json, target logs")
-	fs.DurationVar(&f.budget, "budget", 0, "refuse a plan longer than this `duration` (0: no limit)")
-	fs.BoolVar(&f.allowDataOutside, "allow-data-outside", false, "let the scenario's data files be outside its directory tree (they must still be regular files)")
-}
-
-// compareFlags are the flags compare and gate share.
-type compareFlags struct {
-	format string
-}
-
-func (f *compareFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.format, "format", "terminal", "report on stdout: terminal, markdown or json")
-}
-
-func (f *compareFlags) check() error {
-	if _, err := report.ForFormat(f.format, report.Input{}, report.TerminalOptions{}); err != nil {
-		return fmt.Errorf("-format: %w", err)
-	}
-	return nil
-}
-
-// newFlagSet makes a flag set whose errors and -h go to stderr, and parses
-// args. A -h returns errSilent with exit 0; a bad flag, exit 2.
-func parseFlags(name, summary string, args []string, stderr io.Writer, register func(*flag.FlagSet)) error {
-	_, err := parseFlagsArgs(name, "[flags]", summary, args, 0, stderr, register)
-	return err
-}
-
-// parseFlagsArgs is parseFlags for a command that also takes up to max
-// arguments after its flags, which it returns; usage shows how.
-func parseFlagsArgs(name, usage, summary string, args []string, max int, stderr io.Writer, register func(*flag.FlagSet)) ([]string, error) {
-	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: benchgate %s %s\n\n%s\n\nFlags:\n", name, usage, summary)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, withCode(exitPass, errSilent)
-		}
-		return nil, withCode(exitUsage, errSilent)
-	}
-	if fs.NArg() > max {
-		fs.Usage()
-		return nil, withCode(exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(max)))
-	}
-	return fs.Args(), nil
-}
-
-const runSummary = `Starts the scenario's baseline and candidate, drives the identical seeded
-workload at both, interleaved, and writes every rung to DIR/results.json as
-it completes. A cancelled or failed run keeps every rung measured.`
-
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	var rf runFlags
-	var shard string
-	if err := parseFlags("run", runSummary, args, stderr, func(fs *flag.FlagSet) {
+	rf := defaultRunFlags()
+	if err := parseFlags("run", args, stderr, func(fs *flag.FlagSet) {
 		rf.register(fs)
-		fs.StringVar(&shard, "shard", "", "run only part `i/n` of the grid (1-based), e.g. 2/3 on the second of three runners; combine the parts with benchgate merge")
+		fs.Var((*shardFlag)(&rf.shard), "shard", "run only part `i/n` of the grid (1-based), e.g. 2/3 on the second of three runners; combine the parts with benchgate merge")
 	}); err != nil {
 		return err
-	}
-	if shard != "" {
-		var err error
-		if rf.shard, err = parseShard(shard); err != nil {
-			return withCode(exitUsage, err)
-		}
 	}
 	res, err := measure(ctx, rf, stderr, getenv, nil)
 	if res != nil {
@@ -239,11 +112,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 // measure loads the scenario, lets override change it (the action's image
 // inputs; nil for none), and runs it. Errors carry their exit code.
 func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (*baselines.Results, error) {
-	env := newScenarioEnv(getenv)
+	env := environ.NewFilter(getenv)
 	getenv = env.Getenv
 	sc, err := scenario.LoadWith(rf.scenario, rf.profile, scenario.LoadOptions{Getenv: getenv, AllowDataOutside: rf.allowDataOutside})
 	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.explain(err)))
+		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.Explain(err)))
+	}
+	// The file parses wherever it is read; whether its pins name CPUs this
+	// machine has is a question of the run, asked before anything starts.
+	// An unreadable online list is guessed from the CPU count, as the
+	// kernel's own would be.
+	online, _ := linux.OnlineCPUs()
+	if err := sc.CheckCPUs(online); err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.Explain(err)))
 	}
 	if override != nil {
 		if err := override(sc); err != nil {
@@ -256,15 +137,9 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 			return nil, withCode(exitUsage, errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs"))
 		}
 		run = runner.RunGoBench
-		tools := []string{"go"}
-		if sc.Baseline.Ref != "" || sc.Candidate.Ref != "" {
-			tools = append(tools, "git")
-		}
-		for _, tool := range tools {
-			if _, err := exec.LookPath(tool); err != nil {
-				return nil, withCode(exitRunFailed, fmt.Errorf("a gobench scenario needs the %s command on PATH (the action's container image has none: run it with the benchgate CLI): %w", tool, err))
-			}
-		}
+	}
+	if err := sc.CheckTools(exec.LookPath); err != nil {
+		return nil, withCode(exitRunFailed, err)
 	}
 	res, err := run(ctx, sc, runner.Options{
 		OutDir:      rf.out,
@@ -273,7 +148,7 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 		ToolVersion: toolVersion(),
 		Getenv:      getenv,
 		Shard:       rf.shard,
-		Open:        openCells,
+		Open:        decide.OpenCells,
 	})
 	if err == nil {
 		return res, nil
@@ -298,38 +173,24 @@ func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(str
 	return res, withCode(exitRunFailed, fmt.Errorf("run failed: %w", err))
 }
 
-const compareSummary = `Decides every cell of a results file with the pre-registered rule that the
-scenario declared, prints the report and writes report.md and
-decisions.json beside the results. Exits 1 when a pre-declared regression
-happened or a gated cell could not be decided.
-
-With two files, OLD and NEW, it compares saved "go test -bench" outputs as
-benchstat does: each occurrence of a benchmark is one repetition. With
--import it reads another load tool's reports (vegeta, ghz, oha, k6), one
-file per repetition of each side. Both write results.json to -out too, and
-take the gate section (and a gobench scenario's rename rules) from
--scenario when given.`
-
 func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	var cf compareFlags
-	var results, out, scenarioFile, tool, class, baseList, candList string
-	files, err := parseFlagsArgs("compare", "[flags] [OLD.txt NEW.txt]", compareSummary, args, 2, stderr, func(fs *flag.FlagSet) {
+	format := reportFormat()
+	var results, out, scenarioFile, tool, class string
+	var base, cand fileList
+	fs, err := parseFlagSet("compare", "[flags] [OLD.txt NEW.txt]", args, 2, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
 		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
 		fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them)")
 		fs.StringVar(&tool, "import", "", "read `tool`'s reports: "+strings.Join(importers.Tools, ", "))
-		fs.StringVar(&baseList, "baseline", "", "with -import: the baseline's report `files`, comma-separated, one per repetition")
-		fs.StringVar(&candList, "candidate", "", "with -import: the candidate's report `files`, comma-separated, as many")
+		fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
+		fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
 		fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
-		cf.register(fs)
+		fs.Var(&format, "format", reportFormatUsage)
 	})
 	if err != nil {
 		return err
 	}
-	if err := cf.check(); err != nil {
-		return withCode(exitUsage, err)
-	}
-	var res *baselines.Results
+	files := fs.Args()
 	switch {
 	case len(files) == 1:
 		return withCode(exitUsage, errors.New("compare of files needs two: the baseline's go test -bench output and the candidate's"))
@@ -337,27 +198,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		if len(files) == 2 && tool != "" {
 			return withCode(exitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
 		}
-		kind := scenario.KindGoBench
-		if tool != "" {
-			kind = scenario.KindHTTP
-		}
-		var sc *scenario.Scenario
-		if scenarioFile != "" {
-			env := newScenarioEnv(getenv)
-			if sc, err = scenario.Load(scenarioFile, "", env.Getenv); err != nil {
-				return withCode(exitUsage, env.explain(err))
-			}
-			if sc.Kind != kind && !(tool != "" && sc.Kind == scenario.KindGRPC) {
-				return withCode(exitUsage, fmt.Errorf("%s: a %s scenario cannot decide %s (want kind: %s)", scenarioFile, sc.Kind, map[bool]string{true: tool + " reports", false: "go test -bench outputs"}[tool != ""], kind))
-			}
-		}
-		if tool != "" {
-			res, err = importResults(tool, baseList, candList, class, sc)
-		} else {
-			res, err = goBenchFiles(files[0], files[1], sc)
-		}
+		res, err := readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand}, class, scenarioFile, getenv)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return err
 		}
 		if out == "" {
 			out = "benchgate-results"
@@ -365,42 +208,63 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		if err := baselines.Write(out, res); err != nil {
 			return withCode(exitRunFailed, err)
 		}
-		_, err = decideAndReport(res, out, cf, stdout, stderr)
+		_, err = decideAndReport(res, out, format.name, stdout, stderr)
 		return err
-	case baseList != "" || candList != "" || class != "":
+	case given(fs, "baseline") || given(fs, "candidate") || class != "":
+		// Given at all: a list that names no file ("-baseline ,") is
+		// still meant for -import.
 		return withCode(exitUsage, errors.New("-baseline, -candidate and -class go with -import"))
 	}
-	res, err = baselines.Read(results)
+	res, err := baselines.Read(results)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	if out == "" {
 		out = filepath.Dir(results)
 	}
-	_, err = decideAndReport(res, out, cf, stdout, stderr)
-	if res.Status != "complete" && exitCode(err) != exitUsage {
-		// A run that did not finish never passes: what it measured is
-		// reported, and the exit code says the run failed.
-		msg := fmt.Sprintf("results of a %s run: decided on %d complete round(s) of %d", res.Status, res.CompleteRounds(), res.Plan.Rounds)
-		if res.Error != "" {
-			msg += "; the run said: " + res.Error
-		}
-		return withCode(exitRunFailed, errors.New(msg))
+	_, err = decideAndReport(res, out, format.name, stdout, stderr)
+	if unfinished := decide.Unfinished(res); unfinished != nil && exitCode(err) != exitUsage {
+		// What it measured is reported, and the exit code says the run
+		// failed.
+		return withCode(exitRunFailed, unfinished)
 	}
 	return err
 }
 
-const gateSummary = `Runs the scenario (as "run") and decides it (as "compare"): the entry point
-of CI and of the GitHub Action. Exits 0 pass, 1 regression, 2 invalid
-scenario, 3 run failed; a failed or cancelled run still reports the complete
-rounds it measured.`
+// readReports reads src into results, decided by scenarioFile's gate
+// section when one is given. Errors carry their exit code.
+func readReports(src importers.Sources, class, scenarioFile string, getenv func(string) string) (*baselines.Results, error) {
+	opt := importers.Options{Class: class}
+	if scenarioFile != "" {
+		env := environ.NewFilter(getenv)
+		s, err := scenario.Load(scenarioFile, "", env.Getenv)
+		if err != nil {
+			return nil, withCode(exitUsage, env.Explain(err))
+		}
+		opt.Scenario = &importers.Scenario{Scenario: s, Info: runner.ScenarioInfo(s)}
+	}
+	res, err := importers.ReadSources(src, opt, "benchgate "+toolVersion())
+	return res, withCode(exitUsage, err)
+}
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if getenv("GITHUB_ACTIONS") == "true" {
 		return actionGate(ctx, args, stdout, stderr, getenv)
 	}
-	_, _, err := runGate(ctx, args, stdout, stderr, getenv, nil)
+	rf, format := defaultRunFlags(), reportFormat()
+	if err := parseFlags("gate", args, stderr, gateFlags(&rf, &format)); err != nil {
+		return err
+	}
+	_, err := runGate(ctx, rf, format.name, stdout, stderr, getenv, nil)
 	return err
+}
+
+// gateFlags registers gate's flags.
+func gateFlags(rf *runFlags, format *formatFlag) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		rf.register(fs)
+		fs.Var(format, "format", reportFormatUsage)
+	}
 }
 
 // gateHooks are what the action adds to a gate run.
@@ -409,80 +273,55 @@ type gateHooks struct {
 	annotate func(*baselines.Results)       // add to the results before they are decided
 }
 
-// runGate runs and decides, as "benchgate gate" does, and returns the results
-// and the decided report (each nil when it never came to be) with the exit
-// error.
-func runGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, hooks *gateHooks) (*baselines.Results, *report.Input, error) {
+// runGate runs and decides, as "benchgate gate" does, prints the report
+// in format, and returns the decided report (nil when nothing was
+// decided) with the exit error.
+func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.Writer, getenv func(string) string, hooks *gateHooks) (*report.Input, error) {
 	if hooks == nil {
 		hooks = &gateHooks{}
 	}
-	var rf runFlags
-	var cf compareFlags
-	err := parseFlags("gate", gateSummary, args, stderr, func(fs *flag.FlagSet) {
-		rf.register(fs)
-		cf.register(fs)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := cf.check(); err != nil {
-		return nil, nil, withCode(exitUsage, err)
-	}
 	// A report left by an earlier run must never be taken for this one's.
-	for _, name := range []string{"report.md", "decisions.json"} {
-		if err := os.Remove(filepath.Join(rf.out, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, withCode(exitRunFailed, err)
-		}
+	if err := report.RemoveFiles(rf.out); err != nil {
+		return nil, withCode(exitRunFailed, err)
 	}
 	res, runErr := measure(ctx, rf, stderr, getenv, hooks.override)
 	if res == nil {
-		return nil, nil, runErr
+		return nil, runErr
 	}
 	if hooks.annotate != nil {
 		hooks.annotate(res)
 		if err := baselines.Write(rf.out, res); err != nil {
-			return res, nil, withCode(exitRunFailed, err)
+			return nil, withCode(exitRunFailed, err)
 		}
 	}
 	if len(res.Rungs) == 0 {
 		// Nothing was measured (a target never came up): the files still
 		// say so, for CI to publish, but a table of empty cells on the
 		// terminal would only bury the error.
-		cf.format = "none"
+		format = ""
 	}
-	in, decideErr := decideAndReport(res, rf.out, cf, stdout, stderr)
+	in, decideErr := decideAndReport(res, rf.out, format, stdout, stderr)
 	if runErr != nil {
 		// The run's failure decides the exit code; the report of what was
 		// measured has been written all the same.
-		return res, in, runErr
+		return in, runErr
 	}
-	return res, in, decideErr
+	return in, decideErr
 }
 
 // decideAndReport decides res, writes report.md and decisions.json into
-// out, prints the chosen report on stdout, and returns the gate's outcome
-// as an exit error.
-func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout, stderr io.Writer) (*report.Input, error) {
-	in, err := decideInput(res)
+// out, prints the report in format on stdout ("": none), and returns the
+// gate's outcome as an exit error.
+func decideAndReport(res *baselines.Results, out, format string, stdout, stderr io.Writer) (*report.Input, error) {
+	in, err := report.Decide(res)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := report.WriteFiles(out, in); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}
-	for name, rep := range map[string]func(io.Writer, report.Input) error{
-		"report.md":      report.Markdown,
-		"decisions.json": report.JSON,
-	} {
-		if err := baselines.WriteFile(filepath.Join(out, name), func(w io.Writer) error { return rep(w, in) }); err != nil {
-			return nil, withCode(exitRunFailed, err)
-		}
-	}
-	if err := writeCharts(out, in); err != nil {
-		return nil, withCode(exitRunFailed, err)
-	}
-	if cf.format != "none" {
-		show, err := report.ForFormat(cf.format, in, report.TerminalOptions{Color: colorFor(stdout)})
+	if format != "" {
+		show, err := report.ForFormat(format, in, report.TerminalOptions{Color: colorFor(stdout)})
 		if err == nil {
 			err = show(stdout)
 		}
@@ -491,81 +330,10 @@ func decideAndReport(res *baselines.Results, out string, cf compareFlags, stdout
 		}
 	}
 	fmt.Fprintf(stderr, "report: %s\n", filepath.Join(out, "report.md"))
-	return &in, outcomeError(in.Comparison)
+	return &in, withCode(exitRegression, decide.Outcome(in.Comparison))
 }
 
 func colorFor(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && report.ColorFor(f)
-}
-
-// outcomeError turns the comparison's outcome into the exit error.
-func outcomeError(c gate.Comparison) error {
-	switch c.Outcome {
-	case gate.Pass:
-		return nil
-	case gate.Fail:
-		var cells, parts []string
-		for _, f := range c.Failures {
-			switch f.Kind {
-			case gate.FailAgreement:
-				name := f.Key.Class
-				if f.Key.Variant != "" {
-					name = f.Key.Variant + "/" + name
-				}
-				parts = append(parts, "agreement: "+name+" answers differently")
-			case gate.FailPreflight:
-				parts = append(parts, f.Reason)
-			case gate.FailInconclusive, gate.FailUnresolved:
-			default:
-				cells = append(cells, fmt.Sprintf("%s %s", cellName(f.Key), f.Metric))
-			}
-		}
-		if len(cells) > 0 {
-			parts = append(parts, fmt.Sprintf("%d pre-declared regression(s): %s", len(cells), strings.Join(cells, ", ")))
-		}
-		return withCode(exitRegression, fmt.Errorf("gate failed: %s", strings.Join(parts, "; ")))
-	default:
-		if len(c.Cells) == 0 {
-			return withCode(exitRegression, errors.New("gate inconclusive: no cell was measured (see the absent classes, if any)"))
-		}
-		var undecided, unresolved int
-		for _, f := range c.Failures {
-			switch f.Kind {
-			case gate.FailUnresolved:
-				unresolved++
-			case gate.FailInconclusive:
-				undecided++
-			}
-		}
-		var parts []string
-		if undecided > 0 {
-			parts = append(parts, fmt.Sprintf("%d gated metric(s) could not be decided", undecided))
-		}
-		if unresolved > 0 {
-			parts = append(parts, fmt.Sprintf("%d gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)", unresolved))
-		}
-		if len(parts) == 0 {
-			parts = append(parts, "nothing decided")
-		}
-		return withCode(exitRegression, fmt.Errorf("gate inconclusive: %s", strings.Join(parts, "; ")))
-	}
-}
-
-// openCells is the adaptive design's look: the results so far decided by
-// the one decision path, and the cells whose gated verdict is still open.
-func openCells(res *baselines.Results) ([]baselines.Cell, error) {
-	in, err := decideInput(res)
-	if err != nil {
-		return nil, err
-	}
-	var cells []baselines.Cell
-	for _, k := range in.Comparison.OpenCells() {
-		cells = append(cells, baselines.Cell{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency})
-	}
-	return cells, nil
-}
-
-func cellName(k gate.CellKey) string {
-	return baselines.Cell{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}.String()
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHelpTexts: every help file is its command's text, exactly as -h
+// shows it (scripts compare the output), and every command has one.
+func TestHelpTexts(t *testing.T) {
+	t.Parallel()
+	entries, err := helpTexts.ReadDir("help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.ReplaceAll(strings.TrimSuffix(e.Name(), ".txt"), "-", " "))
+	}
+	slices.Sort(names)
+	want := []string{"calibrate", "comment", "compare", "doctor", "gate", "history", "history append", "history drift", "history show", "merge", "run", "usage"}
+	if !slices.Equal(names, want) {
+		t.Errorf("help texts %v, want %v", names, want)
+	}
+	for _, name := range names {
+		text := help(name)
+		if !strings.HasSuffix(text, "\n") || strings.HasSuffix(text, "\n\n") || strings.TrimSpace(text) == "" {
+			t.Errorf("help/%s.txt: %q does not end in exactly one newline", name, text)
+		}
+		args := append(strings.Fields(name), "-h")
+		switch name {
+		case "usage":
+			args = []string{"help"}
+		case "history":
+			args = []string{"history", "help"}
+		}
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, &stdout, &stderr, func(string) string { return "" })
+		if code := exitCode(err); code != exitPass {
+			t.Errorf("%s: exit %d (%v)", strings.Join(args, " "), code, err)
+		}
+		switch name {
+		case "usage", "history":
+			if stdout.String() != text {
+				t.Errorf("%s: stdout\n%s\nwant help/%s.txt", strings.Join(args, " "), stdout.String(), name)
+			}
+		default:
+			if !strings.HasPrefix(stderr.String(), "Usage: benchgate "+name+" ") || !strings.Contains(stderr.String(), "\n\n"+text+"\nFlags:\n") {
+				t.Errorf("%s: stderr\n%s\nwant help/%s.txt before the flags", strings.Join(args, " "), stderr.String(), name)
+			}
+		}
+	}
+}
