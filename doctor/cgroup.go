@@ -12,7 +12,7 @@ import (
 )
 
 // The cgroup check mirrors what the runner does for a memory pin of a
-// process target (runner/pins.go): a child group of benchgate's own cgroup
+// process target (target/process/cgroup.go): a child group of benchgate's own cgroup
 // v2 group, where the memory controller is enabled for children (it tries
 // to enable it, which the kernel allows only in the root group, since
 // benchgate's own process is in its group), else a child of its group in
