@@ -81,6 +81,9 @@ func WaitHealthy(ctx context.Context, target string, service string) error {
 			return nil // no health service, but the server answered
 		case status.Code(err) == codes.NotFound:
 			last = fmt.Sprintf("the health service does not know service %q", service)
+		case ctx.Err() != nil:
+			// The call was cut by ctx, not refused by the target: what
+			// the target last said is still the news.
 		default:
 			last = status.Convert(err).Message()
 		}
