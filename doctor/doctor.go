@@ -21,6 +21,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"time"
@@ -113,6 +114,21 @@ type Report struct {
 // Failed reports whether any check failed: the machine cannot run the
 // scenario as written.
 func (r *Report) Failed() bool { return r.Summary.Fail > 0 }
+
+// Err is nil unless a check failed, and then names the failed checks by
+// their titles: what a command exits with.
+func (r *Report) Err() error {
+	var titles []string
+	for _, c := range r.Checks {
+		if c.Status == Fail {
+			titles = append(titles, c.Title)
+		}
+	}
+	if len(titles) == 0 {
+		return nil
+	}
+	return errors.New("doctor: " + plural(len(titles), "check", "checks") + " failed: " + strings.Join(titles, ", "))
+}
 
 // Result returns the check of the given ID, or nil.
 func (r *Report) Result(id string) *Result {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -741,4 +742,47 @@ func TestThisMachine(t *testing.T) {
 		t.Errorf("docker without a client: %s", c.Status)
 	}
 	dump(t, r)
+}
+
+// TestErr: a report fails with the titles of its failed checks, in order,
+// and only when one failed.
+func TestErr(t *testing.T) {
+	ok, warn := Result{Title: "CPUs", Status: OK}, Result{Title: "load", Status: Warn}
+	pins, swap := Result{Title: "pin sets", Status: Fail}, Result{Title: "swap", Status: Fail}
+	for _, tc := range []struct {
+		checks []Result
+		want   string
+	}{
+		{[]Result{ok, warn}, ""},
+		{[]Result{ok, pins, warn}, "doctor: 1 check failed: pin sets"},
+		{[]Result{pins, ok, swap}, "doctor: 2 checks failed: pin sets, swap"},
+	} {
+		r := &Report{Checks: tc.checks}
+		err := r.Err()
+		if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && got != tc.want {
+			t.Errorf("%v: %v, want %q", tc.checks, err, tc.want)
+		}
+	}
+}
+
+// TestWriteFormats: Write renders json as WriteJSON and anything else as
+// WriteTerminal.
+func TestWriteFormats(t *testing.T) {
+	r := &Report{Root: "/", Checks: []Result{{ID: IDCPUs, Title: "CPUs", Status: OK, Found: "4 online"}}, Summary: Summary{OK: 1}}
+	var wantJSON, wantTerm bytes.Buffer
+	if err := WriteJSON(&wantJSON, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTerminal(&wantTerm, r, false); err != nil {
+		t.Fatal(err)
+	}
+	for format, want := range map[string]string{"json": wantJSON.String(), "terminal": wantTerm.String()} {
+		var b bytes.Buffer
+		if err := Write(&b, r, format, false); err != nil || b.String() != want {
+			t.Errorf("Write %s = %q, %v; want %q", format, b.String(), err, want)
+		}
+	}
+	if !slices.Equal(Formats, []string{"terminal", "json"}) {
+		t.Errorf("Formats %q", Formats)
+	}
 }

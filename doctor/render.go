@@ -12,6 +12,18 @@ import (
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
+// Formats are the renderings Write knows, the default first.
+var Formats = []string{"terminal", "json"}
+
+// Write writes r in format, one of Formats; colour, in the terminal form,
+// only when asked.
+func Write(w io.Writer, r *Report, format string, useColor bool) error {
+	if format == "json" {
+		return WriteJSON(w, r)
+	}
+	return WriteTerminal(w, r, useColor)
+}
+
 // WriteJSON writes the report as one indented JSON object:
 //
 //	{"root": "/", "scenario": "...", "profile": "...",

@@ -3,6 +3,7 @@ package importers
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/scenario"
@@ -18,6 +19,23 @@ type Sources struct {
 	// file per repetition of each side.
 	Tool                string
 	Baseline, Candidate []string
+}
+
+// FileList is the syntax of the report lists of Sources as a flag.Value:
+// files separated by commas; blanks around a name and empty names are
+// dropped.
+type FileList []string
+
+func (l *FileList) String() string { return strings.Join(*l, ",") }
+
+func (l *FileList) Set(s string) error {
+	*l = nil
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			*l = append(*l, f)
+		}
+	}
+	return nil
 }
 
 // ReadSources reads src into results, with GoBench or Read. opt.Scenario,

@@ -1,6 +1,7 @@
 package importers
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/benchgate/benchgate/scenario"
@@ -41,4 +42,28 @@ func TestReadSources(t *testing.T) {
 		"s.yml: a gobench scenario cannot decide vegeta reports (want kind: http)")
 	read("vegeta without candidate", Sources{Tool: "vegeta", Baseline: vegeta.Baseline}, Options{}, "",
 		"-import needs -baseline and -candidate, each a comma-separated list of report files")
+}
+
+// TestFileList: -baseline and -candidate split on commas and drop blanks
+// around names and empty names; a second Set replaces the first.
+func TestFileList(t *testing.T) {
+	var l FileList
+	if err := l.Set("old.json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"a.json, b.json ,c.json", []string{"a.json", "b.json", "c.json"}},
+		{" , ,", nil},
+		{"a.json,,b.json,", []string{"a.json", "b.json"}},
+	} {
+		if err := l.Set(tc.in); err != nil || !slices.Equal(l, tc.want) {
+			t.Errorf("Set(%q) = %q, %v; want %q", tc.in, l, err, tc.want)
+		}
+	}
+	if l.Set("x, y"); l.String() != "x,y" {
+		t.Errorf("String %q, want x,y", l.String())
+	}
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -11,6 +13,26 @@ import (
 
 // Shard names one part of a split grid: Index of Count, 1-based.
 type Shard struct{ Index, Count int }
+
+// String is the -shard syntax, i/n; "" for the whole grid.
+func (s *Shard) String() string {
+	if s.Count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
+
+// Set parses i/n with 1 <= i <= n, as a flag.Value.
+func (s *Shard) Set(v string) error {
+	i, n, ok := strings.Cut(v, "/")
+	idx, err1 := strconv.Atoi(i)
+	cnt, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || cnt < 1 || idx < 1 || idx > cnt {
+		return fmt.Errorf("-shard %q: want i/n with 1 <= i <= n, e.g. 2/3", v)
+	}
+	*s = Shard{Index: idx, Count: cnt}
+	return nil
+}
 
 // BudgetError refuses a run whose planned time exceeds the budget. Nothing
 // has been started when it is returned.

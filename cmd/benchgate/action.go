@@ -28,14 +28,14 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return withCode(exitUsage, err)
 	}
 	in := env.Inputs
-	format := reportFormat()
+	format := report.ForFormatFlag()
 	fs, gateErr := parseFlagSet("gate", "[flags]", args, 0, stderr, gateFlags(&rf, &format))
 	var rep *report.Input
 	if gateErr == nil {
 		if rf.dropDefaultProfile(fs, in, getenv) {
 			ghaction.Notice(stderr, fmt.Sprintf("the scenario has no %q profile: running its full grid", in.Profile))
 		}
-		rep, gateErr = runGate(ctx, rf, format.name, stdout, stderr, getenv, &gateHooks{
+		rep, gateErr = runGate(ctx, rf, format.Name, stdout, stderr, getenv, &gateHooks{
 			override: func(sc *scenario.Scenario) error { return sc.SetImages(in.Baseline, in.Candidate) },
 			annotate: func(r *baselines.Results) { r.GitHub = env.GitHubInfo() },
 		})

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/scenario"
@@ -19,20 +18,18 @@ import (
 func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	rf := defaultRunFlags()
 	rf.out = "benchgate-calibrate"
-	format := formatFlag{name: "terminal", check: func(s string) error {
-		return report.Calibration(io.Discard, report.CalibrationInput{Results: &baselines.Results{}}, s)
-	}}
+	format := report.ForFormatFlag()
 	var env *ghaction.Env
 	if getenv("GITHUB_ACTIONS") == "true" {
 		var err error
 		if env, rf, err = actionEnv(getenv); err != nil {
 			return err
 		}
-		format.name = "markdown"
+		format.Name = "markdown"
 	}
 	fs, err := parseFlagSet("calibrate", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
 		rf.register(fs)
-		fs.Var(&format, "format", reportFormatUsage)
+		fs.Var(&format, "format", report.FormatUsage)
 	})
 	if err != nil {
 		return err
@@ -54,7 +51,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := report.WriteCalibration(rf.out, cal); err != nil {
 		return withCode(exitRunFailed, err)
 	}
-	if err := report.Calibration(stdout, cal, format.name); err != nil {
+	if err := report.Calibration(stdout, cal, format.Name); err != nil {
 		return withCode(exitRunFailed, err)
 	}
 	if env != nil {

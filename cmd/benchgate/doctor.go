@@ -5,10 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/benchgate/benchgate/doctor"
 	"github.com/benchgate/benchgate/internal/environ"
+	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -19,7 +19,7 @@ import (
 // and connect the engine it asks.
 func cmdDoctor(ctx context.Context, machine doctor.Options, connect func() (doctor.Engine, func()), args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	var file, profile string
-	format := formatOneOf("terminal", "json")
+	format := report.NewFormatFlag(doctor.Formats...)
 	if err := parseFlags("doctor", args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&file, "scenario", "", "check the pin sets and needs of this scenario `file` too")
 		fs.StringVar(&profile, "profile", "", "profile `name` from the scenario's profiles (its pin sets)")
@@ -49,27 +49,8 @@ func cmdDoctor(ctx context.Context, machine doctor.Options, connect func() (doct
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var err error
-	if format.name == "json" {
-		err = doctor.WriteJSON(stdout, rep)
-	} else {
-		err = doctor.WriteTerminal(stdout, rep, colorFor(stdout))
-	}
-	if err != nil {
+	if err := doctor.Write(stdout, rep, format.Name, colorFor(stdout)); err != nil {
 		return withCode(exitRunFailed, err)
 	}
-	if rep.Failed() {
-		var ids []string
-		for _, c := range rep.Checks {
-			if c.Status == doctor.Fail {
-				ids = append(ids, c.Title)
-			}
-		}
-		what := "check"
-		if len(ids) > 1 {
-			what = "checks"
-		}
-		return withCode(exitRegression, fmt.Errorf("doctor: %d %s failed: %s", len(ids), what, strings.Join(ids, ", ")))
-	}
-	return nil
+	return withCode(exitRegression, rep.Err())
 }

@@ -5,91 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 )
-
-// formatFlag is a -format flag: a renderer's name, checked as it is parsed,
-// so that an unknown one is a usage error before anything runs.
-type formatFlag struct {
-	name  string
-	check func(name string) error
-}
-
-func (f *formatFlag) String() string { return f.name }
-
-func (f *formatFlag) Set(s string) error {
-	if err := f.check(s); err != nil {
-		return err
-	}
-	f.name = s
-	return nil
-}
-
-// reportFormat is the -format of compare and gate: a format report.ForFormat
-// renders.
-func reportFormat() formatFlag {
-	return formatFlag{name: "terminal", check: func(s string) error {
-		_, err := report.ForFormat(s, report.Input{}, report.TerminalOptions{})
-		return err
-	}}
-}
-
-const reportFormatUsage = "report on stdout in this `format`: terminal, markdown or json"
-
-// formatOneOf is a -format flag taking one of names (two or more), the
-// first by default.
-func formatOneOf(names ...string) formatFlag {
-	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-	return formatFlag{name: names[0], check: func(s string) error {
-		if !slices.Contains(names, s) {
-			return fmt.Errorf("%q is not %s", s, want)
-		}
-		return nil
-	}}
-}
-
-// shardFlag is -shard i/n: part i of a grid split in n.
-type shardFlag runner.Shard
-
-func (s *shardFlag) String() string {
-	if s.Count == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", s.Index, s.Count)
-}
-
-func (s *shardFlag) Set(v string) error {
-	i, n, ok := strings.Cut(v, "/")
-	idx, err1 := strconv.Atoi(i)
-	cnt, err2 := strconv.Atoi(n)
-	if !ok || err1 != nil || err2 != nil || cnt < 1 || idx < 1 || idx > cnt {
-		return fmt.Errorf("-shard %q: want i/n with 1 <= i <= n, e.g. 2/3", v)
-	}
-	*s = shardFlag{Index: idx, Count: cnt}
-	return nil
-}
-
-// fileList is a comma-separated list of files; blanks around a name and
-// empty names are dropped.
-type fileList []string
-
-func (l *fileList) String() string { return strings.Join(*l, ",") }
-
-func (l *fileList) Set(s string) error {
-	*l = nil
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			*l = append(*l, f)
-		}
-	}
-	return nil
-}
 
 // runFlags are the flags run, gate and calibrate share. Their values when
 // registered are their defaults: a hand-run benchgate's (defaultRunFlags),

@@ -175,10 +175,10 @@ func historyShow(args []string, stdout, stderr io.Writer) error {
 
 func historyDrift(args []string, stdout, stderr io.Writer) error {
 	var cf changePointFlags
-	format := formatOneOf(report.Formats...)
+	format := report.NewFormatFlag(report.Formats...)
 	err := parseFlags("history drift", args, stderr, func(fs *flag.FlagSet) {
 		cf.register(fs)
-		fs.Var(&format, "format", reportFormatUsage)
+		fs.Var(&format, "format", report.FormatUsage)
 	})
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func historyDrift(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	d := baselines.AnalyzeDrift(recs, cf.opt)
-	if err := report.Drift(stdout, report.DriftInput{Result: d, Records: len(recs), File: cf.file}, format.name); err != nil {
+	if err := report.Drift(stdout, report.DriftInput{Result: d, Records: len(recs), File: cf.file}, format.Name); err != nil {
 		return withCode(exitRunFailed, err)
 	}
 	if n := d.Worse(); n > 0 {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/importers"
 	"github.com/benchgate/benchgate/internal/environ"
-	"github.com/benchgate/benchgate/internal/linux"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 	"github.com/benchgate/benchgate/scenario"
@@ -98,7 +96,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	rf := defaultRunFlags()
 	if err := parseFlags("run", args, stderr, func(fs *flag.FlagSet) {
 		rf.register(fs)
-		fs.Var((*shardFlag)(&rf.shard), "shard", "run only part `i/n` of the grid (1-based), e.g. 2/3 on the second of three runners; combine the parts with benchgate merge")
+		fs.Var(&rf.shard, "shard", "run only part `i/n` of the grid (1-based), e.g. 2/3 on the second of three runners; combine the parts with benchgate merge")
 	}); err != nil {
 		return err
 	}
@@ -109,74 +107,28 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	return err
 }
 
-// measure loads the scenario, lets override change it (the action's image
-// inputs; nil for none), and runs it. Errors carry their exit code.
+// measure runs rf's scenario (runner.Measure), override changing it after
+// loading (nil for none). Errors carry their exit code.
 func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (*baselines.Results, error) {
-	env := environ.NewFilter(getenv)
-	getenv = env.Getenv
-	sc, err := scenario.LoadWith(rf.scenario, rf.profile, scenario.LoadOptions{Getenv: getenv, AllowDataOutside: rf.allowDataOutside})
-	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.Explain(err)))
-	}
-	// The file parses wherever it is read; whether its pins name CPUs this
-	// machine has is a question of the run, asked before anything starts.
-	// An unreadable online list is guessed from the CPU count, as the
-	// kernel's own would be.
-	online, _ := linux.OnlineCPUs()
-	if err := sc.CheckCPUs(online); err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.Explain(err)))
-	}
-	if override != nil {
-		if err := override(sc); err != nil {
-			return nil, withCode(exitUsage, err)
-		}
-	}
-	run := runner.Run
-	if sc.Kind == scenario.KindGoBench {
-		if rf.shard.Count > 0 {
-			return nil, withCode(exitUsage, errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs"))
-		}
-		run = runner.RunGoBench
-	}
-	if err := sc.CheckTools(exec.LookPath); err != nil {
-		return nil, withCode(exitRunFailed, err)
-	}
-	res, err := run(ctx, sc, runner.Options{
+	req := runner.Request{Scenario: rf.scenario, Profile: rf.profile, AllowDataOutside: rf.allowDataOutside, Override: override, Getenv: getenv}
+	res, err := runner.Measure(ctx, req, runner.Options{
 		OutDir:      rf.out,
 		Progress:    stderr,
 		Budget:      rf.budget,
 		ToolVersion: toolVersion(),
-		Getenv:      getenv,
 		Shard:       rf.shard,
 		Open:        decide.OpenCells,
 	})
-	if err == nil {
-		return res, nil
-	}
-	var be *runner.BudgetError
-	var ie *runner.InputError
-	if errors.As(err, &be) {
+	if ue := (*runner.UsageError)(nil); errors.As(err, &ue) {
 		return res, withCode(exitUsage, err)
 	}
-	if errors.As(err, &ie) {
-		// Found before any load: the scenario does not fit its targets.
-		return res, withCode(exitUsage, fmt.Errorf("invalid scenario: %w", err))
-	}
-	if res == nil && sc.Kind == scenario.KindGoBench {
-		// Refused before anything ran: an unknown ref, a directory
-		// without the module. The scenario names what cannot be.
-		return nil, withCode(exitUsage, fmt.Errorf("invalid scenario: %w", err))
-	}
-	if errors.Is(err, context.Canceled) {
-		return res, withCode(exitRunFailed, fmt.Errorf("run cancelled: %w", err))
-	}
-	return res, withCode(exitRunFailed, fmt.Errorf("run failed: %w", err))
+	return res, withCode(exitRunFailed, err)
 }
 
 func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	format := reportFormat()
+	format := report.ForFormatFlag()
 	var results, out, scenarioFile, tool, class string
-	var base, cand fileList
+	var base, cand importers.FileList
 	fs, err := parseFlagSet("compare", "[flags] [OLD.txt NEW.txt]", args, 2, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
 		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
@@ -185,7 +137,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
 		fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
 		fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
-		fs.Var(&format, "format", reportFormatUsage)
+		fs.Var(&format, "format", report.FormatUsage)
 	})
 	if err != nil {
 		return err
@@ -208,7 +160,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		if err := baselines.Write(out, res); err != nil {
 			return withCode(exitRunFailed, err)
 		}
-		_, err = decideAndReport(res, out, format.name, stdout, stderr)
+		_, err = decideAndReport(res, out, format.Name, stdout, stderr)
 		return err
 	case given(fs, "baseline") || given(fs, "candidate") || class != "":
 		// Given at all: a list that names no file ("-baseline ,") is
@@ -222,7 +174,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 	if out == "" {
 		out = filepath.Dir(results)
 	}
-	_, err = decideAndReport(res, out, format.name, stdout, stderr)
+	_, err = decideAndReport(res, out, format.Name, stdout, stderr)
 	if unfinished := decide.Unfinished(res); unfinished != nil && exitCode(err) != exitUsage {
 		// What it measured is reported, and the exit code says the run
 		// failed.
@@ -251,19 +203,19 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if getenv("GITHUB_ACTIONS") == "true" {
 		return actionGate(ctx, args, stdout, stderr, getenv)
 	}
-	rf, format := defaultRunFlags(), reportFormat()
+	rf, format := defaultRunFlags(), report.ForFormatFlag()
 	if err := parseFlags("gate", args, stderr, gateFlags(&rf, &format)); err != nil {
 		return err
 	}
-	_, err := runGate(ctx, rf, format.name, stdout, stderr, getenv, nil)
+	_, err := runGate(ctx, rf, format.Name, stdout, stderr, getenv, nil)
 	return err
 }
 
 // gateFlags registers gate's flags.
-func gateFlags(rf *runFlags, format *formatFlag) func(*flag.FlagSet) {
+func gateFlags(rf *runFlags, format *report.FormatFlag) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		rf.register(fs)
-		fs.Var(format, "format", reportFormatUsage)
+		fs.Var(format, "format", report.FormatUsage)
 	}
 }
 

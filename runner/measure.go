@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/environ"
+	"github.com/benchgate/benchgate/internal/linux"
+	"github.com/benchgate/benchgate/scenario"
+)
+
+// Request is what Measure loads: the scenario file and how it is read.
+type Request struct {
+	Scenario string // the scenario file
+	Profile  string // a profile of it; "" for none
+	// AllowDataOutside lifts the confinement of data files to the
+	// scenario's directory tree (scenario.LoadOptions).
+	AllowDataOutside bool
+	// Override changes the scenario after loading (the action's image
+	// inputs, calibrate's A/A run); nil for none. Its error is a
+	// *UsageError.
+	Override func(*scenario.Scenario) error
+	// Getenv is the environment; the scenario's ${VAR} and the run read
+	// it through environ.Filter, so never a runner's credential. nil
+	// means os.Getenv.
+	Getenv func(string) string
+}
+
+// UsageError is a run refused for what it was asked: an invalid scenario,
+// a plan over its budget, inputs that do not fit the targets. Nothing was
+// measured that the input could have made right; any other error of
+// Measure is a run that failed.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Measure loads req's scenario, checks that this machine can run it, and
+// runs it with Run or RunGoBench as its kind says; opts.Getenv is replaced
+// by req's, filtered. The results come back with the error whenever some
+// were measured.
+func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results, error) {
+	getenv := req.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env := environ.NewFilter(getenv)
+	sc, err := scenario.LoadWith(req.Scenario, req.Profile, scenario.LoadOptions{Getenv: env.Getenv, AllowDataOutside: req.AllowDataOutside})
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
+	}
+	// The file parses wherever it is read; whether its pins name CPUs this
+	// machine has is a question of the run, asked before anything starts.
+	// An unreadable online list is guessed from the CPU count, as the
+	// kernel's own would be.
+	online, _ := linux.OnlineCPUs()
+	if err := sc.CheckCPUs(online); err != nil {
+		return nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
+	}
+	if req.Override != nil {
+		if err := req.Override(sc); err != nil {
+			return nil, &UsageError{err}
+		}
+	}
+	run := Run
+	if sc.Kind == scenario.KindGoBench {
+		if opts.Shard.Count > 0 {
+			return nil, &UsageError{errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs")}
+		}
+		run = RunGoBench
+	}
+	if err := sc.CheckTools(exec.LookPath); err != nil {
+		return nil, err
+	}
+	opts.Getenv = env.Getenv
+	res, err := run(ctx, sc, opts)
+	if err == nil {
+		return res, nil
+	}
+	var be *BudgetError
+	var ie *InputError
+	if errors.As(err, &be) {
+		return res, &UsageError{err}
+	}
+	if errors.As(err, &ie) {
+		// Found before any load: the scenario does not fit its targets.
+		return res, &UsageError{fmt.Errorf("invalid scenario: %w", err)}
+	}
+	if res == nil && sc.Kind == scenario.KindGoBench {
+		// Refused before anything ran: an unknown ref, a directory
+		// without the module. The scenario names what cannot be.
+		return nil, &UsageError{fmt.Errorf("invalid scenario: %w", err)}
+	}
+	if errors.Is(err, context.Canceled) {
+		return res, fmt.Errorf("run cancelled: %w", err)
+	}
+	return res, fmt.Errorf("run failed: %w", err)
+}
