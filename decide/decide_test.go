@@ -30,6 +30,7 @@ func results(src [2]string) *baselines.Results {
 }
 
 func TestDecideResourceSources(t *testing.T) {
+	t.Parallel()
 	check := func(src [2]string, wantResources bool) {
 		t.Helper()
 		cmp, err := Results(results(src))
@@ -57,6 +58,7 @@ func TestDecideResourceSources(t *testing.T) {
 // A rung in which nothing was answered contributes no latency and no
 // resource-per-request sample: its zeros would read as perfect.
 func TestDecideSilentRung(t *testing.T) {
+	t.Parallel()
 	res := results([2]string{"cgroup", "cgroup"})
 	r := &res.Rungs[3] // round 1, candidate
 	r.Statuses, r.RPS, r.P95, r.Requests = nil, 0, 0, 0
@@ -79,6 +81,7 @@ func TestDecideSilentRung(t *testing.T) {
 // TestDecideGates: the correctness gates' findings turn into failures as
 // docs/correctness.md says, and the cells are decided as without them.
 func TestDecideGates(t *testing.T) {
+	t.Parallel()
 	pf := func(name, target string, pass bool, exit int) baselines.PreflightResult {
 		return baselines.PreflightResult{Name: name, Target: target, Pass: pass, ExitCode: exit, LastLine: name + " said so"}
 	}
@@ -130,6 +133,7 @@ func TestDecideGates(t *testing.T) {
 // what the kind of results asks for. A section without rule and
 // unresolved (a file of version 2) decides by overlap and warns.
 func TestRules(t *testing.T) {
+	t.Parallel()
 	inc := 0.002
 	g := gate.Section{TieWithin: 0.05, MaxErrorRate: 0.01, MaxErrorIncrease: &inc,
 		TieWithinFor: map[gate.Metric]float64{gate.P95: 0.2}, HigherBetterFor: map[gate.Metric]bool{"req/sec": true},

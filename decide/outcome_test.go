@@ -3,6 +3,7 @@ package decide
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
@@ -11,6 +12,7 @@ import (
 // TestOutcome: each outcome's message names what failed, as the CLI
 // prints it after "benchgate: ".
 func TestOutcome(t *testing.T) {
+	t.Parallel()
 	check := func(name string, c gate.Comparison, want string) {
 		t.Helper()
 		err := Outcome(c)
@@ -49,6 +51,7 @@ func TestOutcome(t *testing.T) {
 // TestOpenCells: a gated tie two rounds cannot resolve is open, for an
 // adaptive design to measure again; a clear regression is settled.
 func TestOpenCells(t *testing.T) {
+	t.Parallel()
 	r := results([2]string{"", ""})
 	r.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.RPS}}
 	cells, err := OpenCells(r)
@@ -72,6 +75,7 @@ func TestOpenCells(t *testing.T) {
 // TestUnfinished: only a complete run is finished; another says its
 // status, the rounds decided on and what it said.
 func TestUnfinished(t *testing.T) {
+	t.Parallel()
 	r := results([2]string{"", ""})
 	if err := Unfinished(r); err != nil {
 		t.Errorf("complete: %v", err)
@@ -89,8 +93,10 @@ func TestUnfinished(t *testing.T) {
 // TestRecord: a complete run's record holds both sides of each kept
 // metric; another run is refused with its status and what it said.
 func TestRecord(t *testing.T) {
+	t.Parallel()
 	r := results([2]string{"cgroup", "cgroup"})
-	rec, err := Record(r)
+	r.Env.Start = time.Date(2026, 1, 30, 2, 0, 0, 0, time.UTC)
+	rec, err := Record(r, RecordOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,12 +110,24 @@ func TestRecord(t *testing.T) {
 	if want := []string{"rps", "p50", "p95", "p99", "error_rate", "cpu_per_req", "mem_peak"}; !reflect.DeepEqual(metrics, want) {
 		t.Errorf("candidate metrics %v, want %v", metrics, want)
 	}
+	// The options replace the file's date and commits; a record needs a
+	// date to join a series.
+	when := time.Date(2026, 1, 31, 2, 0, 0, 0, time.UTC)
+	rec, err = Record(r, RecordOptions{Date: when, BaselineCommit: "b0", CandidateCommit: "c1"})
+	if err != nil || !rec.Date.Equal(when) || rec.BaselineCommit != "b0" || rec.CandidateCommit != "c1" {
+		t.Errorf("with options: %v, date %v, commits %q %q", err, rec.Date, rec.BaselineCommit, rec.CandidateCommit)
+	}
+	undated := *r
+	undated.Env.Start = time.Time{}
+	if _, err := Record(&undated, RecordOptions{}); err == nil || err.Error() != "the results have no start time (compared from files?): give -date" {
+		t.Errorf("no date: %v", err)
+	}
 	r.Status, r.Error = "failed", "target died"
-	if _, err := Record(r); err == nil || err.Error() != "the run is failed, not complete: only complete runs are history; the run said: target died" {
+	if _, err := Record(r, RecordOptions{}); err == nil || err.Error() != "the run is failed, not complete: only complete runs are history; the run said: target died" {
 		t.Errorf("failed run: %v", err)
 	}
 	r.Status, r.Error = "", ""
-	if _, err := Record(r); err == nil || err.Error() != `the run is "", not complete: only complete runs are history` {
+	if _, err := Record(r, RecordOptions{}); err == nil || err.Error() != `the run is "", not complete: only complete runs are history` {
 		t.Errorf("no status: %v", err)
 	}
 }

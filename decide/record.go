@@ -4,15 +4,27 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/benchgate/benchgate/baselines"
 )
 
+// RecordOptions override what a results file says of its run: a date for
+// results compared from files (they have no start time), and the commits
+// a nightly workflow knows better than the build did. Zero values keep
+// the file's.
+type RecordOptions struct {
+	Date                            time.Time
+	BaselineCommit, CandidateCommit string
+}
+
 // Record is the history record of a complete run (baselines.NewRecord),
 // its summaries decided by Results. A run that did not complete is
 // refused, with what it said: a cancelled or failed one measured fewer
-// rounds than the runs its series would compare it with.
-func Record(res *baselines.Results) (baselines.Record, error) {
+// rounds than the runs its series would compare it with. So are a record
+// without a date and one without a measured cell: neither could join a
+// series.
+func Record(res *baselines.Results, opt RecordOptions) (baselines.Record, error) {
 	if res.Status != "complete" {
 		msg := fmt.Sprintf("the run is %s, not complete: only complete runs are history", cmp.Or(res.Status, `""`))
 		if res.Error != "" {
@@ -24,5 +36,17 @@ func Record(res *baselines.Results) (baselines.Record, error) {
 	if err != nil {
 		return baselines.Record{}, err
 	}
-	return baselines.NewRecord(res, c), nil
+	rec := baselines.NewRecord(res, c)
+	if !opt.Date.IsZero() {
+		rec.Date = opt.Date
+	}
+	rec.BaselineCommit = cmp.Or(opt.BaselineCommit, rec.BaselineCommit)
+	rec.CandidateCommit = cmp.Or(opt.CandidateCommit, rec.CandidateCommit)
+	switch {
+	case rec.Date.IsZero():
+		return baselines.Record{}, errors.New("the results have no start time (compared from files?): give -date")
+	case len(rec.Cells) == 0:
+		return baselines.Record{}, errors.New("no cell has a measured metric: nothing to keep")
+	}
+	return rec, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -59,24 +58,16 @@ func historyAppend(args []string, stderr io.Writer) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	rec, err := decide.Record(res)
-	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("%s: %w", results, err))
-	}
+	var opt decide.RecordOptions
 	if date != "" {
-		t, err := time.Parse(time.RFC3339, date)
-		if err != nil {
+		if opt.Date, err = time.Parse(time.RFC3339, date); err != nil {
 			return withCode(exitUsage, fmt.Errorf("-date: want an RFC 3339 time such as 2026-01-31T02:00:00Z: %v", err))
 		}
-		rec.Date = t
 	}
-	if rec.Date.IsZero() {
-		return withCode(exitUsage, fmt.Errorf("%s: the results have no start time (compared from files?): give -date", results))
-	}
-	rec.BaselineCommit = cmp.Or(baseCommit, rec.BaselineCommit)
-	rec.CandidateCommit = cmp.Or(candCommit, rec.CandidateCommit)
-	if len(rec.Cells) == 0 {
-		return withCode(exitUsage, fmt.Errorf("%s: no cell has a measured metric: nothing to keep", results))
+	opt.BaselineCommit, opt.CandidateCommit = baseCommit, candCommit
+	rec, err := decide.Record(res, opt)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("%s: %w", results, err))
 	}
 	if held, err := baselines.InHistory(file, rec); err != nil {
 		return withCode(exitUsage, err)
