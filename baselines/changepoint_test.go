@@ -32,6 +32,7 @@ func indexes(cps []ChangePoint) []int {
 }
 
 func TestChangePointsStep(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 20; seed++ {
 		cps := ChangePoints(noisy(seed, 60, 0.02, map[int]float64{37: 0.85}), ChangePointOptions{})
 		if len(cps) != 1 || cps[0].Index != 37 {
@@ -51,6 +52,7 @@ func TestChangePointsStep(t *testing.T) {
 }
 
 func TestChangePointsFlat(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 50; seed++ {
 		for _, n := range []int{60, 200} {
 			if cps := ChangePoints(noisy(seed, n, 0.02, nil), ChangePointOptions{}); len(cps) != 0 {
@@ -65,6 +67,7 @@ func TestChangePointsFlat(t *testing.T) {
 }
 
 func TestChangePointsTwoSteps(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		steps map[int]float64
@@ -90,6 +93,7 @@ func TestChangePointsTwoSteps(t *testing.T) {
 }
 
 func TestChangePointsMinMagnitude(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 20; seed++ {
 		v := noisy(seed, 60, 0.02, map[int]float64{37: 0.97})
 		if cps := ChangePoints(v, ChangePointOptions{}); len(cps) != 0 {
@@ -104,6 +108,7 @@ func TestChangePointsMinMagnitude(t *testing.T) {
 }
 
 func TestChangePointsShort(t *testing.T) {
+	t.Parallel()
 	v := []float64{100, 100, 100, 50, 50}
 	if cps := ChangePoints(v, ChangePointOptions{}); cps != nil {
 		t.Errorf("5 points with min window 3 gave %+v", cps)
@@ -124,6 +129,7 @@ func TestChangePointsShort(t *testing.T) {
 }
 
 func TestChangePointsFromZero(t *testing.T) {
+	t.Parallel()
 	v := []float64{0, 0, 0, 0, 0, 0.01, 0.011, 0.009, 0.01, 0.012}
 	cps := ChangePoints(v, ChangePointOptions{})
 	if len(cps) != 1 || cps[0].Index != 5 || cps[0].Change != 1 {
@@ -134,6 +140,7 @@ func TestChangePointsFromZero(t *testing.T) {
 // bestSplit's running sums give the statistic computed from its
 // definition.
 func TestBestSplitMatchesDefinition(t *testing.T) {
+	t.Parallel()
 	q := func(z []float64, tau int) float64 {
 		x, y := z[:tau], z[tau:]
 		m, k := float64(len(x)), float64(len(y))
@@ -170,6 +177,7 @@ func TestBestSplitMatchesDefinition(t *testing.T) {
 }
 
 func TestStudentT(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b []float64
 		p    float64
@@ -228,6 +236,7 @@ func stepAt(at int, before, after float64) func(int) float64 {
 func flat(v float64) func(int) float64 { return func(int) float64 { return v } }
 
 func TestDriftNamesCommitRange(t *testing.T) {
+	t.Parallel()
 	recs := records("aaaaaaaaaaaa", 60, 1, day0, stepAt(37, 1000, 850), flat(0.004))
 	got := AnalyzeDrift(recs, ChangePointOptions{})
 	if len(got.Findings) != 1 {
@@ -263,6 +272,7 @@ func TestDriftNamesCommitRange(t *testing.T) {
 }
 
 func TestDriftDirection(t *testing.T) {
+	t.Parallel()
 	// Throughput up and latency down are better; latency up is worse.
 	recs := records("aaaaaaaaaaaa", 40, 2, day0, stepAt(20, 1000, 1200), stepAt(10, 0.004, 0.005))
 	d := AnalyzeDrift(recs, ChangePointOptions{}).Findings
@@ -284,6 +294,7 @@ func TestDriftDirection(t *testing.T) {
 }
 
 func TestDriftOnlyEqualFingerprints(t *testing.T) {
+	t.Parallel()
 	// Another machine, 15% slower throughout, runs on the same nights: its
 	// records interleave with the first's but are never mixed in.
 	a := records("aaaaaaaaaaaa", 60, 1, day0, stepAt(37, 1000, 850), flat(0.004))
@@ -322,6 +333,7 @@ func TestDriftOnlyEqualFingerprints(t *testing.T) {
 }
 
 func TestHistorySeries(t *testing.T) {
+	t.Parallel()
 	recs := records("aaaaaaaaaaaa", 3, 1, day0, flat(1000), flat(0.004))
 	recs[0], recs[2] = recs[2], recs[0]
 	ss := HistorySeries(recs)

@@ -43,6 +43,7 @@ func allocated(f func()) uint64 {
 }
 
 func TestReadRefusesFIFO(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "results.json")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -61,6 +62,7 @@ func TestReadRefusesFIFO(t *testing.T) {
 }
 
 func TestReadRefusesDevZero(t *testing.T) {
+	t.Parallel()
 	// A symlink to /dev/zero has no size to check and never ends.
 	path := filepath.Join(t.TempDir(), "results.json")
 	if err := os.Symlink("/dev/zero", path); err != nil {
@@ -82,6 +84,7 @@ func TestReadRefusesDevZero(t *testing.T) {
 }
 
 func TestReadFileLimited(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
 	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
@@ -105,6 +108,7 @@ func TestReadFileLimited(t *testing.T) {
 }
 
 func TestParseHistoryStreamLimit(t *testing.T) {
+	t.Parallel()
 	// An endless stream stops at MaxHistoryBytes, not at the end of memory.
 	if testing.Short() {
 		t.Skip("reads 256 MiB")
@@ -157,6 +161,7 @@ func TestReadRefusesMillionsOfEmptyRungs(t *testing.T) {
 }
 
 func TestReadLimits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, json, field string
 	}{
@@ -211,6 +216,7 @@ func repeatKeys(n int) string {
 }
 
 func TestParseHistoryLimits(t *testing.T) {
+	t.Parallel()
 	line := func(cells string) string {
 		return `{"version":1,"date":"2026-01-01T00:00:00Z","fingerprint":"f","cells":[` + cells + `]}` + "\n"
 	}
@@ -344,6 +350,7 @@ func TestMergeHistograms(t *testing.T) {
 }
 
 func TestMergeBounded(t *testing.T) {
+	t.Parallel()
 	// A forged shard count lists a few missing shards, not 2^62 of them.
 	p := &Results{Version: FormatVersion, Shard: &ShardInfo{Index: 1, Count: 1 << 62}}
 	within(t, 5*time.Second, func() {
@@ -383,6 +390,7 @@ func TestMergeBounded(t *testing.T) {
 }
 
 func TestCellRounds(t *testing.T) {
+	t.Parallel()
 	// As RoundsOfCell of each cell, on a real file and on one cancelled in
 	// its second round, with an adaptive cell.
 	b, err := os.ReadFile("../cmd/benchgate/testdata/recorded/results.json")

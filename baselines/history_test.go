@@ -16,6 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/history from the generators")
 
 func TestNewRecord(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
 	res := &Results{
 		Scenario: ScenarioInfo{Name: "demo-api", Profile: "nightly"},
@@ -65,6 +66,7 @@ func TestNewRecord(t *testing.T) {
 }
 
 func TestAppendReadHistory(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "benchgate-history", "history.jsonl")
 	recs := records("aaaaaaaaaaaa", 3, 1, day0, flat(1000), flat(0.004))
 	// Appended out of date order: read back sorted.
@@ -120,6 +122,7 @@ func TestAppendReadHistory(t *testing.T) {
 }
 
 func TestReadHistoryErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, text, err string }{
 		{"blank.jsonl", "\n\n" + `{"version":1,"date":"2026-01-01T00:00:00Z","fingerprint":"x","cells":[]}` + "\n\n", ""},
@@ -209,6 +212,7 @@ func TestHistoryTestdata(t *testing.T) {
 // ran on machines of different fingerprints, on a mixed one that drift
 // skips, since which machine measured a cell is not known.
 func TestNewRecordShards(t *testing.T) {
+	t.Parallel()
 	xeon := Environment{RunID: "s1", CPUModel: "Xeon", CPUs: 8, Kernel: "6.8", OS: "linux", Arch: "amd64"}
 	xeon2 := xeon
 	xeon2.RunID, xeon2.Host = "s2", "other-host"

@@ -22,6 +22,7 @@ func rung(c Cell, round int, target string) Rung {
 }
 
 func TestCompleteRounds(t *testing.T) {
+	t.Parallel()
 	p := plan2x2()
 	r := &Results{Plan: p}
 	check := func(want int) {
@@ -53,6 +54,7 @@ func TestCompleteRounds(t *testing.T) {
 }
 
 func TestWriteReadRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "out")
 	in := &Results{
 		Version: FormatVersion, Tool: "benchgate test", Status: "complete", Plan: plan2x2(),
@@ -90,6 +92,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 // in the order results files have always had, and a section of a version
 // 2 file, without rule and unresolved, reads and writes back as it was.
 func TestGateSectionFormat(t *testing.T) {
+	t.Parallel()
 	inc := 0.002
 	g := gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001,
 		TieWithinFor: map[gate.Metric]float64{"allocs/op": 0, "B/op": 0.05}, HigherBetterFor: map[gate.Metric]bool{"req/sec": true},
@@ -120,6 +123,7 @@ func TestGateSectionFormat(t *testing.T) {
 }
 
 func TestReadRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, text := range map[string]string{
 		"garbage.json": "{not json",
@@ -138,6 +142,7 @@ func TestReadRefuses(t *testing.T) {
 }
 
 func TestCompleteRoundsPerPinSet(t *testing.T) {
+	t.Parallel()
 	p := Plan{PinSets: []string{"cpus=0", "cpus=0-1"}, Rounds: 2, Cells: []Cell{
 		{Pins: "cpus=0", Class: "Q", Concurrency: 1}, {Pins: "cpus=0-1", Class: "Q", Concurrency: 1},
 	}}
@@ -162,6 +167,7 @@ func TestCompleteRoundsPerPinSet(t *testing.T) {
 }
 
 func TestHasLatency(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		r    Rung
@@ -182,6 +188,7 @@ func TestHasLatency(t *testing.T) {
 }
 
 func TestFingerprint(t *testing.T) {
+	t.Parallel()
 	e := Environment{CPUModel: "AMD EPYC 7763", CPUs: 4, Kernel: "6.8.0", OS: "linux", Arch: "amd64", Host: "runner-1",
 		Pins: []PinInfo{{Name: "cpus=1", CPUs: "1"}}}
 	f := e.Fingerprint()

@@ -25,6 +25,7 @@ func within(t *testing.T, d time.Duration, f func()) {
 }
 
 func TestParseManyBadLines(t *testing.T) {
+	t.Parallel()
 	// Each bad line's text was found by scanning from the first line: 200,000
 	// of them in 5 MB took quadratic time. The error lists maxListed and
 	// counts the rest.
@@ -46,6 +47,7 @@ func TestParseManyBadLines(t *testing.T) {
 }
 
 func TestParseLimits(t *testing.T) {
+	t.Parallel()
 	in := strings.Repeat("BenchmarkX 1 1 ns/op\n", MaxResults+1)
 	if _, err := Parse(strings.NewReader(in), nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("output:%d: more than %d benchmark results", MaxResults+1, MaxResults)) {
 		t.Errorf("too many results: %v", err)
@@ -76,6 +78,7 @@ func (endless) Read(p []byte) (int, error) {
 }
 
 func TestLineTextCutsRunes(t *testing.T) {
+	t.Parallel()
 	f := lineFinder{data: []byte("a\n  " + strings.Repeat("é", 500) + "\nz"), line: 1}
 	if s := f.text(2); s != strings.Repeat("é", 120)+"…" {
 		t.Errorf("line 2: %q", s)

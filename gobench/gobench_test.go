@@ -42,6 +42,7 @@ func approx(a, b float64) bool {
 // BenchmarkLookup; BenchmarkInsert has sub-benchmarks with b.SetBytes and
 // a custom unit from b.ReportMetric, and BenchmarkLookup logs (b.Log).
 func TestParseRealOutput(t *testing.T) {
+	t.Parallel()
 	rs, err := parseFile(t, "two-packages.txt", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +105,7 @@ func TestParseRealOutput(t *testing.T) {
 // output in the middle of its own result line and of one that failed
 // (b.Fatal), and lines damaged by hand.
 func TestParseMalformed(t *testing.T) {
+	t.Parallel()
 	rs, err := parseFile(t, "malformed.txt", nil)
 	if err == nil {
 		t.Fatal("no error")
@@ -139,6 +141,7 @@ func TestParseMalformed(t *testing.T) {
 }
 
 func TestParseNoFileName(t *testing.T) {
+	t.Parallel()
 	_, err := Parse(strings.NewReader("BenchmarkX-2 12\n"), nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "output:1: missing measurements") {
 		t.Errorf("error %v", err)
@@ -146,6 +149,7 @@ func TestParseNoFileName(t *testing.T) {
 }
 
 func TestParseEmpty(t *testing.T) {
+	t.Parallel()
 	rs, err := Parse(strings.NewReader("PASS\n"), nil)
 	if err != nil || len(rs) != 0 {
 		t.Errorf("%v, %v", rs, err)
@@ -155,6 +159,7 @@ func TestParseEmpty(t *testing.T) {
 // The reference report's two clients: rename rules make their benchmarks
 // one cell each, the -8 suffix kept.
 func TestParseRename(t *testing.T) {
+	t.Parallel()
 	out := `goos: linux
 goarch: amd64
 pkg: example.com/clients
@@ -182,6 +187,7 @@ BenchmarkOther-8	1	5 ns/op
 }
 
 func TestCellName(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ pkg, mod, name, want string }{
 		{"example.com/m/internal/store", "example.com/m", "BenchmarkInsert-4", "internal/store.BenchmarkInsert-4"},
 		{"example.com/m", "example.com/m", "BenchmarkInsert-4", "BenchmarkInsert-4"},
@@ -199,6 +205,7 @@ func TestCellName(t *testing.T) {
 // A scenario's rename rules match cell names: the reference report's two
 // clients, each in its own package, become one cell per benchmark.
 func TestCellRename(t *testing.T) {
+	t.Parallel()
 	rules := []scenario.Rename{
 		{Pattern: regexp.MustCompile(`^qoordinator\.BenchmarkQoordinator(.*)`), Replace: "client.Benchmark$1"},
 		{Pattern: regexp.MustCompile(`^ncorest\.BenchmarkNcoRest(.*)`), Replace: "client.Benchmark$1"},
@@ -214,6 +221,7 @@ func TestCellRename(t *testing.T) {
 }
 
 func TestParseNotFinite(t *testing.T) {
+	t.Parallel()
 	in := "pkg: example.com/m\nBenchmarkA-2 \t 10\t 5 ns/op\nBenchmarkB-2 \t 10\t NaN ns/op\nBenchmarkC-2 \t 10\t 7 ns/op\t +Inf hits/op\n"
 	rs, err := ParseFile(strings.NewReader(in), "x.txt", nil)
 	if len(rs) != 1 || rs[0].Name != "BenchmarkA-2" {

@@ -78,6 +78,7 @@ func runBenchstat(t *testing.T, old, new string) map[[3]string]benchstatRow {
 // regression benchstat calls significantly worse. The table it logs shows
 // benchgate's mean beside both medians (go test -v).
 func TestBenchstatAgreement(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build benchstat with")
 	}

@@ -95,6 +95,7 @@ func FuzzOha(f *testing.F)    { fuzzTool(f, "oha") }
 func FuzzK6(f *testing.F)     { fuzzTool(f, "k6") }
 
 func TestReadRefusesNonRegularFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.json")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -111,6 +111,7 @@ func checkShape(t *testing.T, r *baselines.Results, tool string, base, cand []st
 }
 
 func TestVegeta(t *testing.T) {
+	t.Parallel()
 	base, cand := files("vegeta", threeBase...), files("vegeta", threeCand...)
 	r := read(t, "vegeta", base, cand, Options{})
 	checkShape(t, r, "vegeta", base, cand, baselines.Cell{Class: "load"})
@@ -165,6 +166,7 @@ func TestVegeta(t *testing.T) {
 }
 
 func TestVegetaErrors(t *testing.T) {
+	t.Parallel()
 	r := read(t, "vegeta", files("vegeta", "status-errors.json"), files("vegeta", "refused.json"), Options{})
 	// status-errors.json: 380 × 200 and 20 × 500 from the demo with
 	// -errors sleep=0.05; duration 1994722722 ns + wait 414592 ns.
@@ -182,6 +184,7 @@ func TestVegetaErrors(t *testing.T) {
 }
 
 func TestGhz(t *testing.T) {
+	t.Parallel()
 	base, cand := files("ghz", threeBase...), files("ghz", threeCand...)
 	r := read(t, "ghz", base, cand, Options{})
 	// -c 4 is read from the files.
@@ -218,6 +221,7 @@ func TestGhz(t *testing.T) {
 }
 
 func TestGhzErrors(t *testing.T) {
+	t.Parallel()
 	r := read(t, "ghz", files("ghz", "status-errors.json", "duration.json"), files("ghz", "refused.json", "candidate-1.json"),
 		Options{Concurrency: 4})
 
@@ -246,6 +250,7 @@ func TestGhzErrors(t *testing.T) {
 }
 
 func TestOha(t *testing.T) {
+	t.Parallel()
 	base, cand := files("oha", threeBase...), files("oha", threeCand...)
 	r := read(t, "oha", base, cand, Options{Class: "items", Concurrency: 8, Name: "demo under oha"})
 	checkShape(t, r, "oha", base, cand, baselines.Cell{Class: "items", Concurrency: 8})
@@ -278,6 +283,7 @@ func TestOha(t *testing.T) {
 }
 
 func TestOhaErrors(t *testing.T) {
+	t.Parallel()
 	r := read(t, "oha", files("oha", "errors.json"), files("oha", "refused.json"), Options{})
 	g := r.Rungs[0]
 	wantErr := map[string]int64{"status": 412, "timeout": 3, "reset": 2}
@@ -294,6 +300,7 @@ func TestOhaErrors(t *testing.T) {
 }
 
 func TestK6(t *testing.T) {
+	t.Parallel()
 	base, cand := files("k6", threeBase...), files("k6", threeCand...)
 	r := read(t, "k6", base, cand, Options{})
 	// 8 VUs: the peak of the vus metric.
@@ -319,6 +326,7 @@ func TestK6(t *testing.T) {
 }
 
 func TestK6ErrorsAndHandleSummary(t *testing.T) {
+	t.Parallel()
 	r := read(t, "k6", files("k6", "errors.json", "summary-baseline.json"), files("k6", "baseline-1.json", "summary-candidate.json"), Options{})
 	// errors.json: 57 of 40412 requests failed.
 	g := r.Rungs[0]
@@ -478,6 +486,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestConcurrency(t *testing.T) {
+	t.Parallel()
 	gb, gc := files("ghz", "baseline-1.json"), files("ghz", "candidate-1.json")
 	// The option wins over the files.
 	r := read(t, "ghz", gb, gc, Options{Concurrency: 16})
@@ -507,6 +516,7 @@ func TestConcurrency(t *testing.T) {
 
 // TestRoundTrip writes an import as results.json and reads it back.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tool := range Tools {
 		r := read(t, tool, files(tool, threeBase...), files(tool, threeCand...), Options{})
 		dir := t.TempDir()
@@ -530,6 +540,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	for msg, want := range map[string]string{
 		`Get "http://127.0.0.1:18099/": dial tcp 0.0.0.0:0->127.0.0.1:18099: connect: connection refused`: "connect",
 		`Get "http://10.0.0.1/": dial tcp 10.0.0.1:80: i/o timeout`:                                       "connect",

@@ -47,6 +47,7 @@ func TestReadSources(t *testing.T) {
 // TestFileList: -baseline and -candidate split on commas and drop blanks
 // around names and empty names; a second Set replaces the first.
 func TestFileList(t *testing.T) {
+	t.Parallel()
 	var l FileList
 	if err := l.Set("old.json"); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCalibrationReport(t *testing.T) {
+	t.Parallel()
 	side := gate.Side{Samples: map[gate.Metric][]float64{gate.RPS: {100, 110, 90}}}
 	// A pin set's name is the file's: it must not break the table or
 	// the terminal.

@@ -103,6 +103,7 @@ func listDir(t *testing.T, dir string) []string {
 }
 
 func TestWriteCharts(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	out := filepath.Join(root, "results")
 	folder := filepath.Join(out, "charts")
@@ -196,6 +197,7 @@ func TestWriteCharts(t *testing.T) {
 // TestWriteChartsSymlink: a charts folder that links elsewhere is refused,
 // and nothing there is removed.
 func TestWriteChartsSymlink(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	elsewhere := filepath.Join(root, "elsewhere")
 	out := filepath.Join(root, "results")
@@ -232,6 +234,7 @@ func TestWriteChartsSymlink(t *testing.T) {
 }
 
 func TestSafeNamePart(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Q01":                               "Q01",
 		"cpus=1-3 memory=2GiB":              "cpus-1-3-memory-2GiB",
@@ -259,6 +262,7 @@ func TestSafeNamePart(t *testing.T) {
 }
 
 func TestWriteTrendCharts(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "trends", "nightly")
 	cand := trendSeries()
 	base := trendSeries()

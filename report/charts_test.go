@@ -13,6 +13,7 @@ import (
 )
 
 func TestThroughputCharts(t *testing.T) {
+	t.Parallel()
 	cs := ThroughputCharts(fullInput())
 	// csv and json Q01 ran at c=1 and c=8; mix only at c=8: no curve.
 	var titles []string
@@ -72,6 +73,7 @@ func TestThroughputCharts(t *testing.T) {
 // TestThroughputChartsOrder: cells out of concurrency order, and a class
 // whose cells are not adjacent, still draw one rising curve.
 func TestThroughputChartsOrder(t *testing.T) {
+	t.Parallel()
 	cell := func(class string, c int, rps float64) gate.CellResult {
 		return gate.CellResult{Key: gate.CellKey{Class: class, Concurrency: c},
 			Decisions: []gate.Decision{dec(gate.RPS, sum(3, rps, 5), sum(3, rps*1.01, 5), gate.Tie, "")}}
@@ -96,6 +98,7 @@ func TestThroughputChartsOrder(t *testing.T) {
 }
 
 func TestThroughputChartsGoBench(t *testing.T) {
+	t.Parallel()
 	in := fullInput()
 	in.Results.Kind = "gobench"
 	if cs := ThroughputCharts(in); cs != nil {
@@ -110,6 +113,7 @@ func TestThroughputChartsGoBench(t *testing.T) {
 }
 
 func TestMarkdownCharts(t *testing.T) {
+	t.Parallel()
 	md := markdown(t, fullInput())
 	sec := between(t, md, "### Throughput by concurrency\n\n", "### Errors\n")
 	if n := strings.Count(sec, "```mermaid\n"); n != 2 {
@@ -154,6 +158,7 @@ var hostileChartClasses = []string{
 }
 
 func TestMarkdownChartsHostileClass(t *testing.T) {
+	t.Parallel()
 	for i, class := range hostileChartClasses {
 		in := fullInput()
 		for i := range in.Comparison.Cells {
@@ -194,6 +199,7 @@ func TestMarkdownChartsHostileClass(t *testing.T) {
 }
 
 func TestCommentDropsChartsFirst(t *testing.T) {
+	t.Parallel()
 	in := fullInput()
 	whole := comment(t, in, CommentOptions{})
 	if !strings.Contains(whole, "```mermaid") {
@@ -227,6 +233,7 @@ func TestCommentDropsChartsFirst(t *testing.T) {
 }
 
 func TestTrendChart(t *testing.T) {
+	t.Parallel()
 	day := func(d int) time.Time { return time.Date(2026, 9, d, 2, 0, 0, 0, time.UTC) }
 	pts := []TrendPoint{
 		{Date: day(3), Commit: "cccccccccccccccccccccccccccccccccccccccc", Mean: 1150, Lo: 1140, Hi: 1160},

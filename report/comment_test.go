@@ -42,6 +42,7 @@ func markdown(t *testing.T, in Input) string {
 }
 
 func TestCommentGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file  string
 		input func() Input
@@ -69,6 +70,7 @@ func TestCommentGolden(t *testing.T) {
 // the markdown report's parts verbatim, less the title, status and failures
 // the head shows.
 func TestCommentLayout(t *testing.T) {
+	t.Parallel()
 	in := fullInput()
 	got := comment(t, in, CommentOptions{Marker: testMarker})
 	head := testMarker + "\n" +
@@ -108,6 +110,7 @@ func TestCommentLayout(t *testing.T) {
 const hostileDetails = "</details><script>alert(1)</script>@team"
 
 func TestCommentHostileClass(t *testing.T) {
+	t.Parallel()
 	in := fullInput()
 	hostile := gate.CellKey{Variant: "csv", Class: hostileDetails, Concurrency: 8}
 	c := &in.Comparison.Cells[1]
@@ -206,6 +209,7 @@ const pointer = "The full report is too long for a comment: see the [job summary
 	"and report.md in the results.\n"
 
 func TestCommentTruncation(t *testing.T) {
+	t.Parallel()
 	in := bigInput(3000, 500)
 	url := "https://github.com/o/r/actions/runs/42"
 
@@ -272,6 +276,7 @@ func TestCommentTruncation(t *testing.T) {
 }
 
 func TestCommentTooSmall(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	err := Comment(&b, bigInput(10, 5), CommentOptions{Marker: testMarker, MaxRunes: 100})
 	if err == nil || !strings.Contains(err.Error(), "a comment of 100 runes cannot hold the marker, title and note") {
@@ -281,6 +286,7 @@ func TestCommentTooSmall(t *testing.T) {
 
 // TestCommentLongName: a scenario name cannot push the outcome out.
 func TestCommentLongName(t *testing.T) {
+	t.Parallel()
 	in := fullInput()
 	in.Results.Scenario.Name = strings.Repeat("n", 70000)
 	opt := CommentOptions{Marker: testMarker}
@@ -292,6 +298,7 @@ func TestCommentLongName(t *testing.T) {
 }
 
 func TestPointerLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ url, want string }{
 		{"", "see the job summary and"},
 		{"https://github.com/o/r/actions/runs/1#summary-2", "see the [job summary](<https://github.com/o/r/actions/runs/1#summary-2>) and"},
@@ -308,6 +315,7 @@ func TestPointerLine(t *testing.T) {
 }
 
 func TestSummaryFits(t *testing.T) {
+	t.Parallel()
 	for name, input := range map[string]func() Input{"full": fullInput, "cancelled": cancelledInput, "pins": pinsInput} {
 		want := markdown(t, input())
 		if got := jobSummary(t, input(), SummaryOptions{}); got != want {
@@ -322,6 +330,7 @@ func TestSummaryFits(t *testing.T) {
 // TestSummaryCap: the largest tables go first, then threats, then the
 // environment, and the note says what went.
 func TestSummaryCap(t *testing.T) {
+	t.Parallel()
 	full := markdown(t, pinsInput())
 	sizes := map[sectionID]int{}
 	for _, s := range newModel(pinsInput()).sections() {
@@ -379,6 +388,7 @@ func slicesContains(ids []sectionID, id sectionID) bool {
 // TestSummaryCut: verdict tables too large for any budget are cut at a
 // row; what stays is valid markdown.
 func TestSummaryCut(t *testing.T) {
+	t.Parallel()
 	in := bigInput(3000, 500)
 	full := markdown(t, in)
 	if len(full) < 300_000 {
@@ -428,6 +438,7 @@ func TestSummaryCut(t *testing.T) {
 // TestSummaryCutFence: an error output cut short keeps its code block
 // closed.
 func TestSummaryCutFence(t *testing.T) {
+	t.Parallel()
 	in := cancelledInput()
 	in.Results.Status = "failed"
 	in.Results.Error = strings.Repeat("candidate exited: ``` status 2\n", 2000)
@@ -441,6 +452,7 @@ func TestSummaryCutFence(t *testing.T) {
 }
 
 func TestCutLines(t *testing.T) {
+	t.Parallel()
 	table := "### t\n\n| a | b |\n| --- | ---: |\n| x | 1 |\n| y | 2 |\n\n"
 	code := "```sh\nrun it\n```\n\nafter\n"
 	for _, tc := range []struct {

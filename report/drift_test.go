@@ -43,6 +43,7 @@ func drift(t *testing.T, in DriftInput, format string) string {
 }
 
 func TestDriftTerminal(t *testing.T) {
+	t.Parallel()
 	want := `benchgate history drift: 2 change point(s), 1 for the worse, in 2 series of 12 record(s) on 2 machine(s) (h|x.jsonl)
 E-divisive means, split tested by a Student t test: p < 0.001, change ≥ 5%, ≥ 3 runs each side
 
@@ -66,6 +67,7 @@ machines:
 }
 
 func TestDriftMarkdown(t *testing.T) {
+	t.Parallel()
 	want := `## benchgate history: drift
 
 **2 change point(s), 1 for the worse, in 2 series of 12 record(s) on 2 machine(s)**, from h\|x.jsonl.
@@ -97,6 +99,7 @@ E-divisive means, split tested by a Student t test: p &lt; 0.001, change ≥ 5%,
 
 // Names in a history come from scenario files a pull request can change.
 func TestDriftHostileNames(t *testing.T) {
+	t.Parallel()
 	in := driftInput()
 	f := &in.Result.Findings[0]
 	f.Cell.Class, f.ToCommit, f.Scenario = "Q|*\x1b[31m", "c\x07", "<b>x</b>"
@@ -120,6 +123,7 @@ func TestDriftHostileNames(t *testing.T) {
 }
 
 func TestDriftJSON(t *testing.T) {
+	t.Parallel()
 	in := driftInput()
 	got := drift(t, in, "json")
 	if !strings.HasPrefix(got, "{\n  \"options\": {\n    \"") || !strings.HasSuffix(got, "}\n") {
@@ -135,6 +139,7 @@ func TestDriftJSON(t *testing.T) {
 }
 
 func TestDriftUnknownFormat(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	if err := Drift(&b, driftInput(), "html"); err == nil || !strings.Contains(err.Error(), `unknown format "html"`) || b.Len() > 0 {
 		t.Errorf("err %v, wrote %q", err, b.String())
@@ -142,6 +147,7 @@ func TestDriftUnknownFormat(t *testing.T) {
 }
 
 func TestWorseFindings(t *testing.T) {
+	t.Parallel()
 	d := driftInput().Result
 	if got := WorseFindings(d); len(got) != 1 || got[0] != "Q01 c=8 candidate rps in c36..c37" {
 		t.Errorf("WorseFindings = %q", got)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestEscapeMarkdown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"Q01", "Q01"},
 		{"", ""},
@@ -50,6 +51,7 @@ func TestEscapeMarkdown(t *testing.T) {
 // line, every pipe, backtick and bracket escaped, no raw angle bracket, no
 // mention.
 func TestEscapeMarkdownInvariants(t *testing.T) {
+	t.Parallel()
 	inputs := []string{
 		hostileClass, "|||", "``code``", "a\\|b", "\\`", "@@x", "x@y.com", "<a href=x>", "\n# heading\n",
 		"http://x https://y", "[a]: http://x", "|\\|\\\\|",
@@ -75,6 +77,7 @@ func TestEscapeMarkdownInvariants(t *testing.T) {
 // TestHostileTableRow renders the hostile class through the markdown report
 // and checks its row still has exactly the table's number of cells.
 func TestHostileTableRow(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	if err := Markdown(&b, cancelledInput()); err != nil {
 		t.Fatal(err)
@@ -109,6 +112,7 @@ func TestHostileTableRow(t *testing.T) {
 }
 
 func TestCleanTerminal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"Q01", "Q01"},
 		{"\x1b[31mred", `\x1b[31mred`},
@@ -125,6 +129,7 @@ func TestCleanTerminal(t *testing.T) {
 }
 
 func TestReproduceCommand(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ file, want string }{
 		{"examples/demo/benchgate.yml", "benchgate gate -scenario examples/demo/benchgate.yml"},
 		{"it's.yml", `benchgate gate -scenario 'it'\''s.yml'`},
@@ -148,6 +153,7 @@ func TestReproduceCommand(t *testing.T) {
 }
 
 func TestEscapeHTML(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"Q01", "Q01"},
 		{"<script>`|*", "&#60;script&#62;&#96;&#124;&#42;"},

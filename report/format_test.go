@@ -8,6 +8,7 @@ import (
 )
 
 func TestLatencyUnit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   []float64
 		want string
@@ -27,6 +28,7 @@ func TestLatencyUnit(t *testing.T) {
 }
 
 func TestNumbers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ got, want string }{
 		{percent(0.1234), "+12.3%"},
 		{percent(-0.1789), "-17.9%"},
@@ -51,6 +53,7 @@ func TestNumbers(t *testing.T) {
 }
 
 func TestOutcomeLines(t *testing.T) {
+	t.Parallel()
 	title := func(in Input) string {
 		t.Helper()
 		var b strings.Builder
@@ -103,6 +106,7 @@ func TestOutcomeLines(t *testing.T) {
 // TestUncountedRungs: errors of an incomplete round are not summed, and the
 // report says so.
 func TestUncountedRungs(t *testing.T) {
+	t.Parallel()
 	in := cancelledInput()
 	last := &in.Results.Rungs[len(in.Results.Rungs)-1]
 	last.Errors = map[string]int64{"timeout": 5}

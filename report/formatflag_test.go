@@ -9,6 +9,7 @@ import (
 // TestFormatFlag: a -format flag keeps its default until set, takes what
 // it names, and refuses anything else as the flag is parsed.
 func TestFormatFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		flag    func() FormatFlag

@@ -44,6 +44,7 @@ func checkGatesMarkdown(t *testing.T, what, got string) {
 }
 
 func TestGatesMarkdown(t *testing.T) {
+	t.Parallel()
 	got := markdown(t, gatesInput())
 	checkGatesMarkdown(t, "markdown", got)
 	for _, want := range []string{
@@ -81,6 +82,7 @@ func TestGatesMarkdown(t *testing.T) {
 }
 
 func TestGatesTerminal(t *testing.T) {
+	t.Parallel()
 	got := terminal(t, gatesInput())
 	if strings.ContainsRune(got, '\x1b') {
 		t.Errorf("an escape sequence from a body reached the terminal:\n%q", got)
@@ -108,6 +110,7 @@ func TestGatesTerminal(t *testing.T) {
 }
 
 func TestAgreementLine(t *testing.T) {
+	t.Parallel()
 	class := func(agree bool, requests int) baselines.ClassAgreement {
 		return baselines.ClassAgreement{Class: "c", Agree: agree, Requests: requests}
 	}
@@ -129,6 +132,7 @@ func TestAgreementLine(t *testing.T) {
 }
 
 func TestPreflightStatus(t *testing.T) {
+	t.Parallel()
 	id := func(s string) string { return s }
 	for _, tc := range []struct {
 		p    baselines.PreflightResult
@@ -152,6 +156,7 @@ func TestPreflightStatus(t *testing.T) {
 // TestGateFailureText: the correctness gates' failures read as what they
 // are, not as a cell at c=0 with an empty metric.
 func TestGateFailureText(t *testing.T) {
+	t.Parallel()
 	agreement := failureItem{f: gate.Failure{Key: gate.CellKey{Variant: "csv", Class: "a|b"}, Kind: gate.FailAgreement,
 		Reason: "$.items[0].price: 12 vs 13"}}
 	noVariant := failureItem{f: gate.Failure{Key: gate.CellKey{Class: "search"}, Kind: gate.FailAgreement}}
@@ -183,6 +188,7 @@ func TestGateFailureText(t *testing.T) {
 // TestGatesNone: without gates, or with gates that found nothing, no
 // report says a word about them.
 func TestGatesNone(t *testing.T) {
+	t.Parallel()
 	empty := fullInput()
 	empty.Results.Gates = &baselines.Gates{}
 	for _, in := range []Input{fullInput(), empty} {
@@ -206,6 +212,7 @@ func TestGatesNone(t *testing.T) {
 }
 
 func TestGatesJSON(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	if err := JSON(&b, gatesInput()); err != nil {
 		t.Fatal(err)
@@ -294,6 +301,7 @@ func TestGatesJSON(t *testing.T) {
 // shrinks the latency goes first, then the fold, then the gates' details,
 // and the failures still name the disagreement.
 func TestGatesComment(t *testing.T) {
+	t.Parallel()
 	// One input for every rendering: Comment does not change it, and
 	// encoding its histograms is the slow part.
 	input := gatesInput()
@@ -363,6 +371,7 @@ func TestGatesComment(t *testing.T) {
 // TestSummaryDropsLatencyFirst: a job summary too long for its cap loses
 // the latency distributions before anything else, never the gates.
 func TestSummaryDropsLatencyFirst(t *testing.T) {
+	t.Parallel()
 	full := markdown(t, gatesInput())
 	got := jobSummary(t, gatesInput(), SummaryOptions{MaxBytes: len(full) - 1})
 	if strings.Contains(got, "### Latency distribution") || !strings.Contains(got, "this leaves out the latency distributions.") {
@@ -379,6 +388,7 @@ func TestSummaryDropsLatencyFirst(t *testing.T) {
 // of the latency, as of the verdicts; rungs without a histogram are
 // skipped, and one that cannot be read is counted.
 func TestLatencyDecidedRounds(t *testing.T) {
+	t.Parallel()
 	in := gatesInput()
 	res := in.Results
 	res.Rungs = res.Rungs[:len(res.Rungs)-1] // the last round is incomplete
@@ -401,6 +411,7 @@ func TestLatencyDecidedRounds(t *testing.T) {
 // TestGatesHostileNames: names of classes and variants in the gates are
 // escaped like any other.
 func TestGatesHostileNames(t *testing.T) {
+	t.Parallel()
 	in := gatesInput()
 	g := in.Results.Gates
 	g.Absent[0].Class = hostileDetails
@@ -426,6 +437,7 @@ func TestGatesHostileNames(t *testing.T) {
 // TestGateFailuresWithCellFailures: a comparison whose summary list holds
 // only the gates' failures still shows the failures its cells carry.
 func TestGateFailuresWithCellFailures(t *testing.T) {
+	t.Parallel()
 	in := fullInput()
 	in.Comparison.Failures = []gate.Failure{{Key: gate.CellKey{Class: "search"}, Kind: gate.FailAgreement, Reason: "x"}}
 	got := markdown(t, in)
@@ -439,6 +451,7 @@ func TestGateFailuresWithCellFailures(t *testing.T) {
 // TestGateThreatsPlural: two classes of a kind are "their", as two
 // unreadable histograms "are".
 func TestGateThreatsPlural(t *testing.T) {
+	t.Parallel()
 	in := gatesInput()
 	g := in.Results.Gates
 	g.Agreement.Classes[1].Mode = "warn" // csv mix, as json mix

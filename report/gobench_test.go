@@ -31,6 +31,7 @@ func goBenchInput() Input {
 }
 
 func TestGoBenchTable(t *testing.T) {
+	t.Parallel()
 	in := goBenchInput()
 	var md strings.Builder
 	if err := Markdown(&md, in); err != nil {

@@ -147,6 +147,7 @@ func grpcInput() Input {
 // regresses at both pin sets and nothing else does; the NotFound answers
 // stay under the error limit.
 func TestGRPCFixture(t *testing.T) {
+	t.Parallel()
 	c := grpcInput().Comparison
 	if c.Outcome != gate.Fail {
 		t.Fatalf("outcome %s, want fail", c.Outcome)
@@ -176,6 +177,7 @@ func TestGRPCFixture(t *testing.T) {
 // report's columns, per pin set, in one latency unit, and that the report
 // speaks of calls.
 func TestGRPCTables(t *testing.T) {
+	t.Parallel()
 	got := markdown(t, grpcInput())
 	for _, want := range []string{
 		"### 1cpu\n\n| class | c | baseline req/s | baseline avg (ms) | baseline p90 (ms) | baseline p95 (ms) | baseline p99 (ms) | " +
@@ -223,6 +225,7 @@ func render(t *testing.T, in Input) string {
 
 // TestGRPCErrorRateWords: a gRPC cell over its error limit counts calls.
 func TestGRPCErrorRateWords(t *testing.T) {
+	t.Parallel()
 	in := grpcInput()
 	k := in.Comparison.Cells[1].Key
 	in.Comparison.Failures = append(in.Comparison.Failures, gate.Failure{Key: k, Metric: gate.ErrorRate, Kind: "error_rate",
@@ -236,6 +239,7 @@ func TestGRPCErrorRateWords(t *testing.T) {
 // whether their kind is left empty or says "http": only "grpc" brings the
 // gRPC columns and words.
 func TestHTTPKindUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, input := range []func() Input{fullInput, pinsInput, gatesInput} {
 		plain := input()
 		http := input()
@@ -256,6 +260,7 @@ func TestHTTPKindUnchanged(t *testing.T) {
 // comment stays within its budget whatever the budget, from one that
 // holds everything down to one that holds only the head.
 func TestGRPCComment(t *testing.T) {
+	t.Parallel()
 	in := grpcInput()
 	full := comment(t, in, CommentOptions{Marker: testMarker})
 	if !strings.Contains(full, "<details><summary>Full report: 12 cells, tables, resources, errors, environment</summary>") {
@@ -302,6 +307,7 @@ func TestGRPCComment(t *testing.T) {
 // TestGRPCKinds: imported ghz reports are gRPC calls too; any other kind
 // keeps the HTTP table.
 func TestGRPCKinds(t *testing.T) {
+	t.Parallel()
 	for kind, want := range map[string]bool{"grpc": true, "import:ghz": true, "": false, "http": false, "import:oha": false} {
 		in := grpcInput()
 		in.Results.Kind = kind
@@ -317,6 +323,7 @@ func TestGRPCKinds(t *testing.T) {
 
 // TestGRPCAgreementWords: the agreement gate of a gRPC run counts calls.
 func TestGRPCAgreementWords(t *testing.T) {
+	t.Parallel()
 	in := grpcInput()
 	in.Results.Gates = &baselines.Gates{Agreement: &baselines.AgreementResult{Classes: []baselines.ClassAgreement{
 		{Class: "get", Mode: "required", Requests: 5, Agree: true, Format: "json"},

@@ -39,6 +39,7 @@ func history(t *testing.T, in HistoryInput) string {
 }
 
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	mixed := baselines.Series{Key: baselines.SeriesKey{Fingerprint: baselines.MixedPrefix + "3f2a+9e8d", Scenario: "demo-api",
 		Cell: baselines.Cell{Class: "Q01", Concurrency: 8}, Target: "baseline", Metric: "p95"}}
 	for i := range 2 {
@@ -100,6 +101,7 @@ date              candidate  baseline  mean ±hw     n
 // Names in a history come from scenario files a pull request can change:
 // a terminal is shown their escapes.
 func TestHistoryHostileNames(t *testing.T) {
+	t.Parallel()
 	s := trendSeries()
 	s.Key.Scenario, s.Key.Cell.Class, s.Key.Fingerprint = "evil\x1b]0;pwned\x07", "Q\x1b[31m\tx", "f\u202e"
 	s.Points[0].CandidateCommit = "c\x1b[2J"
@@ -115,6 +117,7 @@ func TestHistoryHostileNames(t *testing.T) {
 }
 
 func TestHistoryAppended(t *testing.T) {
+	t.Parallel()
 	rec := baselines.Record{Scenario: "demo-api", Profile: "nightly", Date: time.Date(2026, 1, 1, 2, 0, 0, 0, time.FixedZone("CET", 3600)),
 		CandidateCommit: "deadbeefcafe0123", Fingerprint: "3f2a", Cells: make([]baselines.RecordCell, 2)}
 	if got, want := HistoryAppended(rec, "h/history.jsonl"), "history: appended demo-api (nightly) of 2026-01-01 01:00 UTC, candidate deadbee, machine 3f2a (2 values) to h/history.jsonl"; got != want {
@@ -127,6 +130,7 @@ func TestHistoryAppended(t *testing.T) {
 }
 
 func TestHistoryNumbers(t *testing.T) {
+	t.Parallel()
 	check := func(what, got, want string) {
 		t.Helper()
 		if got != want {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestJSONDocument(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := JSON(&b, fullInput()); err != nil {
 		t.Fatal(err)
@@ -81,6 +82,7 @@ func TestJSONDocument(t *testing.T) {
 // TestEmptyInput: the zero Input renders in every format without panicking,
 // and JSON lists are empty, not null.
 func TestEmptyInput(t *testing.T) {
+	t.Parallel()
 	for _, f := range Formats {
 		r, err := ForFormat(f, Input{}, TerminalOptions{})
 		if err != nil {

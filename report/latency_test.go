@@ -35,6 +35,7 @@ func uniform(n, step int64) map[int64]int64 {
 }
 
 func TestMergeLatencyPercentiles(t *testing.T) {
+	t.Parallel()
 	// 1..1000 µs in two rungs, odd and even: below 2048 µs three digits
 	// are exact, so the merged percentiles are the ranks themselves.
 	odd, even := map[int64]int64{}, map[int64]int64{}
@@ -97,6 +98,7 @@ func TestMergeLatencyPercentiles(t *testing.T) {
 }
 
 func TestMergeLatencyUnreadable(t *testing.T) {
+	t.Parallel()
 	good := encodeValues(t, 3, uniform(10, 100))
 	precise := encodeValues(t, 5, uniform(10, 100))
 	d, bad := mergeLatency([]string{"not base64!", good, precise, "AAAA"})
@@ -112,6 +114,7 @@ func TestMergeLatencyUnreadable(t *testing.T) {
 }
 
 func TestHistogramText(t *testing.T) {
+	t.Parallel()
 	base, _ := mergeLatency([]string{encodeValues(t, 3, map[int64]int64{100: 1, 200: 2, 300: 3, 400: 4})})
 	cand, _ := mergeLatency([]string{encodeValues(t, 3, map[int64]int64{300: 4, 400: 3, 500: 2, 600: 1})})
 	sides := [2]*latencyDist{base, cand}
@@ -153,6 +156,7 @@ func TestHistogramText(t *testing.T) {
 }
 
 func TestCellUnit(t *testing.T) {
+	t.Parallel()
 	ms := latencyUnit{name: "ms", scale: 1e-3, dec: 2}
 	for _, tc := range []struct {
 		min float64 // µs

@@ -33,6 +33,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	inputs := map[string]func() Input{
 		"full": fullInput, "cancelled": cancelledInput, "pins": pinsInput, "pins_cancelled": pinsCancelledInput,
 		"gates": gatesInput, "grpc": grpcInput,

@@ -11,6 +11,7 @@ import (
 )
 
 func TestResourceUnits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		u    latencyUnit
@@ -45,6 +46,7 @@ func TestResourceUnits(t *testing.T) {
 }
 
 func TestResVerdictText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		vs       []resVerdict
 		md, term string
@@ -90,6 +92,7 @@ func TestResVerdictText(t *testing.T) {
 // scenario file, and lands in headings, table cells, prose and the
 // terminal.
 func TestPinSetNamesEscaped(t *testing.T) {
+	t.Parallel()
 	const hostile = "cpus=1|<img src=x>`@team\x1b[2J"
 	in := pinsInput()
 	rename := func(s string) string {
@@ -156,6 +159,7 @@ func TestPinSetNamesEscaped(t *testing.T) {
 // the rungs' means without an interval, and a side with some rungs
 // unmeasured averages only the measured ones.
 func TestResourcesUndecided(t *testing.T) {
+	t.Parallel()
 	in := pinsInput()
 	for i := range in.Comparison.Cells {
 		c := &in.Comparison.Cells[i]
@@ -190,6 +194,7 @@ func TestResourcesUndecided(t *testing.T) {
 }
 
 func TestSourceThreat(t *testing.T) {
+	t.Parallel()
 	in := pinsInput()
 	for i, g := range in.Results.Rungs {
 		if g.Target == "candidate" {
@@ -214,6 +219,7 @@ func TestSourceThreat(t *testing.T) {
 }
 
 func TestGeneratorText(t *testing.T) {
+	t.Parallel()
 	g := &generatorUsage{peakCores: 0.13}
 	if got := g.text(md); got != "peak CPU 13% of one core; the CPUs available to it were not recorded" {
 		t.Errorf("unknown CPUs: %q", got)
@@ -239,6 +245,7 @@ func TestGeneratorText(t *testing.T) {
 }
 
 func TestJSONPins(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := JSON(&b, pinsInput()); err != nil {
 		t.Fatal(err)
@@ -300,6 +307,7 @@ func TestJSONPins(t *testing.T) {
 // first's complete rounds. The report says so per pin set, and its
 // resources, per-core and error tables keep the first pin set's rungs.
 func TestPinSetRounds(t *testing.T) {
+	t.Parallel()
 	in := pinsCancelledInput()
 	if got := in.Results.CompleteRounds(); got != 0 {
 		t.Fatalf("fixture: CompleteRounds = %d, want 0", got)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestTerminalColor(t *testing.T) {
+	t.Parallel()
 	render := func(in Input, c bool) string {
 		t.Helper()
 		var b strings.Builder
@@ -53,6 +54,7 @@ func TestTerminalColor(t *testing.T) {
 }
 
 func TestColorFor(t *testing.T) {
+	t.Parallel()
 	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +89,7 @@ func TestColorFor(t *testing.T) {
 }
 
 func TestTerminalVerdictWords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		r    row
 		want string

@@ -14,6 +14,7 @@ import (
 // TestVerdictFixtures pins what the golden files of issue 12 rest on, so a
 // change of the gate that moves a verdict shows here first.
 func TestVerdictFixtures(t *testing.T) {
+	t.Parallel()
 	c := slicedInput(gate.UnresolvedWarn).Comparison
 	want := map[string]struct {
 		v          gate.Verdict
@@ -57,6 +58,7 @@ func withoutRegression(policy gate.Unresolved) Input {
 }
 
 func TestUnresolvedOutcomeLines(t *testing.T) {
+	t.Parallel()
 	title := func(in Input) string {
 		t.Helper()
 		md := markdown(t, in)
@@ -202,6 +204,7 @@ func jsonOf(t *testing.T, in Input) jsonUnresolvedDoc {
 
 // TestVerdictJSON: the gate's fields reach the document.
 func TestVerdictJSON(t *testing.T) {
+	t.Parallel()
 	doc := jsonOf(t, slicedInput(gate.UnresolvedWarn))
 	if doc.Settings.Rule != "paired" || doc.Schedule.Interleave != "slice" || doc.Schedule.SliceS != sliceSeconds {
 		t.Errorf("settings %+v, schedule %+v", doc.Settings, doc.Schedule)
@@ -231,6 +234,7 @@ func TestVerdictJSON(t *testing.T) {
 // TestAdaptiveCounts: every table counts the rounds each cell's verdict
 // rests on: search's failed requests happened in its adaptive rounds only.
 func TestAdaptiveCounts(t *testing.T) {
+	t.Parallel()
 	in := adaptiveInput()
 	md := markdown(t, in)
 	for _, want := range []string{
@@ -273,6 +277,7 @@ func TestAdaptiveCounts(t *testing.T) {
 // invariants, leads with the unresolved ties, and keeps what they mean and
 // what to do; the failures give way first.
 func TestCommentUnresolvedBudget(t *testing.T) {
+	t.Parallel()
 	for name, input := range map[string]func() Input{
 		"warn": func() Input { return slicedInput(gate.UnresolvedWarn) },
 		"fail": func() Input { return slicedInput(gate.UnresolvedFail) },
@@ -336,6 +341,7 @@ func atoi(s string) int {
 // TestUnresolvedSummary: the job summary is the markdown report, and when
 // cut its note follows the unresolved ties, which stay.
 func TestUnresolvedSummary(t *testing.T) {
+	t.Parallel()
 	in := slicedInput(gate.UnresolvedWarn)
 	full := markdown(t, in)
 	if got := jobSummary(t, in, SummaryOptions{}); got != full {
@@ -351,6 +357,7 @@ func TestUnresolvedSummary(t *testing.T) {
 }
 
 func TestDeltaText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		d    gate.Decision
 		want string
@@ -371,6 +378,7 @@ func TestDeltaText(t *testing.T) {
 }
 
 func TestResolutionText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		r    float64
 		want string
@@ -385,6 +393,7 @@ func TestResolutionText(t *testing.T) {
 }
 
 func TestVerdictWordsUnresolved(t *testing.T) {
+	t.Parallel()
 	unresolved := func(m gate.Metric, r float64) gate.Decision {
 		return gate.Decision{Metric: m, Verdict: gate.Tie, Unresolved: true, Resolution: r}
 	}
@@ -411,6 +420,7 @@ func TestVerdictWordsUnresolved(t *testing.T) {
 // TestUnresolvedHostileNames: a class name in the list of ties is escaped
 // with each medium's one escaper.
 func TestUnresolvedHostileNames(t *testing.T) {
+	t.Parallel()
 	in := slicedInput(gate.UnresolvedWarn)
 	hostile := "</details>@team|`x`\x1b[31m"
 	for i := range in.Comparison.Cells {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestEscape(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in         string
 		line, text string
