@@ -2,6 +2,7 @@ package baselines
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -33,6 +34,21 @@ const (
 	DefaultMinMagnitude = 0.05
 	DefaultMinWindow    = 3
 )
+
+// Check refuses options out of range, each named as the CLI's flag is.
+// Unlike detection, it takes a zero for what was asked, not for the
+// default: a flag's zero was typed.
+func (o ChangePointOptions) Check() error {
+	switch {
+	case !(o.MaxPValue > 0 && o.MaxPValue <= 1):
+		return errors.New("-max-pvalue: want a p-value in (0, 1]")
+	case !(o.MinMagnitude > 0):
+		return errors.New("-min-magnitude: want a fraction above 0 (a tiny value such as 1e-9 keeps every change)")
+	case o.MinWindow < 2:
+		return errors.New("-min-window: want at least 2 points")
+	}
+	return nil
+}
 
 // WithDefaults returns o with every unset field at its default.
 func (o ChangePointOptions) WithDefaults() ChangePointOptions {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -346,5 +347,30 @@ func TestHistorySeries(t *testing.T) {
 	}
 	if fmt.Sprint(keys) != "[baseline rps baseline p95 candidate rps candidate p95]" {
 		t.Errorf("series order %v", keys)
+	}
+}
+
+func TestChangePointOptionsCheck(t *testing.T) {
+	t.Parallel()
+	ok := ChangePointOptions{MaxPValue: DefaultMaxPValue, MinMagnitude: DefaultMinMagnitude, MinWindow: DefaultMinWindow}
+	if err := ok.Check(); err != nil {
+		t.Fatalf("defaults refused: %v", err)
+	}
+	for _, c := range []struct {
+		change func(*ChangePointOptions)
+		want   string
+	}{
+		{func(o *ChangePointOptions) { o.MaxPValue = 0 }, "-max-pvalue"},
+		{func(o *ChangePointOptions) { o.MaxPValue = 1.5 }, "-max-pvalue"},
+		{func(o *ChangePointOptions) { o.MaxPValue = math.NaN() }, "-max-pvalue"},
+		{func(o *ChangePointOptions) { o.MinMagnitude = 0 }, "-min-magnitude"},
+		{func(o *ChangePointOptions) { o.MinMagnitude = -0.1 }, "-min-magnitude"},
+		{func(o *ChangePointOptions) { o.MinWindow = 1 }, "-min-window"},
+	} {
+		o := ok
+		c.change(&o)
+		if err := o.Check(); err == nil || !strings.HasPrefix(err.Error(), c.want+":") {
+			t.Errorf("%+v: got %v, want an error of %s", o, err, c.want)
+		}
 	}
 }

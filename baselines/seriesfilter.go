@@ -2,6 +2,7 @@ package baselines
 
 import (
 	"cmp"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -19,6 +20,19 @@ type SeriesFilter struct {
 	Cell string
 	// Fingerprint is a prefix of the machine's fingerprint ("" for all).
 	Fingerprint string
+}
+
+// Check refuses a filter that can match nothing by its form: a Cell that
+// is no glob, a Target that is none of the three. Each is named as the
+// CLI's flag is.
+func (f SeriesFilter) Check() error {
+	if _, err := path.Match(f.Cell, ""); err != nil {
+		return fmt.Errorf("-cell %q: %v", f.Cell, err)
+	}
+	if !slices.Contains([]string{"candidate", "baseline", "all"}, f.Target) {
+		return fmt.Errorf("-target %q: want candidate, baseline or all", f.Target)
+	}
+	return nil
 }
 
 // Match reports whether the series of key k is one the filter selects.

@@ -2,6 +2,7 @@ package baselines
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,23 @@ func TestSeriesMetrics(t *testing.T) {
 	}
 	if got := SeriesMetrics(nil); len(got) != 0 {
 		t.Errorf("SeriesMetrics(nil) = %v", got)
+	}
+}
+
+func TestSeriesFilterCheck(t *testing.T) {
+	t.Parallel()
+	for _, target := range []string{"candidate", "baseline", "all"} {
+		if err := (SeriesFilter{Cell: "csv/Q0[1-3] c=*", Target: target}).Check(); err != nil {
+			t.Errorf("target %s: %v", target, err)
+		}
+	}
+	for f, want := range map[SeriesFilter]string{
+		{Cell: "Q0[1", Target: "all"}:    `-cell "Q0[1": syntax error in pattern`,
+		{Cell: "*", Target: "both"}:      `-target "both": want candidate, baseline or all`,
+		{Cell: "*", Target: "Candidate"}: `-target "Candidate"`,
+	} {
+		if err := f.Check(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%+v: got %v, want %s", f, err, want)
+		}
 	}
 }

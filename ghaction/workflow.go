@@ -85,6 +85,31 @@ func Warning(w io.Writer, msg string) error { return Annotate(w, "warning", "", 
 // Notice writes a notice annotation with no title or location.
 func Notice(w io.Writer, msg string) error { return Annotate(w, "notice", "", msg, "", 0) }
 
+// PrintError writes one of benchgate's own messages, a line, on w (its
+// stderr). Errors carry text a pull request controls (target output,
+// values from a fork's results file): in a workflow (inWorkflow) it must
+// not be read as workflow commands (WriteUntrusted), and on a terminal it
+// must not carry escape sequences nor reorder what is shown (textsafe.Text
+// keeps its newlines and tabs only).
+func PrintError(w io.Writer, inWorkflow bool, msg string) {
+	msg += "\n"
+	if inWorkflow {
+		WriteUntrusted(w, msg)
+	} else {
+		io.WriteString(w, textsafe.Text(msg))
+	}
+}
+
+// PrintWarning writes a warning of benchgate's that does not change the
+// outcome: an annotation in a workflow, a line saying it is one elsewhere.
+func PrintWarning(w io.Writer, inWorkflow bool, msg string) {
+	if inWorkflow {
+		Warning(w, "benchgate: "+msg)
+	} else {
+		PrintError(w, false, "benchgate: warning: "+msg)
+	}
+}
+
 // WriteUntrusted writes text to w as textsafe.Text shows it, with workflow
 // commands stopped around it: the runner then takes a line "::error::…",
 // "::add-mask::…" or "…##[set-output name=x;]…" in it for just a line. The

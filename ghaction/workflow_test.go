@@ -274,6 +274,29 @@ func TestWriteUntrusted(t *testing.T) {
 	}
 }
 
+func TestPrintErrorWarning(t *testing.T) {
+	t.Parallel()
+	const msg = "benchgate: run failed: target said \x1b[2J\u202e::error::pwned"
+	var term strings.Builder
+	PrintError(&term, false, msg)
+	PrintWarning(&term, false, "pins\x1b]0;x\x07 overlap")
+	want := textsafe.Text(msg) + "\nbenchgate: warning: " + textsafe.Text("pins\x1b]0;x\x07 overlap") + "\n"
+	if term.String() != want {
+		t.Errorf("terminal:\n got %q\nwant %q", term.String(), want)
+	}
+	if strings.ContainsAny(term.String(), "\x1b\x07\u202e") {
+		t.Errorf("terminal output keeps a control: %q", term.String())
+	}
+
+	var log strings.Builder
+	PrintError(&log, true, msg+"\n"+targetLog)
+	PrintWarning(&log, true, "pins overlap")
+	got := runnerLog(log.String())
+	if len(got) != 1 || got[0].Name != "warning" || got[0].Data != "benchgate: pins overlap" {
+		t.Errorf("runner acts on %+v, want only benchgate's warning", got)
+	}
+}
+
 // failWriter fails from its n-th write on, and records what it was asked.
 type failWriter struct {
 	n      int

@@ -39,11 +39,17 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// Measure loads req's scenario, checks that this machine can run it, and
-// runs it with Run or RunGoBench as its kind says; opts.Getenv is replaced
-// by req's, filtered. The results come back with the error whenever some
-// were measured.
-func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results, error) {
+// Load reads req's scenario as Measure does, before Measure checks it
+// against this machine: its ${VAR} through environ.Filter, so never one of
+// the runner's credentials. A refusal is a *UsageError that says the
+// scenario is invalid, and why a secret it asked for read as unset.
+func Load(req Request) (*scenario.Scenario, error) {
+	sc, _, err := readScenario(req)
+	return sc, err
+}
+
+// readScenario is Load, with the filter the scenario was read through.
+func readScenario(req Request) (*scenario.Scenario, *environ.Filter, error) {
 	getenv := req.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -51,7 +57,19 @@ func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results
 	env := environ.NewFilter(getenv)
 	sc, err := scenario.LoadWith(req.Scenario, req.Profile, scenario.LoadOptions{Getenv: env.Getenv, AllowDataOutside: req.AllowDataOutside})
 	if err != nil {
-		return nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
+		return nil, nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
+	}
+	return sc, env, nil
+}
+
+// Measure loads req's scenario, checks that this machine can run it, and
+// runs it with Run or RunGoBench as its kind says; opts.Getenv is replaced
+// by req's, filtered. The results come back with the error whenever some
+// were measured.
+func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results, error) {
+	sc, env, err := readScenario(req)
+	if err != nil {
+		return nil, err
 	}
 	// The file parses wherever it is read; whether its pins name CPUs this
 	// machine has is a question of the run, asked before anything starts.

@@ -7,9 +7,8 @@ import (
 	"io"
 
 	"github.com/benchgate/benchgate/doctor"
-	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/report"
-	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/runner"
 )
 
 // cmdDoctor is "benchgate doctor [-scenario FILE] [-profile NAME]
@@ -32,12 +31,9 @@ func cmdDoctor(ctx context.Context, machine doctor.Options, connect func() (doct
 	}
 	opts := doctor.Options{Root: machine.Root, Sample: machine.Sample}
 	if file != "" {
-		// Read as every command reads it: no ${VAR} of the runner's
-		// credentials.
-		env := environ.NewFilter(getenv)
-		sc, err := scenario.Load(file, profile, env.Getenv)
+		sc, err := runner.Load(runner.Request{Scenario: file, Profile: profile, Getenv: getenv})
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("invalid scenario:\n%w", env.Explain(err)))
+			return withCode(exitUsage, err)
 		}
 		opts.Scenario = sc
 	}

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -95,18 +93,6 @@ func (f *changePointFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.opt.MinWindow, "min-window", baselines.DefaultMinWindow, "fewest `points` on each side of a change point (at least 2)")
 }
 
-func (f *changePointFlags) check() error {
-	switch {
-	case !(f.opt.MaxPValue > 0 && f.opt.MaxPValue <= 1):
-		return errors.New("-max-pvalue: want a p-value in (0, 1]")
-	case !(f.opt.MinMagnitude > 0):
-		return errors.New("-min-magnitude: want a fraction above 0 (a tiny value such as 1e-9 keeps every change)")
-	case f.opt.MinWindow < 2:
-		return errors.New("-min-window: want at least 2 points")
-	}
-	return nil
-}
-
 // read reads the history file, its errors an exit code 2.
 func (f *changePointFlags) read() ([]baselines.Record, error) {
 	recs, err := baselines.ReadHistory(f.file)
@@ -133,14 +119,8 @@ func historyShow(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := cf.check(); err != nil {
+	if err := errors.Join(cf.opt.Check(), sf.Check()); err != nil {
 		return withCode(exitUsage, err)
-	}
-	if _, err := path.Match(sf.Cell, ""); err != nil {
-		return withCode(exitUsage, fmt.Errorf("-cell %q: %v", sf.Cell, err))
-	}
-	if !slices.Contains([]string{"candidate", "baseline", "all"}, sf.Target) {
-		return withCode(exitUsage, fmt.Errorf("-target %q: want candidate, baseline or all", sf.Target))
 	}
 	if last < 0 {
 		return withCode(exitUsage, errors.New("-last: want 0 or more runs"))
@@ -174,7 +154,7 @@ func historyDrift(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := cf.check(); err != nil {
+	if err := cf.opt.Check(); err != nil {
 		return withCode(exitUsage, err)
 	}
 	recs, err := cf.read()

@@ -10,7 +10,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"strconv"
@@ -19,7 +18,6 @@ import (
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/internal/supervise"
-	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 func main() { os.Exit(mainExit(os.Args[1:])) }
@@ -94,25 +92,12 @@ func supervisedExit(ex supervise.Exit) int {
 	return ex.Code
 }
 
-// printError prints one of benchgate's messages on stderr. Errors carry
-// text a pull request controls (target output, values from a fork's
-// results file): in a workflow log it must not be read as workflow
-// commands, and on a terminal it must not carry escape sequences nor
-// reorder what is shown (textsafe.Text keeps its newlines and tabs only).
+// printError and warn print benchgate's own messages on stderr
+// (ghaction.PrintError and PrintWarning).
 func printError(msg string) {
-	msg += "\n"
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		ghaction.WriteUntrusted(os.Stderr, msg)
-	} else {
-		fmt.Fprint(os.Stderr, textsafe.Text(msg))
-	}
+	ghaction.PrintError(os.Stderr, os.Getenv("GITHUB_ACTIONS") == "true", msg)
 }
 
-// warn prints a warning that does not change the outcome.
 func warn(msg string) {
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		ghaction.Warning(os.Stderr, "benchgate: "+msg)
-	} else {
-		printError("benchgate: warning: " + msg)
-	}
+	ghaction.PrintWarning(os.Stderr, os.Getenv("GITHUB_ACTIONS") == "true", msg)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/benchgate/benchgate/doctor"
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/importers"
-	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 	"github.com/benchgate/benchgate/scenario"
@@ -188,10 +187,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 func readReports(src importers.Sources, class, scenarioFile string, getenv func(string) string) (*baselines.Results, error) {
 	opt := importers.Options{Class: class}
 	if scenarioFile != "" {
-		env := environ.NewFilter(getenv)
-		s, err := scenario.Load(scenarioFile, "", env.Getenv)
+		s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: getenv})
 		if err != nil {
-			return nil, withCode(exitUsage, env.Explain(err))
+			return nil, withCode(exitUsage, err)
 		}
 		opt.Scenario = &importers.Scenario{Scenario: s, Info: runner.ScenarioInfo(s)}
 	}
