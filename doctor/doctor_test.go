@@ -166,6 +166,7 @@ func tunedOptions(t *testing.T, root string) Options {
 
 // A tuned bare-metal box with a scenario that fits it: every check OK.
 func TestTunedBareMetal(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "tuned")
 	o := tunedOptions(t, root)
 	o.Scenario = services(scenario.Pins{Name: "main", CPUs: "2-5", GeneratorCPUs: "1", Memory: 4 << 30, MemoryText: "4GiB"})
@@ -230,6 +231,7 @@ func vmOptions(t *testing.T, root string) Options {
 // A noisy VM: the warnings of a VM, a high load, a busy process and swap;
 // what a VM cannot show (cpufreq, turbo) is skipped with the reason.
 func TestNoisyVM(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "vm")
 	o := vmOptions(t, root)
 	o.Docker = &fakeEngine{err: errors.New("dial unix /var/run/docker.sock: connect: no such file or directory")}
@@ -292,6 +294,7 @@ func TestNoisyVM(t *testing.T) {
 // A pin set naming CPUs the machine does not have fails, naming the pin
 // set; so does an image target without an engine.
 func TestPinsOnAbsentCPUs(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "vm")
 	o := vmOptions(t, root)
 	o.Scenario = services(
@@ -332,6 +335,7 @@ func TestPinsOnAbsentCPUs(t *testing.T) {
 
 // The pin layouts that run but measure noise.
 func TestPinWarnings(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "tuned")
 	for _, tc := range []struct {
 		name string
@@ -382,6 +386,7 @@ func TestPinWarnings(t *testing.T) {
 // With SMT on, target and generator on two threads of one core warn; on
 // separate cores they do not.
 func TestSMTSiblings(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "tuned")
 	write(t, root, "sys/devices/system/cpu/smt/active", "1")
 	write(t, root, "sys/devices/system/cpu/smt/control", "on")
@@ -413,6 +418,7 @@ func TestSMTSiblings(t *testing.T) {
 }
 
 func TestFrequency(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "tuned")
 	write(t, root, "sys/devices/system/cpu/cpu3/cpufreq/scaling_governor", "powersave")
 	write(t, root, "sys/devices/system/cpu/intel_pstate/no_turbo", "0")
@@ -445,6 +451,7 @@ func TestFrequency(t *testing.T) {
 }
 
 func TestMemoryPins(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "tuned") // 62.7 GiB total, 60.1 GiB available
 	for _, tc := range []struct {
 		gib  int64
@@ -471,6 +478,7 @@ func TestMemoryPins(t *testing.T) {
 }
 
 func TestCgroupVariants(t *testing.T) {
+	t.Parallel()
 	// The VM: v2, benchgate in its service's group. A scenario without
 	// memory pins of process targets needs no cgroup.
 	root := tree(t, "vm")
@@ -516,6 +524,7 @@ func TestCgroupVariants(t *testing.T) {
 }
 
 func TestDockerEngine(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "vm") // 2 CPUs, swap on
 	e := goodEngine(2)
 	e.info.SwapLimit = false
@@ -550,6 +559,7 @@ func TestDockerEngine(t *testing.T) {
 }
 
 func TestVirtDetect(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "tuned")
 	o := tunedOptions(t, root)
 	var asked []string
@@ -578,6 +588,7 @@ func TestVirtDetect(t *testing.T) {
 // The busy-process sample: left out when asked, cut short by a
 // cancellation.
 func TestSample(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "tuned")
 	o := tunedOptions(t, root)
 	o.Sample = -1
@@ -608,6 +619,7 @@ func TestSample(t *testing.T) {
 // The JSON form: one object with the root, every check in order with its
 // id, title, status and finding, and the counts.
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "vm")
 	o := vmOptions(t, root)
 	o.Scenario = services(scenario.Pins{Name: "wide", CPUs: "6-7", GeneratorCPUs: "0"})
@@ -661,6 +673,7 @@ func TestJSON(t *testing.T) {
 }
 
 func TestTerminal(t *testing.T) {
+	t.Parallel()
 	root := tree(t, "vm")
 	// A process name that would drive the terminal.
 	write(t, root, "proc/4242/stat", "4242 (evil\x1b[2J) R 1 4242 4242 0 -1 4194560 1000 0 0 0 30000 100 0 0 20 0 1 0 900 27000000 900 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 1 0 0 0 0 0 0")
@@ -702,6 +715,7 @@ func TestTerminal(t *testing.T) {
 }
 
 func TestCPUSet(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":            "",
 		"0":           "0",
@@ -729,6 +743,7 @@ func TestCPUSet(t *testing.T) {
 // On this machine, whatever it is: every check reports, with a valid
 // status and a finding.
 func TestThisMachine(t *testing.T) {
+	t.Parallel()
 	r := Check(context.Background(), Options{Sample: 100 * time.Millisecond})
 	if r.Root != "/" || len(r.Checks) != len(CheckIDs) {
 		t.Fatalf("root %q, %d checks", r.Root, len(r.Checks))
@@ -747,6 +762,7 @@ func TestThisMachine(t *testing.T) {
 // TestErr: a report fails with the titles of its failed checks, in order,
 // and only when one failed.
 func TestErr(t *testing.T) {
+	t.Parallel()
 	ok, warn := Result{Title: "CPUs", Status: OK}, Result{Title: "load", Status: Warn}
 	pins, swap := Result{Title: "pin sets", Status: Fail}, Result{Title: "swap", Status: Fail}
 	for _, tc := range []struct {
@@ -768,6 +784,7 @@ func TestErr(t *testing.T) {
 // TestWriteFormats: Write renders json as WriteJSON and anything else as
 // WriteTerminal.
 func TestWriteFormats(t *testing.T) {
+	t.Parallel()
 	r := &Report{Root: "/", Checks: []Result{{ID: IDCPUs, Title: "CPUs", Status: OK, Found: "4 online"}}, Summary: Summary{OK: 1}}
 	var wantJSON, wantTerm bytes.Buffer
 	if err := WriteJSON(&wantJSON, r); err != nil {

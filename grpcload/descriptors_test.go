@@ -72,6 +72,7 @@ func writeSet(t *testing.T, all bool) string {
 }
 
 func TestMethodLookup(t *testing.T) {
+	t.Parallel()
 	for name, d := range sources(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -105,6 +106,7 @@ func TestMethodLookup(t *testing.T) {
 }
 
 func TestMethodErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		method string
 		want   []string
@@ -140,6 +142,7 @@ func TestMethodErrors(t *testing.T) {
 }
 
 func TestReflectionV1Alpha(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1alpha"})
 	ctx := testCtx(t)
 	d := FromReflection(ctx, testConn(t, ts.addr))
@@ -161,6 +164,7 @@ func TestReflectionV1Alpha(t *testing.T) {
 }
 
 func TestReflectionAbsent(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{})
 	ctx := testCtx(t)
 	_, err := FromReflection(ctx, testConn(t, ts.addr)).Method(ctx, "bench.v1.Bench/Echo")
@@ -170,6 +174,7 @@ func TestReflectionAbsent(t *testing.T) {
 }
 
 func TestFromProtoFiles(t *testing.T) {
+	t.Parallel()
 	// By a name relative to an import path, as protoc -I.
 	d, err := FromProtoFiles([]string{"bench.proto"}, []string{"testdata/protos"})
 	if err != nil {
@@ -212,6 +217,7 @@ func TestFromProtoFiles(t *testing.T) {
 }
 
 func TestFromDescriptorSet(t *testing.T) {
+	t.Parallel()
 	_, err := FromDescriptorSet(writeSet(t, false))
 	if err == nil || !strings.Contains(err.Error(), "imports types.proto, which is missing") || !strings.Contains(err.Error(), "--include_imports") {
 		t.Errorf("set without imports: %v", err)
@@ -227,6 +233,7 @@ func TestFromDescriptorSet(t *testing.T) {
 }
 
 func TestMessage(t *testing.T) {
+	t.Parallel()
 	d, err := FromProtoFiles([]string{"testdata/protos/bench.proto"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +287,7 @@ func TestMessage(t *testing.T) {
 // The .proto files and descriptor sets come with the pull request: a FIFO
 // is refused rather than waited on, /dev/zero rather than read forever.
 func TestDescriptorFilesBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.proto")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -16,6 +16,7 @@ import (
 func statusErr(c codes.Code, msg string) error { return status.Error(c, msg) }
 
 func TestWaitHealthy(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{health: true})
 	if err := WaitHealthy(testCtx(t), ts.addr, ""); err != nil {
 		t.Fatal(err)
@@ -53,6 +54,7 @@ func TestWaitHealthy(t *testing.T) {
 }
 
 func TestWaitHealthyWithoutHealthService(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{})
 	if err := WaitHealthy(testCtx(t), ts.addr, ""); err != nil {
 		t.Fatal(err)
@@ -62,6 +64,7 @@ func TestWaitHealthyWithoutHealthService(t *testing.T) {
 // A server that starts late is found soon after, not after grpc-go's
 // default reconnect backoff.
 func TestWaitHealthyLateServer(t *testing.T) {
+	t.Parallel()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

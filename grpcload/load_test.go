@@ -62,6 +62,7 @@ func checkHistogram(t *testing.T, r load.Result, want int64) {
 }
 
 func TestGenerate(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	var started []time.Time
 	req := scenario.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`),
@@ -97,6 +98,7 @@ func TestGenerate(t *testing.T) {
 }
 
 func TestGenerateStatuses(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	req := scenario.Request{Target: "/bench.v1.Bench/Lookup", Body: []byte(`{"id":"x"}`)}
 	r, err := generate(t, ts.addr, req, 2, nil)
@@ -121,6 +123,7 @@ func TestGenerateStatuses(t *testing.T) {
 }
 
 func TestGenerateTimeout(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	req := scenario.Request{Target: "bench.v1.Bench/Slow", Body: []byte(`{"ms":1000}`)}
 	r, err := generate(t, ts.addr, req, 2, func(l *Load) {
@@ -140,6 +143,7 @@ func TestGenerateTimeout(t *testing.T) {
 }
 
 func TestGenerateConnect(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	// A port nobody listens on.
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -162,6 +166,7 @@ func TestGenerateConnect(t *testing.T) {
 }
 
 func TestGenerateBadRequest(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	for _, req := range []scenario.Request{
 		{Target: "bench.v1.Bench/Echo", Body: []byte(`{"nope":1}`)},
@@ -178,6 +183,7 @@ func TestGenerateBadRequest(t *testing.T) {
 }
 
 func TestGenerateRefuses(t *testing.T) {
+	t.Parallel()
 	src := loadtest.Finite(1, scenario.Request{})
 	res := func(string) (*Call, error) { return nil, errors.New("x") }
 	for _, tc := range []struct {
@@ -198,6 +204,7 @@ func TestGenerateRefuses(t *testing.T) {
 }
 
 func TestGenerateCancelled(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -217,6 +224,7 @@ func TestGenerateCancelled(t *testing.T) {
 
 // A source that ends ends its worker; Generate returns when all have.
 func TestGenerateSourceEnds(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{"n":1}`)}
 	begin := time.Now()
@@ -233,6 +241,7 @@ func TestGenerateSourceEnds(t *testing.T) {
 }
 
 func TestInvoke(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "both"})
 	ctx := testCtx(t)
 	conn := testConn(t, ts.addr)
@@ -294,6 +303,7 @@ func TestInvoke(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	// Only what the servers in the other tests do not show.
 	for _, tc := range []struct {
 		err  error

@@ -48,6 +48,7 @@ func kinds(counts map[load.Kind]int64) [load.NumKinds]int64 {
 }
 
 func TestGenerateCounts(t *testing.T) {
+	t.Parallel()
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
@@ -72,6 +73,7 @@ func TestGenerateCounts(t *testing.T) {
 }
 
 func TestGenerateExpectedStatus(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/missing" {
 			http.NotFound(w, r)
@@ -102,6 +104,7 @@ func TestGenerateExpectedStatus(t *testing.T) {
 }
 
 func TestGenerateTransportErrors(t *testing.T) {
+	t.Parallel()
 	hang := make(chan struct{})
 	defer close(hang)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +151,7 @@ func TestGenerateTransportErrors(t *testing.T) {
 // The requests reaching the server are exactly the sources' sequences,
 // byte for byte, in order per worker, run after run.
 func TestGenerateSendsTheSequence(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	got := map[string][]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -192,6 +196,7 @@ func TestGenerateSendsTheSequence(t *testing.T) {
 }
 
 func TestGenerateDropsRequestsInFlightAtWindowEnd(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answers
 	}))
@@ -213,6 +218,7 @@ func TestGenerateDropsRequestsInFlightAtWindowEnd(t *testing.T) {
 // window would wait for the request timeout (an hour here, so the test
 // would hang rather than pass).
 func TestWindowDrainIsBounded(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answers
 	}))
@@ -246,6 +252,7 @@ func TestWindowDrainIsBounded(t *testing.T) {
 // answered, not cancelled and not counted, before Window returns; the
 // next window goes on over the same connection with the request after it.
 func TestSessionDrainsInFlight(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var conns atomic.Int64
 	var mu sync.Mutex
@@ -311,6 +318,7 @@ func TestSessionDrainsInFlight(t *testing.T) {
 }
 
 func TestGenerateCancelled(t *testing.T) {
+	t.Parallel()
 	arrived := make(chan struct{}, 8)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
@@ -326,6 +334,7 @@ func TestGenerateCancelled(t *testing.T) {
 }
 
 func TestGenerateRefusesBadLoad(t *testing.T) {
+	t.Parallel()
 	src := loadtest.Finite(1, loadtest.Get("a", "/"))
 	for _, l := range []Load{
 		{URL: "http://127.0.0.1:1", Loop: load.Loop{Concurrency: 0, Duration: time.Second, Source: src}},
@@ -389,6 +398,7 @@ func (s *reusing) Next() *scenario.Request {
 // let the next request (or the source's next render) touch what that write
 // still reads. The race detector is the judge: run with -race.
 func TestGenerateBodyOutlivesResponse(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -419,6 +429,7 @@ func TestGenerateBodyOutlivesResponse(t *testing.T) {
 // the error rate stays a share of Requests; during the warmup it is
 // discarded like any other.
 func TestGenerateUnpreparableRequest(t *testing.T) {
+	t.Parallel()
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
 	defer srv.Close()
@@ -437,6 +448,7 @@ func TestGenerateUnpreparableRequest(t *testing.T) {
 
 // A base URL ending in "/" takes the request target as is, no slash doubled.
 func TestGenerateBaseWithSlash(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var uris []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -122,6 +122,7 @@ func bySeq(seqs ...[]string) func(int) load.Source {
 }
 
 func TestGenerateCounts(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	// Every worker's own mix, so the sums show every worker was merged.
 	r, err := load.Generate(t.Context(), load.Loop{Concurrency: 3, Duration: long, Source: bySeq(
@@ -158,6 +159,7 @@ func TestGenerateCounts(t *testing.T) {
 }
 
 func TestGenerateDiscardsWarmup(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	// Every call ends long before the warmup does.
 	r, err := load.Generate(t.Context(), load.Loop{Concurrency: 2, Warmup: long, Duration: time.Second,
@@ -177,6 +179,7 @@ func TestGenerateDiscardsWarmup(t *testing.T) {
 // whatever kind the protocol saw (the cancellation's); one that answered
 // all the same is an answer.
 func TestGenerateTimeout(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	r, err := load.Generate(t.Context(), load.Loop{Concurrency: 2, Duration: long, Timeout: 20 * time.Millisecond,
 		Source: loadtest.Finite(2, req("hang"), req("late"))}, f.open)
@@ -197,6 +200,7 @@ func TestGenerateTimeout(t *testing.T) {
 
 // The call context is reused until a call is Spent.
 func TestGenerateReusesTheCallContext(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	_, err := load.Generate(t.Context(), load.Loop{Concurrency: 1, Duration: long,
 		Source: bySeq([]string{"ok", "gone", "reset", "spent", "ok", "ok"})}, f.open)
@@ -212,6 +216,7 @@ func TestGenerateReusesTheCallContext(t *testing.T) {
 // Calls still in flight when the window closes are cut, and counted apart,
 // whatever they return.
 func TestGenerateCountsInFlightAtWindowEnd(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	r, err := load.Generate(t.Context(), load.Loop{Concurrency: 3, Duration: 50 * time.Millisecond,
 		Source: bySeq([]string{"ok", "hang"}, []string{"late"}, []string{"hang"})}, f.open)
@@ -225,6 +230,7 @@ func TestGenerateCountsInFlightAtWindowEnd(t *testing.T) {
 }
 
 func TestGenerateStarted(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	sources, calls := 0, 0
 	var start, warmupEnd, windowEnd time.Time
@@ -259,6 +265,7 @@ func TestGenerateStarted(t *testing.T) {
 }
 
 func TestGenerateRefuses(t *testing.T) {
+	t.Parallel()
 	src := loadtest.Finite(1, req("ok"))
 	refused := errors.New("no such target")
 	for _, tc := range []struct {
@@ -287,6 +294,7 @@ func TestGenerateRefuses(t *testing.T) {
 }
 
 func TestGenerateCancelled(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -299,6 +307,7 @@ func TestGenerateCancelled(t *testing.T) {
 // A request taken but not sent when a window closes (prepared or not) is
 // the first of the next window, and the windows count apart.
 func TestSessionCarriesThePendingRequest(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	s, err := load.NewSession(t.Context(), load.Loop{Concurrency: 2,
 		Source: bySeq([]string{"ok", "gone", "ok"}, []string{"bad", "ok"})}, f.open)
@@ -337,6 +346,7 @@ func TestSessionCarriesThePendingRequest(t *testing.T) {
 // counted in flight, where without Drain each window would wait for the
 // call timeout (an hour here, so the test would hang rather than fail).
 func TestWindowDrainIsBounded(t *testing.T) {
+	t.Parallel()
 	f := newFake()
 	s, err := load.NewSession(t.Context(), load.Loop{Concurrency: 3, Timeout: time.Hour, Drain: 20 * time.Millisecond,
 		Source: func(int) load.Source { return &loadtest.Seq{Reqs: []scenario.Request{req("hang")}, Loop: true} }}, f.open)
@@ -366,6 +376,7 @@ func histogram(t *testing.T, values ...int64) *hdrhistogram.Histogram {
 }
 
 func TestResultAdd(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	a := load.Result{Start: t0.Add(time.Second), Duration: time.Second, Requests: 3, Answered: 2, Bytes: 10, InFlight: 1,
 		Errors: [load.NumKinds]int64{load.Status: 1, load.Timeout: 1}, Statuses: map[string]int64{"200": 1, "404": 1},
@@ -395,6 +406,7 @@ func TestResultAdd(t *testing.T) {
 }
 
 func TestKindNames(t *testing.T) {
+	t.Parallel()
 	var got []string
 	for k := range load.NumKinds {
 		got = append(got, k.String())

@@ -70,6 +70,7 @@ func roundsOf(t *testing.T, sc *scenario.Scenario, res *baselines.Results) [][]i
 }
 
 func TestRunAdaptive(t *testing.T) {
+	t.Parallel()
 	for _, interleave := range []string{scenario.InterleaveRound, scenario.InterleaveSlice} {
 		t.Run(interleave, func(t *testing.T) {
 			sc := adaptiveScenario(t)
@@ -139,6 +140,7 @@ func TestRunAdaptive(t *testing.T) {
 }
 
 func TestRunAdaptiveStops(t *testing.T) {
+	t.Parallel()
 	all := [][]int{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {0, 1, 2}}
 	for _, tc := range []struct {
 		name   string
@@ -187,6 +189,7 @@ func TestRunAdaptiveStops(t *testing.T) {
 // Without Open the design is fixed, whatever max_repetitions says; an
 // error of Open fails the run with the complete rounds kept.
 func TestRunAdaptiveWithoutOpen(t *testing.T) {
+	t.Parallel()
 	sc := adaptiveScenario(t)
 	var progress syncBuffer
 	res, err := Run(t.Context(), sc, Options{OutDir: t.TempDir(), Progress: &progress, source: fixedSource})
@@ -208,6 +211,7 @@ func TestRunAdaptiveWithoutOpen(t *testing.T) {
 // Each pin set runs its adaptive rounds before the next pin set starts,
 // and the budget keeps the later pin sets' minimum.
 func TestRunAdaptivePinSets(t *testing.T) {
+	t.Parallel()
 	sc := adaptiveScenario(t)
 	sc.Load.Concurrency = []int{1}
 	sc.PinSets = []scenario.Pins{{Name: "one"}, {Name: "two"}}

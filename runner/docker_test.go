@@ -20,6 +20,7 @@ import (
 // TestDocker runs the sampler against a container of the real engine
 // (target/docker tests the container target itself).
 func TestDocker(t *testing.T) {
+	t.Parallel()
 	t.Run("WindowPeak", testDockerWindowPeak)
 }
 

@@ -78,6 +78,7 @@ func runGates(t *testing.T, sc *scenario.Scenario) (*baselines.Results, string) 
 }
 
 func TestAgreementKeyOrder(t *testing.T) {
+	t.Parallel()
 	base := jsonServer(t, func(n int) string { return fmt.Sprintf(`{"n":%d,"name":"item %d","tags":["a","b"]}`, n, n) })
 	cand := jsonServer(t, func(n int) string { return fmt.Sprintf(`{"tags":["a","b"], "name":"item %d", "n":%d.0}`, n, n) })
 	res, progress := runGates(t, gatesScenario(t, base.URL, cand.URL, "agreement: {requests: 4}\n"))
@@ -97,6 +98,7 @@ func TestAgreementKeyOrder(t *testing.T) {
 }
 
 func TestAgreementOneValueDiffers(t *testing.T) {
+	t.Parallel()
 	// The probe's requests are the class's stream: find the third one's n,
 	// and make the candidate answer that one differently.
 	sc := gatesScenario(t, "http://127.0.0.1:1", "http://127.0.0.1:2", "")
@@ -138,6 +140,7 @@ func TestAgreementOneValueDiffers(t *testing.T) {
 }
 
 func TestAgreementIgnoreAndModes(t *testing.T) {
+	t.Parallel()
 	var clock atomic.Int64
 	stamped := func(n int) string {
 		return fmt.Sprintf(`{"n":%d,"generated_at":"2026-11-30T00:00:%02dZ"}`, n, clock.Add(1)%60)
@@ -160,6 +163,7 @@ func TestAgreementIgnoreAndModes(t *testing.T) {
 }
 
 func TestPreflight(t *testing.T) {
+	t.Parallel()
 	base := jsonServer(t, func(n int) string { return `{}` })
 	cand := jsonServer(t, func(n int) string { return `{}` })
 	extra := `
@@ -238,6 +242,7 @@ agreement: off
 // kills the command's whole group, records the run as cancelled and
 // measured nothing.
 func TestPreflightCancelled(t *testing.T) {
+	t.Parallel()
 	base := jsonServer(t, func(n int) string { return `{}` })
 	cand := jsonServer(t, func(n int) string { return `{}` })
 	started := filepath.Join(t.TempDir(), "started")
@@ -288,6 +293,7 @@ func noneLeft(t *testing.T, pattern string) {
 // TestAgreementMix: a mix's requests are compared as their own class
 // says, and a mix drawing from an absent class is absent too.
 func TestAgreementMix(t *testing.T) {
+	t.Parallel()
 	var clock atomic.Int64
 	stamped := func(n int) string { return fmt.Sprintf(`{"n":%d,"t":%d}`, n, clock.Add(1)) }
 	base, cand := jsonServer(t, stamped), jsonServer(t, stamped)

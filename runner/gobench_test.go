@@ -127,6 +127,7 @@ func checkCleaned(t *testing.T, out string) {
 }
 
 func TestGoBenchDirs(t *testing.T) {
+	t.Parallel()
 	base, cand := benchModules(t, "v1", "v2")
 	out := t.TempDir()
 	sc := goBenchScenario(base, dirTarget(base), dirTarget(cand), 3)
@@ -303,6 +304,7 @@ func worktrees(t *testing.T, repo string) []string {
 }
 
 func TestGoBenchRefs(t *testing.T) {
+	t.Parallel()
 	repo, module := benchRepo(t)
 	out := t.TempDir()
 	sc := goBenchScenario(module, scenario.Target{Ref: "HEAD~1", Shown: "HEAD~1"}, scenario.Target{Ref: "HEAD", Shown: "HEAD"}, 2)
@@ -370,6 +372,7 @@ func TestGoBenchRefs(t *testing.T) {
 }
 
 func TestGoBenchUnknownRef(t *testing.T) {
+	t.Parallel()
 	repo, module := benchRepo(t)
 	out := filepath.Join(t.TempDir(), "out")
 	sc := goBenchScenario(module, scenario.Target{Ref: "HEAD"}, scenario.Target{Ref: "no-such-branch"}, 2)
@@ -498,6 +501,7 @@ func TestGoBenchCancel(t *testing.T) {
 // make their benchmarks one cell; a build failure is the build's error
 // with the compiler's output.
 func TestGoBenchOneSidedRenameBuildFailure(t *testing.T) {
+	t.Parallel()
 	base, cand := benchModules(t, "v1", "v1")
 	extra := filepath.Join(cand, "extra")
 	if err := os.MkdirAll(extra, 0o755); err != nil {

@@ -41,6 +41,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
 // The load core's kinds map onto the results file's error kinds by name.
 func TestRungOfErrorKinds(t *testing.T) {
+	t.Parallel()
 	for i, name := range baselines.ErrorKinds {
 		k := load.Status + load.Kind(i)
 		if k.String() != name {
@@ -63,6 +64,7 @@ func TestRungOfErrorKinds(t *testing.T) {
 }
 
 func TestRungOf(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 	r, err := rungOf(load.Result{
 		Start: start, Duration: 2 * time.Second, Requests: 6, Answered: 4, Bytes: 40, InFlight: 1,
@@ -98,6 +100,7 @@ func TestRungOf(t *testing.T) {
 }
 
 func TestSliceOf(t *testing.T) {
+	t.Parallel()
 	sl := sliceOf(load.Result{
 		Duration: 20 * time.Millisecond, Requests: 5, Answered: 4, Bytes: 9,
 		Errors:  [load.NumKinds]int64{load.Status: 1, load.Reset: 1},

@@ -21,6 +21,7 @@ targets:
 // TestMeasureRefusals: what Measure refuses before anything runs is a
 // *UsageError with the message the CLI prints, and nothing is measured.
 func TestMeasureRefusals(t *testing.T) {
+	t.Parallel()
 	errOverride := errors.New("no such image")
 	for _, tc := range []struct {
 		name     string
@@ -63,6 +64,7 @@ func TestMeasureRefusals(t *testing.T) {
 
 // TestShardFlag: -shard takes i/n with 1 <= i <= n and prints it back.
 func TestShardFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want Shard

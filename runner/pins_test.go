@@ -13,6 +13,10 @@ import (
 )
 
 func TestPinGenerator(t *testing.T) {
+	// Not parallel: pinning the generator sets the mask of every thread of
+	// the process, and the locked goroutines below end their threads,
+	// which would SIGKILL (Pdeathsig) any target another test forked on
+	// one of them.
 	var proc unix.CPUSet
 	if err := unix.SchedGetaffinity(os.Getpid(), &proc); err != nil {
 		t.Fatal(err)
@@ -75,6 +79,7 @@ func TestPinGenerator(t *testing.T) {
 }
 
 func TestProcessCPUSeconds(t *testing.T) {
+	t.Parallel()
 	first := processCPUSeconds()
 	if first <= 0 {
 		t.Fatalf("processCPUSeconds %v: the test has run code already", first)

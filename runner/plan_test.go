@@ -19,6 +19,7 @@ import (
 // Load refuses such a duration itself; a Scenario made in code is not
 // loaded.
 func TestBudgetRefusesOverflow(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		edit func(*scenario.LoadSettings)
@@ -60,6 +61,7 @@ func TestBudgetRefusesOverflow(t *testing.T) {
 // (duration: 1ns × 1e9 repetitions was planned as 2 s; Load now caps the
 // repetitions at scenario.MaxRounds).
 func TestEstimateCountsEveryRung(t *testing.T) {
+	t.Parallel()
 	sc := testScenario(scenario.Target{}, scenario.Target{})
 	sc.Load.Duration, sc.Load.Warmup = time.Nanosecond, 0
 	sc.Load.Repetitions = 1_000_000_000

@@ -48,6 +48,7 @@ func noFileHolds(t *testing.T, dir, secret string) {
 // is stored as written, ${HOST}, where the report says "reached at"; the
 // load still goes to the real address.
 func TestRunURLRedacted(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(srv.Close)
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -83,6 +84,7 @@ gate: {fail_on: []}
 // value, and text of any length: the error returned and stored is
 // redacted and capped, round and slice interleaved alike.
 func TestRunTemplateErrorRedacted(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"round", "slice"} {
 		t.Run(mode, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
@@ -129,6 +131,7 @@ classes:
 // read: the buffer stops at its bound and says so, and never fails the
 // write, so the log beside it goes on.
 func TestCappedBuffer(t *testing.T) {
+	t.Parallel()
 	b := cappedBuffer{max: 10}
 	for _, p := range []string{"abcd", "efgh", "ijkl", "mnop"} {
 		if n, err := b.Write([]byte(p)); n != len(p) || err != nil {

@@ -112,6 +112,7 @@ func readResults(t *testing.T, out string) *baselines.Results {
 }
 
 func TestRunComplete(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sc := testScenario(targettest.ServerSpec("baseline", "-spawn"), targettest.ServerSpec("candidate"))
 	var progress syncBuffer
@@ -186,6 +187,7 @@ func TestRunComplete(t *testing.T) {
 }
 
 func TestRunCancelled(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -210,6 +212,7 @@ func TestRunCancelled(t *testing.T) {
 
 // Cancelling while a rung is under load drops that rung and stops at once.
 func TestRunCancelledMidRung(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -231,6 +234,7 @@ func TestRunCancelledMidRung(t *testing.T) {
 }
 
 func TestRunTargetDies(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate", "-exit-after", "30"))
 	sc.Load.Repetitions = 5
@@ -254,6 +258,7 @@ func TestRunTargetDies(t *testing.T) {
 }
 
 func TestRunStartFailure(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	cand := targettest.ServerSpec("candidate", "-fail-health")
 	cand.StartupTimeout = 200 * time.Millisecond
@@ -269,6 +274,7 @@ func TestRunStartFailure(t *testing.T) {
 }
 
 func TestRunBudgetStartsNothing(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "built")
 	base := targettest.ServerSpec("baseline")
@@ -298,6 +304,7 @@ func TestRunBudgetStartsNothing(t *testing.T) {
 // A missing image is refused at build time, with what to do about it, and
 // the run is recorded as failed. Images are never pulled.
 func TestRunMissingImage(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sc := testScenario(targettest.ServerSpec("baseline"),
 		scenario.Target{Name: "candidate", Image: "benchgate-test/no-such-image:missing", Shown: "benchgate-test/no-such-image:${TAG}", Port: 8080})
@@ -319,6 +326,7 @@ func TestRunMissingImage(t *testing.T) {
 // next; the pins that took effect are recorded per pin set, and every rung
 // carries its target's resources.
 func TestRunPinSets(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	sc.PinSets = []scenario.Pins{{Name: "one", CPUs: "0"}, {Name: "unpinned-mem", Memory: 256 << 20, MemoryText: "256MiB"}}
@@ -374,6 +382,7 @@ func loadScenario(t *testing.T, text string) *scenario.Scenario {
 // End to end with the real request streams, against a real child process
 // and an already-running target.
 func TestRunWithScenarioStreams(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string][]string{} // "round worker" -> request URIs, candidate side
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -439,6 +448,7 @@ gate:
 }
 
 func TestPlanOf(t *testing.T) {
+	t.Parallel()
 	sc := testScenario(scenario.Target{}, scenario.Target{})
 	sc.Variants = []scenario.Variant{{Name: "csv"}, {Name: "votable"}}
 	sc.Classes = []*scenario.Class{{Name: "Q01"}, {Name: "mix"}}
@@ -474,6 +484,7 @@ func TestPlanOf(t *testing.T) {
 }
 
 func TestOrder(t *testing.T) {
+	t.Parallel()
 	var got []string
 	for cell := range 8 {
 		got = append(got, Order(424242, 0, cell))
@@ -508,6 +519,7 @@ func TestOrder(t *testing.T) {
 }
 
 func TestFmtSeconds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    float64
 		want string
@@ -539,6 +551,7 @@ func urlTarget(t *testing.T, name string) scenario.Target {
 // A stream that reports a failed template ends the run as failed, naming
 // the class and the template's error, without keeping the rung.
 func TestRunStreamError(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sc := testScenario(urlTarget(t, "baseline"), urlTarget(t, "candidate"))
 	tmplErr := errors.New(`template: body:1:2: executing "body" at <pick "x">: no data "x"`)
@@ -565,6 +578,7 @@ func TestRunStreamError(t *testing.T) {
 // The outcome of a cancelled run is on disk before the targets are
 // stopped, which can take the whole grace period; End is updated after.
 func TestRunWritesOutcomeBeforeStopping(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -608,6 +622,7 @@ func TestRunWritesOutcomeBeforeStopping(t *testing.T) {
 // no pin reaches: the pin set says the two sides ran under different
 // limits, not only what each side got.
 func TestRunAsymmetricPins(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	sc := testScenario(targettest.ServerSpec("baseline"), scenario.Target{Name: "candidate", URL: srv.URL, Health: "/"})
@@ -629,6 +644,7 @@ func TestRunAsymmetricPins(t *testing.T) {
 }
 
 func TestDifferentLimits(t *testing.T) {
+	t.Parallel()
 	p := &scenario.Pins{CPUs: "0", Memory: 1 << 30, MemoryText: "1GiB"}
 	got := differentLimits(p, "baseline", []string{"cpuset 0 (docker)", "memory 1GiB, no swap (docker)"},
 		"candidate", []string{"cpuset 0 (affinity)"})
@@ -648,6 +664,7 @@ func TestDifferentLimits(t *testing.T) {
 // TestRunShard: a shard runs the cells dealt to it, each pair in the
 // order it has in the whole grid, and records the split.
 func TestRunShard(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource, Shard: Shard{Index: 2, Count: 2}})

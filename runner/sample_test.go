@@ -113,6 +113,7 @@ func testWindowPeak(t *testing.T, svc target.Service) {
 // TestTargetWindowPeak measures a memory spike of a command target in its
 // memory cgroup.
 func TestTargetWindowPeak(t *testing.T) {
+	t.Parallel()
 	pins := &scenario.Pins{Memory: 256 << 20, MemoryText: "256MiB"}
 	tg := process.New(targettest.ServerSpec("baseline"), target.Options{OutDir: t.TempDir(), Pins: pins})
 	if err := tg.Start(t.Context()); err != nil {
@@ -139,6 +140,7 @@ func TestTargetWindowPeak(t *testing.T) {
 }
 
 func TestWindowPeak(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ sampled, kernel, cache, want int64 }{
 		{100, 0, 0, 100},    // an odd watermark never lowers the readings' peak
 		{100, 300, 50, 250}, // a spike between readings
@@ -178,6 +180,7 @@ func (l *lateReadings) ResetMemPeak() func() (int64, bool) { return nil }
 // give the window's CPU by rate, whatever tick the edges fell in, and that
 // a window no reading was taken in is left unmeasured.
 func TestSampleLateReadings(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now()
 	svc := &lateReadings{t0: t0, rate: 0.5, lag: 300 * time.Millisecond, tick: 100 * time.Millisecond}
 	from := t0.Add(50 * time.Millisecond)
@@ -199,6 +202,7 @@ func TestSampleLateReadings(t *testing.T) {
 }
 
 func TestStaleWindowCPU(t *testing.T) {
+	t.Parallel()
 	base := time.Unix(1000, 0)
 	at := func(ms int, cpu float64) target.Usage {
 		return target.Usage{CPUSeconds: cpu, At: base.Add(time.Duration(ms) * time.Millisecond)}

@@ -93,6 +93,7 @@ func noSecretInDir(t *testing.T, dir string) {
 // and the body, sent to two targets that echo them and disagree, are in
 // neither the results nor the progress, and the difference is still told.
 func TestAgreementSecretRedacted(t *testing.T) {
+	t.Parallel()
 	base, cand := echoServer(t, "a"), echoServer(t, "b")
 	sc := secretScenario(t, fmt.Sprintf(`version: 1
 name: secrets
@@ -151,6 +152,7 @@ const huge = 3 << 20
 // TestAgreementHugeTargetText: a 3 MB JSON key and a 3 MB status line are
 // stored capped, cut on a rune boundary with the count of bytes cut.
 func TestAgreementHugeTargetText(t *testing.T) {
+	t.Parallel()
 	key := strings.Repeat("é", huge/2)
 	base := jsonServer(t, func(n int) string { return `{"` + key + `":1}` })
 	cand := targettest.RawServer(t, func(w *bufio.Writer, path string) {

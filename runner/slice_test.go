@@ -23,6 +23,7 @@ import (
 )
 
 func TestSliceOrder(t *testing.T) {
+	t.Parallel()
 	// Pinned: a change here reorders every slice-interleaved schedule.
 	var got []string
 	for pair := range 6 {
@@ -153,6 +154,7 @@ func sliceTimes(r baselines.Rung, side string) []timed {
 }
 
 func TestRunSliceInterleaved(t *testing.T) {
+	t.Parallel()
 	var base, cand arrivals
 	sc := sliceScenario(
 		scenario.Target{Name: "baseline", URL: recordingServer(t, 200, &base), Health: "/", StartupTimeout: 5 * time.Second},
@@ -325,6 +327,7 @@ func (c *capped) Next() *scenario.Request {
 // A slice-interleaved session is cancelled like a rung: the session's
 // rungs are dropped, the complete rounds before it kept.
 func TestRunSliceCancelledMidSession(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var once sync.Once
@@ -362,6 +365,7 @@ func TestRunSliceCancelledMidSession(t *testing.T) {
 // Against command targets every slice has its target's CPU, read at its
 // edges, and a side's resources are over its slices.
 func TestRunSliceResources(t *testing.T) {
+	t.Parallel()
 	sc := sliceScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	sc.Load.Concurrency = []int{1}
 	sc.Load.Repetitions, sc.Load.MaxRepetitions = 1, 1
@@ -390,6 +394,7 @@ func TestRunSliceResources(t *testing.T) {
 // A target that dies in a session ends the run as it does under round
 // interleaving; only whole sessions' rungs are kept.
 func TestRunSliceTargetDies(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sc := sliceScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate", "-exit-after", "3000"))
 	sc.Load.Repetitions, sc.Load.MaxRepetitions = 50, 50
@@ -412,6 +417,7 @@ func TestRunSliceTargetDies(t *testing.T) {
 }
 
 func TestRunSliceRefusesGRPC(t *testing.T) {
+	t.Parallel()
 	sc := sliceScenario(scenario.Target{}, scenario.Target{})
 	sc.Kind = scenario.KindGRPC
 	if _, err := Run(t.Context(), sc, Options{OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "gRPC") {
@@ -420,6 +426,7 @@ func TestRunSliceRefusesGRPC(t *testing.T) {
 }
 
 func TestSliceResources(t *testing.T) {
+	t.Parallel()
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	measured := []sliceWindow{{at(10), at(30)}, {at(110), at(130)}}
@@ -449,6 +456,7 @@ func TestSliceResources(t *testing.T) {
 // TestSampleSlicesLateReadings: the engine's stream, read late, gives no
 // slice its own CPU, and the span of the slices its CPU by rate.
 func TestSampleSlicesLateReadings(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now()
 	svc := &lateReadings{t0: t0, rate: 0.5, lag: 300 * time.Millisecond, tick: 100 * time.Millisecond}
 	from := t0.Add(50 * time.Millisecond)

@@ -41,6 +41,7 @@ func running(pid int, start uint64) bool {
 // The child of TestSweepAfterSIGKILL: a run that would last for hours,
 // which its parent kills mid-run.
 func TestSweepChild(t *testing.T) {
+	t.Parallel()
 	mode := os.Getenv("BENCHGATE_SWEEP_CHILD")
 	if mode == "" {
 		t.Skip("the child of TestSweepAfterSIGKILL")

@@ -20,6 +20,7 @@ import (
 // its thread is sent home. The directories are plain ones: there is no
 // cgroup.kill, so the pids are signalled one by one, as on v1.
 func TestKillCgroupSparesBenchgate(t *testing.T) {
+	t.Parallel()
 	dir, home := t.TempDir(), t.TempDir()
 	child := exec.Command("sleep", "60")
 	if err := child.Start(); err != nil {

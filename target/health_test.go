@@ -12,6 +12,7 @@ import (
 // /grpc is checked over HTTP; only health: grpc asks the gRPC health
 // service.
 func TestHealthPathGRPC(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/status/grpc" {
 			w.WriteHeader(http.StatusNotFound)

@@ -63,6 +63,7 @@ func sleeper(t *testing.T, env []string) (int, uint64) {
 }
 
 func TestOwnerRecord(t *testing.T) {
+	t.Parallel()
 	me := mustOwner(t)
 	if me.PID != os.Getpid() || me.Boot == "" || me.PIDNS == 0 || me.Start == 0 {
 		t.Fatalf("owner %+v", me)
@@ -127,6 +128,7 @@ func TestOwnerRecord(t *testing.T) {
 }
 
 func TestWithOwnerEnv(t *testing.T) {
+	t.Parallel()
 	me := mustOwner(t)
 	in := []string{"A=1", OwnerEnvVar + "=inherited/from/a/dead/run", "B=2"}
 	got := WithOwnerEnv(in)
@@ -141,6 +143,7 @@ func TestWithOwnerEnv(t *testing.T) {
 // TestOwnerGone: the reason the docker sweep gives for an owner record,
 // and none for one it cannot check or that still runs.
 func TestOwnerGone(t *testing.T) {
+	t.Parallel()
 	me := mustOwner(t)
 	livePid, liveStart := sleeper(t, nil)
 	gone, reused := me, me

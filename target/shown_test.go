@@ -8,6 +8,7 @@ import (
 )
 
 func TestCapText(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		n    int
@@ -38,6 +39,7 @@ func (keyRedactor) HasSecrets() bool       { return true }
 // TestRedactWriter: a command's output is redacted line by line, a secret
 // split across writes included, and an unterminated last line on Flush.
 func TestRedactWriter(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	w := NewRedactWriter(keyRedactor{}, &b)
 	for _, p := range []string{"key sk+li", "ve/Q7x9==\nnext ", secretKey} {
@@ -58,6 +60,7 @@ func TestRedactWriter(t *testing.T) {
 // TestShownErr: an error's text is redacted (and capped by ShownErr), and
 // it still unwraps to what it was.
 func TestShownErr(t *testing.T) {
+	t.Parallel()
 	sc := keyRedactor{}
 	te := &TargetError{Target: "baseline", Phase: PhaseBuild, Err: fmt.Errorf("make KEY=%s: exit status 2", secretKey)}
 	err := RedactErr(sc, fmt.Errorf("starting: %w", te))

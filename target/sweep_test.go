@@ -71,6 +71,7 @@ func markedDir(t *testing.T, o Owner) string {
 // another PID namespace, of a group whose id was reused, or a directory
 // without the dead owner's marker, and says exactly what it removed.
 func TestSweepKillsAndRemovesOnlyTheDead(t *testing.T) {
+	t.Parallel()
 	me := mustOwner(t)
 	state := t.TempDir()
 	dead := me

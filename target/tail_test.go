@@ -9,6 +9,7 @@ import (
 )
 
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"plain\ttext, héllo ✓", "plain\ttext, héllo ✓"},
 		{"\x1b[2J\x1b[Hgone", `\x1b[2J\x1b[Hgone`},
@@ -30,6 +31,7 @@ func TestSanitize(t *testing.T) {
 
 // Output of PR code is shown on terminals: escape sequences arrive as text.
 func TestTargetErrorEscapesControls(t *testing.T) {
+	t.Parallel()
 	w := NewTail(5)
 	io.WriteString(w, "\x1b]0;title\x07ok\r\n\x1b[1A\x1b[2Kall tests passed")
 	if got, want := w.Lines(), []string{`\x1b]0;title\aok`, `\x1b[1A\x1b[2Kall tests passed`}; !slices.Equal(got, want) {
@@ -44,6 +46,7 @@ func TestTargetErrorEscapesControls(t *testing.T) {
 }
 
 func TestLineTail(t *testing.T) {
+	t.Parallel()
 	w := NewTail(3)
 	io.WriteString(w, "a\nb\r\nc")
 	io.WriteString(w, "d\ne\nf")

@@ -3,6 +3,7 @@ package target
 import "testing"
 
 func TestStatField(t *testing.T) {
+	t.Parallel()
 	b := []byte("anon 10\nfile 20\ninactive_file 7\nactive_file 13\n")
 	if n, ok := statField(b, "inactive_file"); !ok || n != 7 {
 		t.Errorf("inactive_file = %d %v", n, ok)

@@ -62,6 +62,7 @@ func historyResults(t *testing.T, dir string, start time.Time, commit string, rp
 }
 
 func TestHistoryAppend(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "benchgate-history", "history.jsonl")
 	start := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC)
@@ -129,6 +130,7 @@ func TestHistoryAppend(t *testing.T) {
 }
 
 func TestHistoryShow(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := history(t, "show", "-history", nightlyHistory, "-fingerprint", "3f2a")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -169,6 +171,7 @@ func TestHistoryShow(t *testing.T) {
 // Names in a history file come from scenario files a pull request can
 // change: on a terminal they are shown escaped, never acted on.
 func TestHistoryShowEscapes(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	for i := range 3 {
 		r := baselines.Record{Version: 1, Date: time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC),
@@ -187,6 +190,7 @@ func TestHistoryShowEscapes(t *testing.T) {
 }
 
 func TestHistoryDrift(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, code := history(t, "drift", "-history", nightlyHistory)
 	if code != 1 || !strings.Contains(stderr, "drift: 1 change point(s) for the worse: Q01 c=8 candidate rps in c36..c37") {
 		t.Errorf("drift: exit %d\n%s", code, stderr)
@@ -233,6 +237,7 @@ func TestHistoryDrift(t *testing.T) {
 }
 
 func TestHistoryBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "broken.jsonl")
 	good, _ := os.ReadFile(nightlyHistory)

@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestParseSlow(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want map[string]float64
@@ -53,6 +54,7 @@ func TestParseSlow(t *testing.T) {
 }
 
 func TestParseSlowRefuses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, part string }{
 		{"search=0.99", "search=0.99"},
 		{"search=0", "search=0"},
@@ -79,6 +81,7 @@ func TestParseSlowRefuses(t *testing.T) {
 }
 
 func TestExtraRounds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		rounds int
 		factor float64
@@ -98,6 +101,7 @@ func TestExtraRounds(t *testing.T) {
 }
 
 func TestItemBuilds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		limit       int
 		factor      float64
@@ -119,6 +123,7 @@ func TestItemBuilds(t *testing.T) {
 }
 
 func TestSleepFor(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		ms     int
 		factor float64
@@ -139,6 +144,7 @@ func TestSleepFor(t *testing.T) {
 // Slowed builds answer exactly as the normal one does, whatever the
 // factor, fractional or not: the agreement gate must let them through.
 func TestSlowedAnswersAgree(t *testing.T) {
+	t.Parallel()
 	serve := func(slow string) *httptest.Server {
 		f, err := parseSlow(slow)
 		if err != nil {
@@ -178,6 +184,7 @@ func TestSlowedAnswersAgree(t *testing.T) {
 
 // The command refuses a factor below 1 with exit code 2 and says why.
 func TestSlowFlagRefused(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "DEMO_TEST_ARGS=-addr\n127.0.0.1:0\n-slow\nsearch=0.8")
 	var stderr strings.Builder

@@ -131,6 +131,7 @@ func checkCode(t *testing.T, what string, err error, want codes.Code) {
 }
 
 func TestGet(t *testing.T) {
+	t.Parallel()
 	_, conn := start(t, options{})
 	got := mustCall(t, conn, "Get", "GetRequest", `{"id": 42}`, "Item")
 	// 42*7919 = 332598
@@ -159,6 +160,7 @@ func wantSearch(t *testing.T, q string, limit int) *dynamicpb.Message {
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	srv, conn := start(t, options{})
 	got := mustCall(t, conn, "Search", "SearchRequest", `{"query": "alpha", "limit": 3}`, "SearchReply")
 	checkEqual(t, "Search(alpha, 3)", got, wantSearch(t, "alpha", 3))
@@ -177,6 +179,7 @@ func TestSearch(t *testing.T) {
 }
 
 func TestWatchStreams(t *testing.T) {
+	t.Parallel()
 	_, conn := start(t, options{})
 	st, err := conn.NewStream(ctx(t), &grpc.StreamDesc{ServerStreams: true}, "/benchgate.demo.Inventory/Watch")
 	if err != nil {
@@ -202,6 +205,7 @@ func TestWatchStreams(t *testing.T) {
 }
 
 func TestSlowMultipliesWork(t *testing.T) {
+	t.Parallel()
 	slow, err := parseSlow("Search=5")
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +230,7 @@ func TestSlowMultipliesWork(t *testing.T) {
 }
 
 func TestWrong(t *testing.T) {
+	t.Parallel()
 	_, conn := start(t, options{wrong: "Get"})
 	got := mustCall(t, conn, "Get", "GetRequest", `{"id": 42}`, "Item")
 	checkEqual(t, "Get(42) with -wrong Get", got, msg(t, "Item", `{"id": 42, "name": "item-42", "price": 599, "tags": ["a", "b"]}`))
@@ -244,6 +249,7 @@ func TestWrong(t *testing.T) {
 }
 
 func TestOtherMessage(t *testing.T) {
+	t.Parallel()
 	_, conn := start(t, options{otherMessage: true})
 	// As the Item the method promises: no field the client knows.
 	it := mustCall(t, conn, "Get", "GetRequest", `{"id": 42}`, "Item")
@@ -260,6 +266,7 @@ func TestOtherMessage(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	_, conn := start(t, options{})
 	h := healthgrpc.NewHealthClient(conn)
 	for _, svc := range []string{"", "benchgate.demo.Inventory"} {
@@ -294,6 +301,7 @@ func reflect(t *testing.T, st reflectionv1.ServerReflection_ServerReflectionInfo
 }
 
 func TestReflection(t *testing.T) {
+	t.Parallel()
 	_, conn := start(t, options{})
 	st, err := reflectionv1.NewServerReflectionClient(conn).ServerReflectionInfo(ctx(t))
 	if err != nil {
@@ -367,6 +375,7 @@ func TestReflection(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
+	t.Parallel()
 	f, err := parseSlow("Search=5,get=2")
 	if err != nil || f["Search"] != 5 || f["Get"] != 2 {
 		t.Errorf("parseSlow(Search=5,get=2) = %v, %v", f, err)
@@ -388,6 +397,7 @@ func TestFlags(t *testing.T) {
 // -ldflags -X, and runs it: it listens, answers, reports its setting and
 // stops gracefully on SIGTERM.
 func TestSlowedBinary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}

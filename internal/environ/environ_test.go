@@ -20,6 +20,7 @@ import (
 )
 
 func TestSecret(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		"GITHUB_TOKEN":                   true,
 		"GH_TOKEN":                       true,
@@ -44,6 +45,7 @@ func TestSecret(t *testing.T) {
 }
 
 func TestWithout(t *testing.T) {
+	t.Parallel()
 	in := []string{"PATH=/bin", "GITHUB_TOKEN=ghs_x", "INPUT_GITHUB-TOKEN=ghs_y", "A=1=2", "ACTIONS_RUNTIME_TOKEN=z", "NOVALUE", "GITHUB_TOKEN"}
 	want := []string{"PATH=/bin", "A=1=2", "NOVALUE"}
 	if got := Without(in); !slices.Equal(got, want) {
@@ -123,6 +125,7 @@ func checkTree(t *testing.T, out string, mustRead bool) {
 // TestScrubProcessTree runs the process tree here: a target cannot find
 // the secrets in /proc/PID/environ of benchgate's processes.
 func TestScrubProcessTree(t *testing.T) {
+	t.Parallel()
 	bin := buildScrubcheck(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(append(os.Environ(), "KEEP=kept"), treeSecrets...)
@@ -147,6 +150,7 @@ func TestScrubProcessTree(t *testing.T) {
 // cannot be read at all) and with CAP_SYS_PTRACE (so it can, and only the
 // scrub keeps the secrets out).
 func TestScrubInScratchContainer(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	bin := buildScrubcheck(t)
 	repo := "benchgate-test/scrubcheck"

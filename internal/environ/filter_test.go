@@ -9,6 +9,7 @@ import (
 // TestFilter: a secret reads as unset; those the scenario asked for that
 // are set are named once each, in the order asked, in the explanation.
 func TestFilter(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"GITHUB_TOKEN": "ghs_x", "INPUT_SCENARIO": "s.yml", "HOST": "localhost"}
 	f := NewFilter(func(k string) string { return env[k] })
 	for name, want := range map[string]string{"HOST": "localhost", "GITHUB_TOKEN": "", "INPUT_SCENARIO": "", "GH_TOKEN": "", "UNSET": ""} {
@@ -37,6 +38,7 @@ func TestFilter(t *testing.T) {
 // The runner expands a scenario's ${VAR} from several goroutines: the
 // filter notes each secret once (run with -race to check the locking).
 func TestFilterConcurrent(t *testing.T) {
+	t.Parallel()
 	f := NewFilter(func(string) string { return "set" })
 	var wg sync.WaitGroup
 	for range 8 {

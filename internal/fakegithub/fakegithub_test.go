@@ -30,6 +30,7 @@ func do(t *testing.T, s *Server, token, method, path, body string) (int, string)
 }
 
 func TestRepoReadOnlyAndLog(t *testing.T) {
+	t.Parallel()
 	s := New(t, "tok", nil)
 	s.SetRepo("o", "r")
 	s.AddPR(7, "abc")

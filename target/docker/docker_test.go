@@ -35,6 +35,7 @@ const demoRev = dockertest.SlowRevision
 // TestDocker runs the docker target against the real engine. The subtests
 // share the demo images, built once and removed when all of them are done.
 func TestDocker(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	imgs := dockertest.BuildDemoImages(t, cli, "benchgate-test/demo", "../..")
 	demoNormal, demoSlow = imgs.Normal, imgs.Slow

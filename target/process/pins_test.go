@@ -29,6 +29,7 @@ func cpus(list ...int) unix.CPUSet {
 }
 
 func TestParseCPUSet(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want unix.CPUSet
@@ -64,6 +65,7 @@ func TestParseCPUSet(t *testing.T) {
 }
 
 func TestOnlineCPUs(t *testing.T) {
+	t.Parallel()
 	online, err := onlineCPUs()
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +103,8 @@ func spawnedPid(t *testing.T, tg *Target) int {
 }
 
 func TestPinnedTarget(t *testing.T) {
+	// Not parallel: it compares the masks of every thread of the process
+	// before and after, which another test's pinned fork changes meanwhile.
 	var proc unix.CPUSet
 	if err := unix.SchedGetaffinity(os.Getpid(), &proc); err != nil {
 		t.Fatal(err)
@@ -178,6 +182,7 @@ func TestPinnedTarget(t *testing.T) {
 // TestPinnedTargetUnavailable: a CPU that is not online is reported, and
 // the target starts anyway.
 func TestPinnedTargetUnavailable(t *testing.T) {
+	t.Parallel()
 	c := strconv.Itoa(maxCPUs - 1)
 	tg := New(targettest.ServerSpec("candidate"), target.Options{OutDir: t.TempDir(), Pins: &scenario.Pins{CPUs: c}})
 	if err := tg.Start(t.Context()); err != nil {
@@ -191,6 +196,7 @@ func TestPinnedTargetUnavailable(t *testing.T) {
 }
 
 func TestTargetPinsWithoutProcess(t *testing.T) {
+	t.Parallel()
 	pins := &scenario.Pins{CPUs: "0-1", Memory: 1 << 30, MemoryText: "1GiB"}
 	url := New(scenario.Target{Name: "baseline", URL: "http://127.0.0.1:1"}, target.Options{OutDir: t.TempDir(), Pins: pins})
 	applied, notApplied := url.Pins()
@@ -233,6 +239,7 @@ func threadsOutside(t *testing.T, cg *Cgroup) {
 // no controllers when v2 has none here (a hybrid host); joining works the
 // same.
 func TestCgroupJoin(t *testing.T) {
+	t.Parallel()
 	self, err := target.ProcCgroups(os.Getpid())
 	if err != nil {
 		t.Fatal(err)

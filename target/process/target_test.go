@@ -39,6 +39,7 @@ func get(t *testing.T, url string) (int, string, error) {
 }
 
 func TestTargetStartStop(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	tg := New(targettest.ServerSpec("baseline", "-spawn"), target.Options{OutDir: out})
 	if err := tg.Build(t.Context()); err != nil {
@@ -86,6 +87,7 @@ func TestTargetStartStop(t *testing.T) {
 }
 
 func TestTargetStopKillsWhatIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
 	tg := New(targettest.ServerSpec("candidate", "-ignore-term", "-spawn"), target.Options{OutDir: t.TempDir()})
 	tg.grace = 100 * time.Millisecond
 	if err := tg.Start(t.Context()); err != nil {
@@ -100,6 +102,7 @@ func TestTargetStopKillsWhatIgnoresSIGTERM(t *testing.T) {
 }
 
 func TestTargetHealthFailure(t *testing.T) {
+	t.Parallel()
 	spec := targettest.ServerSpec("candidate", "-fail-health")
 	spec.StartupTimeout = 300 * time.Millisecond
 	tg := New(spec, target.Options{OutDir: t.TempDir()})
@@ -115,6 +118,7 @@ func TestTargetHealthFailure(t *testing.T) {
 }
 
 func TestTargetExitsBeforeHealthy(t *testing.T) {
+	t.Parallel()
 	tg := New(targettest.ServerSpec("baseline", "-exit-now"), target.Options{OutDir: t.TempDir()})
 	err := tg.Start(t.Context())
 	te := targettest.AsTargetError(t, err, target.PhaseStart)
@@ -131,6 +135,7 @@ func TestTargetExitsBeforeHealthy(t *testing.T) {
 }
 
 func TestTargetDeathDetected(t *testing.T) {
+	t.Parallel()
 	tg := New(targettest.ServerSpec("candidate", "-exit-after", "3"), target.Options{OutDir: t.TempDir()})
 	if err := tg.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -150,6 +155,7 @@ func TestTargetDeathDetected(t *testing.T) {
 }
 
 func TestTargetBuildFailure(t *testing.T) {
+	t.Parallel()
 	spec := targettest.ServerSpec("baseline")
 	spec.Build = []string{"sh", "-c", "for i in $(seq 1 40); do echo line $i; done; echo broken >&2; exit 3"}
 	out := t.TempDir()
@@ -172,6 +178,7 @@ func TestTargetBuildFailure(t *testing.T) {
 // A build runs in Dir, and a relative command resolves against Dir too,
 // as a scenario's "./bin/demo" expects.
 func TestTargetBuildThenRelativeCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := targettest.ServerSpec("candidate")
 	spec.Dir = dir
@@ -191,6 +198,7 @@ func TestTargetBuildThenRelativeCommand(t *testing.T) {
 }
 
 func TestTargetURL(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -244,6 +252,7 @@ func TestTargetURL(t *testing.T) {
 }
 
 func TestTargetImageRefused(t *testing.T) {
+	t.Parallel()
 	tg := New(scenario.Target{Name: "candidate", Image: "demo:pr", Port: 8080}, target.Options{OutDir: t.TempDir()})
 	for _, f := range []func(context.Context) error{tg.Build, tg.Start} {
 		err := f(t.Context())
@@ -258,6 +267,7 @@ func TestTargetImageRefused(t *testing.T) {
 }
 
 func TestTargetCommitFromGit(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -291,6 +301,7 @@ func TestTargetCommitFromGit(t *testing.T) {
 
 // Results and reports show the target as written, not as expanded.
 func TestTargetInfoShown(t *testing.T) {
+	t.Parallel()
 	none := func(string) string { return "" }
 	for _, spec := range []scenario.Target{
 		{Name: "candidate", Command: []string{"svc", "--token", "s3cret"}, Shown: "svc --token ${TOKEN}"},
@@ -357,6 +368,7 @@ func TestTargetEnvironmentWithoutSecrets(t *testing.T) {
 // that even holds the output pipe) is killed when the build returns,
 // whether it succeeded or failed.
 func TestTargetBuildLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
 	daemonPid := regexp.MustCompile(`(?m)^daemon (\d+)$`)
 	for _, tc := range []struct {
 		script string
@@ -392,6 +404,7 @@ func TestTargetBuildLeavesNothingRunning(t *testing.T) {
 // TestTargetLogAppends starts a target once per pin set, as a run does:
 // the log keeps every start's output, each under a header naming its pins.
 func TestTargetLogAppends(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	for _, name := range []string{"first", "second"} {
 		tg := New(targettest.ServerSpec("baseline"), target.Options{OutDir: out, Pins: &scenario.Pins{Name: name}})
@@ -419,6 +432,7 @@ func TestTargetLogAppends(t *testing.T) {
 // TestHealthHugeReason: a health check answered with a 3 MB reason phrase
 // fails with an error of bounded size.
 func TestHealthHugeReason(t *testing.T) {
+	t.Parallel()
 	srv := targettest.RawServer(t, func(w *bufio.Writer, _ string) {
 		fmt.Fprintf(w, "HTTP/1.1 503 %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", strings.Repeat("x", 3<<20))
 	})

@@ -14,6 +14,7 @@ import (
 // TestProcTicks: a process's CPU in /proc mode is its own and its reaped
 // children's, user and system; clockTicks converts it.
 func TestProcTicks(t *testing.T) {
+	t.Parallel()
 	line := "4242 (a b) (c)) S 7 4240 4240 0 -1 4194560 100 0 0 0 12 3 40 5 20 0 1 0 99 1000 50 18446744073709551615\n"
 	st, err := linux.ParseProcStat([]byte(line))
 	if err != nil {
@@ -31,6 +32,7 @@ func TestProcTicks(t *testing.T) {
 // no pins (Source "proc") and once in a memory cgroup where this machine
 // allows one.
 func TestTargetUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		pins *scenario.Pins

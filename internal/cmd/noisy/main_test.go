@@ -17,6 +17,7 @@ func testConfig(duty float64, seed uint64, cpus ...int) config {
 // in bursts. The schedule is a function of the seed, so these are fixed
 // numbers, not a chance of passing: about 10 hours of schedule each.
 func TestScheduleDuty(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		duty float64
 		seed uint64
@@ -50,6 +51,7 @@ func TestScheduleDuty(t *testing.T) {
 // sorted subset of the allowed ones without repeats; every subset occurs,
 // about equally often.
 func TestScheduleBursts(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(0.3, 7, 0, 2, 5)
 	s := newSchedule(cfg)
 	seen := map[string]int{}
@@ -91,6 +93,7 @@ func TestScheduleBursts(t *testing.T) {
 
 // The same seed gives the same schedule; another seed another.
 func TestScheduleSeeded(t *testing.T) {
+	t.Parallel()
 	draw := func(seed uint64) []burst {
 		s := newSchedule(testConfig(0.3, seed, 0, 1))
 		var out []burst
@@ -113,6 +116,7 @@ func TestScheduleSeeded(t *testing.T) {
 }
 
 func TestParseCPUList(t *testing.T) {
+	t.Parallel()
 	allowed := []int{0, 1, 3}
 	got, err := parseCPUList("3, 0,3", allowed)
 	if err != nil || !slices.Equal(got, []int{0, 3}) {
@@ -133,6 +137,7 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestFlagsRefused(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"-duty", "0"},
 		{"-duty", "1.5"},

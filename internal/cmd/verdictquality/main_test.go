@@ -43,6 +43,7 @@ func write(t *testing.T, path, text string) {
 }
 
 func TestAggregate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// aa-01 passes with one unresolved tie (computed: no unresolved field);
 	// ab-01 regresses in one cell of two; aa-02 fails (a false failure);
@@ -83,6 +84,7 @@ func TestAggregate(t *testing.T) {
 // resolution is compared with the band; a missing gated decision is
 // inconclusive.
 func TestUnresolvedField(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flagged := strings.Replace(resolvedTie, `"verdict": "tie"`, `"verdict": "tie", "unresolved": true, "rule": "paired"`, 1)
 	notFlagged := strings.Replace(openTie, `"verdict": "tie"`, `"verdict": "tie", "unresolved": false`, 1)
@@ -104,6 +106,7 @@ func TestUnresolvedField(t *testing.T) {
 }
 
 func TestBadRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "runs.tsv"), "xx\t1\t1\t0\t1\taa-01\n")
 	var stdout, stderr strings.Builder
@@ -159,6 +162,7 @@ func writeResults(t *testing.T, dir string, ratios []float64) {
 // stops there, an open one takes rounds up to the maximum; the wall time
 // drops by the sessions not run.
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// ab-01: the candidate at half the throughput in every round,
 	// settled after 2 rounds. aa-01: the same build, so close a tie
