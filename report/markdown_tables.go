@@ -90,10 +90,7 @@ func (m *model) mdResources(b *strings.Builder) {
 		if rt == nil {
 			continue
 		}
-		title := "Resources"
-		if name := m.tableName(t, md); name != "" {
-			title += " · " + name
-		}
+		title := m.tableTitle("Resources", t, md)
 		fmt.Fprintf(b, "### %s\n\n", title)
 		per := m.noun().abbr
 		cpu, mem := "CPU "+rt.cpu.name+"/"+per, rt.mem.name

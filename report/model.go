@@ -329,6 +329,14 @@ func (m *model) tableName(t table, esc func(string) string) string {
 	return strings.Join(parts, " · ")
 }
 
+// tableTitle is title followed by the table's name, if it has one.
+func (m *model) tableTitle(title string, t table, esc func(string) string) string {
+	if name := m.tableName(t, esc); name != "" {
+		return title + " · " + name
+	}
+	return title
+}
+
 func newRow(c gate.CellResult, failed map[string]bool) row {
 	r := row{
 		key:     c.Key,

@@ -245,10 +245,7 @@ func (m *model) termResources(b *strings.Builder, paint palette) error {
 		if rt == nil {
 			continue
 		}
-		title := "resources"
-		if name := m.tableName(t, cleanTerminal); name != "" {
-			title += " · " + name
-		}
+		title := m.tableTitle("resources", t, cleanTerminal)
 		fmt.Fprintf(b, "\n%s\n", title)
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		pad := classPad(t.rows)
@@ -278,10 +275,7 @@ func (m *model) termLatency(b *strings.Builder) error {
 		if len(t.latency) == 0 {
 			continue
 		}
-		title := "latency"
-		if name := m.tableName(t, cleanTerminal); name != "" {
-			title += " · " + name
-		}
+		title := m.tableTitle("latency", t, cleanTerminal)
 		fmt.Fprintf(b, "\n%s\n", title)
 		for _, cl := range t.latency {
 			u := cl.unit

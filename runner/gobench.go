@@ -71,20 +71,14 @@ const (
 // run's output) and <target>.bench.txt (the test binaries' standard
 // output as benchstat reads it).
 func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
-	if opts.OutDir == "" {
-		return nil, errors.New("runner: no output directory")
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if sc.Kind != scenario.KindGoBench || sc.GoBench == nil {
 		return nil, errors.New("runner: not a gobench scenario")
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = io.Discard
-	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	progress, getenv := opts.Progress, opts.Getenv
 	g := &goBench{sc: sc, gb: sc.GoBench, opts: opts, progress: progress, getenv: getenv, cells: map[baselines.Cell]bool{}}
 	g.sides[0] = &goSide{name: sc.Baseline.Name, spec: sc.Baseline}
 	g.sides[1] = &goSide{name: sc.Candidate.Name, spec: sc.Candidate}

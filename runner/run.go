@@ -63,22 +63,31 @@ type Options struct {
 	beforeStop func()
 }
 
+// withDefaults checks o and fills in its defaults: no progress shown, the
+// process's environment.
+func (o Options) withDefaults() (Options, error) {
+	if o.OutDir == "" {
+		return o, errors.New("runner: no output directory")
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	return o, nil
+}
+
 // Run measures sc and returns the results, also written to
 // opts.OutDir/results.json after every rung. The results are returned with
 // the error when the run was cancelled (the error wraps ctx's) or a target
 // failed (a *target.TargetError); a *BudgetError comes with nil results.
 func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
-	if opts.OutDir == "" {
-		return nil, errors.New("runner: no output directory")
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = io.Discard
-	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	progress, getenv := opts.Progress, opts.Getenv
 
 	if sliced(sc) && sc.Kind == scenario.KindGRPC {
 		// scenario.Load refuses it; a scenario built otherwise is told.
@@ -143,7 +152,6 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		return nil, err
 	}
 
-	var err error
 	if sc.Baseline.Image != "" || sc.Candidate.Image != "" {
 		s.docker, err = dockertarget.NewEnv(ctx, res.Env.RunID, progress)
 		if s.docker != nil {

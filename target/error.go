@@ -42,3 +42,29 @@ func (e *TargetError) Error() string {
 }
 
 func (e *TargetError) Unwrap() error { return e.Err }
+
+// DiedError is Service.Died for a target whose exit closes exited (nil
+// until it started) and whose Stop closes stopping: nil unless it exited
+// while it should have been serving. Then cause says what it exited of
+// and gives the tail of its output; a nil cause means it did not die after
+// all (a watch that ended without an exit, as Stop raced it).
+func DiedError(name string, exited, stopping <-chan struct{}, cause func() (error, []string)) error {
+	if exited == nil {
+		return nil
+	}
+	select {
+	case <-stopping:
+		return nil
+	default:
+	}
+	select {
+	case <-exited:
+		err, output := cause()
+		if err == nil {
+			return nil
+		}
+		return &TargetError{Target: name, Phase: PhaseDied, Err: fmt.Errorf("exited during the run: %v", err), Output: output}
+	default:
+		return nil
+	}
+}

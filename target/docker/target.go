@@ -330,23 +330,7 @@ func (t *Target) Pins() (applied, notApplied []string) {
 // Died returns a *target.TargetError when the container stopped running
 // while it should have been serving, nil otherwise.
 func (t *Target) Died() error {
-	if t.exited == nil {
-		return nil
-	}
-	select {
-	case <-t.stopping:
-		return nil
-	default:
-	}
-	select {
-	case <-t.exited:
-		if t.exitErr == nil {
-			return nil // the watch ended without an exit (Stop raced it)
-		}
-		return &target.TargetError{Target: t.spec.Name, Phase: target.PhaseDied, Err: fmt.Errorf("exited during the run: %v", t.exitErr), Output: t.exitTail}
-	default:
-		return nil
-	}
+	return target.DiedError(t.spec.Name, t.exited, t.stopping, func() (error, []string) { return t.exitErr, t.exitTail })
 }
 
 // Stop stops the container (SIGTERM, SIGKILL after target.StopGrace),

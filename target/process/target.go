@@ -278,20 +278,7 @@ func (t *Target) Done() <-chan struct{} { return t.exited }
 // Died returns a *target.TargetError when the target's process exited while it
 // should have been serving, and nil otherwise.
 func (t *Target) Died() error {
-	if t.exited == nil {
-		return nil
-	}
-	select {
-	case <-t.stopping:
-		return nil
-	default:
-	}
-	select {
-	case <-t.exited:
-		return &target.TargetError{Target: t.spec.Name, Phase: target.PhaseDied, Err: fmt.Errorf("exited during the run: %v", ExitText(t.waitErr)), Output: t.output()}
-	default:
-		return nil
-	}
+	return target.DiedError(t.spec.Name, t.exited, t.stopping, func() (error, []string) { return errors.New(ExitText(t.waitErr)), t.output() })
 }
 
 // Stop ends a command target: SIGTERM to its process group, SIGKILL after
