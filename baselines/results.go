@@ -108,6 +108,10 @@ type LoadInfo struct {
 	// MaxRepetitions is the most rounds a cell may take (adaptive
 	// rounds); 0 or Repetitions for a fixed design.
 	MaxRepetitions int `json:"max_repetitions,omitempty"`
+	// HTTPClient is the client HTTP load was sent with: "fast" or
+	// "net/http" (load.http_client); "" for other workloads, and in
+	// results of versions that had only net/http's.
+	HTTPClient string `json:"http_client,omitempty"`
 }
 
 // Looks is how many times an adaptive design decides a cell: after the

@@ -1,10 +1,16 @@
 // Package httpload is benchgate's HTTP load: the protocol that package
-// load's closed loop drives, over net/http. Each worker has its own
-// Caller, which turns the seeded stream's requests into requests on the
-// target's origin, sends them without following redirects, reads every
-// body to its end (counting its bytes) so the connection is reused, and
-// tells a status the class does not expect from a transport failure,
-// classified by kind. The workers share one keep-alive transport.
+// load's closed loop drives. Each worker has its own Caller, which turns
+// the seeded stream's requests into requests on the target's origin,
+// sends them without following redirects, reads every body to its end
+// (counting its bytes) so the connection is reused, and tells a status
+// the class does not expect from a transport failure, classified by kind.
+//
+// Two clients speak it. The fast one (fast.go), the default, is a minimal
+// HTTP/1.1 client at the cost per request of wrk's: one keep-alive
+// connection per worker, requests rendered into bytes, responses parsed
+// in place. NetHTTP is net/http's Transport, shared by the workers, for
+// what the fast one does not do; both send the same bytes and count the
+// same answers.
 package httpload
 
 import (
@@ -32,7 +38,18 @@ type Load struct {
 	// StatusOK says whether a status code counts as success for a request
 	// of the class; nil means any 2xx.
 	StatusOK func(class string, code int) bool
+	// Client is the client that sends the requests: Fast (also "") or
+	// NetHTTP, the names of scenario's load.http_client.
+	Client Client
 }
+
+// Client names an HTTP client of the load.
+type Client string
+
+const (
+	Fast    Client = scenario.HTTPClientFast    // the minimal HTTP/1.1 client of fast.go
+	NetHTTP Client = scenario.HTTPClientNetHTTP // net/http's Transport
+)
 
 // Generate puts l on its target (see load.Generate). Statuses are keyed
 // by the code in decimal ("200"); Bytes sums the response bodies.
@@ -46,7 +63,7 @@ func NewSession(ctx context.Context, l Load) (*load.Session, error) {
 	return load.NewSession(ctx, l.Loop, l.open)
 }
 
-// open checks the URL and makes the transport the workers share.
+// open checks the URL and makes the client the workers share.
 func (l Load) open(context.Context) (load.Protocol, error) {
 	base, err := url.Parse(l.URL)
 	if err != nil || base.Host == "" {
@@ -56,7 +73,14 @@ func (l Load) open(context.Context) (load.Protocol, error) {
 	if statusOK == nil {
 		statusOK = func(_ string, code int) bool { return code >= 200 && code < 300 }
 	}
-	return &client{
+	switch l.Client {
+	case Fast, "":
+		return newFastClient(base, l.CallTimeout(), statusOK)
+	case NetHTTP:
+	default:
+		return nil, fmt.Errorf("load: unknown HTTP client %q", string(l.Client))
+	}
+	return &netClient{
 		tr: &http.Transport{
 			Proxy:               nil,
 			DialContext:         (&net.Dialer{Timeout: l.CallTimeout(), KeepAlive: 30 * time.Second}).DialContext,
@@ -77,16 +101,16 @@ func Origin(base *url.URL) url.URL {
 	return url.URL{Scheme: base.Scheme, Host: base.Host, User: base.User}
 }
 
-// client is the Protocol: the transport and what every worker's Caller
-// starts from.
-type client struct {
+// netClient is the Protocol of net/http: the transport and what every
+// worker's Caller starts from.
+type netClient struct {
 	tr       *http.Transport
 	origin   url.URL
 	statusOK func(string, int) bool
 }
 
-func (c *client) Caller(int) load.Caller {
-	return &caller{
+func (c *netClient) Caller(int) load.Caller {
+	return &netCaller{
 		tr:       c.tr,
 		statusOK: c.statusOK,
 		buf:      make([]byte, 32<<10),
@@ -95,12 +119,12 @@ func (c *client) Caller(int) load.Caller {
 	}
 }
 
-func (c *client) Status(code int) string { return strconv.Itoa(code) }
+func (c *netClient) Status(code int) string { return strconv.Itoa(code) }
 
-func (c *client) Close() { c.tr.CloseIdleConnections() }
+func (c *netClient) Close() { c.tr.CloseIdleConnections() }
 
-// caller is one worker's HTTP client.
-type caller struct {
+// netCaller is one worker's net/http client.
+type netCaller struct {
 	tr       *http.Transport
 	statusOK func(string, int) bool
 	buf      []byte
@@ -123,7 +147,7 @@ type caller struct {
 
 // Prepare points the worker's URL at r's target and takes r's method,
 // header and body.
-func (c *caller) Prepare(r *scenario.Request) error {
+func (c *netCaller) Prepare(r *scenario.Request) error {
 	path, query, hasQuery := strings.Cut(r.Target, "?")
 	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
 		// Opaque is sent verbatim: the stream's encoding reaches the
@@ -157,7 +181,7 @@ func (c *caller) Prepare(r *scenario.Request) error {
 }
 
 // Call sends the prepared request and reads the response to its end.
-func (c *caller) Call(ctx context.Context) load.Outcome {
+func (c *netCaller) Call(ctx context.Context) load.Outcome {
 	if c.req == nil || c.req.Context() != ctx {
 		c.req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://x/", nil)
 		c.req.Host = ""
@@ -196,7 +220,7 @@ func (c *caller) Call(ctx context.Context) load.Outcome {
 }
 
 // do sends req and drains the body so the connection is reused.
-func (c *caller) do(req *http.Request) (code int, n int64, err error) {
+func (c *netCaller) do(req *http.Request) (code int, n int64, err error) {
 	resp, err := c.tr.RoundTrip(req)
 	if err != nil {
 		return 0, 0, err

@@ -408,6 +408,9 @@ type generatorUsage struct {
 	// saturated lists the cells, in plan order, in which some rung had the
 	// generator at or above saturation of its CPUs.
 	saturated []baselines.Cell // untrusted names
+	// client is the HTTP client the load was sent with ("fast",
+	// "net/http"); "" when the results do not say.
+	client string
 }
 
 func (m *model) buildGenerator() {
@@ -445,6 +448,7 @@ func (m *model) buildGenerator() {
 	if g == nil {
 		return
 	}
+	g.client = m.in.Results.Scenario.Load.HTTPClient
 	slices.SortStableFunc(g.saturated, func(a, b baselines.Cell) int {
 		return cmp.Compare(m.position(a), m.position(b))
 	})
@@ -453,7 +457,17 @@ func (m *model) buildGenerator() {
 
 // text is the generator's line of the environment.
 func (g *generatorUsage) text(esc func(string) string) string {
-	s := "peak CPU " + share(g.peakCores) + " of one core"
+	s := ""
+	switch g.client {
+	case "fast":
+		s = "benchgate's HTTP/1.1 client; "
+	case "net/http":
+		s = "Go's net/http client (load.http_client); "
+	case "":
+	default:
+		s = esc(g.client) + " client; "
+	}
+	s += "peak CPU " + share(g.peakCores) + " of one core"
 	switch {
 	case g.shareCPUs == 0:
 		s += "; the CPUs available to it were not recorded"

@@ -37,7 +37,7 @@ func (s *schedule) generate(ctx context.Context, t target.Service, cell baseline
 	if s.sc.Kind == scenario.KindGRPC {
 		res, err = s.grpcGenerate(ctx, t, l)
 	} else {
-		res, err = httpload.Generate(ctx, httpload.Load{Loop: l, URL: t.URL(), StatusOK: s.sc.StatusOK})
+		res, err = httpload.Generate(ctx, httpload.Load{Loop: l, URL: t.URL(), StatusOK: s.sc.StatusOK, Client: httpload.Client(s.sc.Load.HTTPClient)})
 	}
 	if err != nil {
 		return baselines.Rung{}, err

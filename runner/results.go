@@ -45,6 +45,9 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 	if sc.Load.Interleave == scenario.InterleaveSlice {
 		info.Load.Slice, info.Load.Settle = sc.Load.Slice.Seconds(), sc.Load.Settle.Seconds()
 	}
+	if sc.Kind == scenario.KindHTTP {
+		info.Load.HTTPClient = sc.Load.HTTPClient
+	}
 	return info
 }
 

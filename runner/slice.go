@@ -111,7 +111,8 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 	for i, t := range pair {
 		sd := &sliceSide{t: t, windows: make(chan sliceWindow, pairs)}
 		sess, err := httpload.NewSession(ctx, httpload.Load{
-			URL: t.URL(),
+			URL:    t.URL(),
+			Client: httpload.Client(s.sc.Load.HTTPClient),
 			Loop: load.Loop{
 				Concurrency: cell.Concurrency,
 				Timeout:     ls.Timeout,

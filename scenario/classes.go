@@ -252,7 +252,7 @@ func (l *loader) kvTemplates(n *node, f string, header bool) []kvTmpl {
 	var out []kvTmpl
 	for _, k := range keys {
 		kf := join(f, k)
-		if header && !validToken(k) {
+		if header && !ValidToken(k) {
 			l.errAt(nodes[k].keyLine, nodes[k].keyCol, kf, "%q is not a valid header name", k)
 			continue
 		}
@@ -267,20 +267,27 @@ func (l *loader) kvTemplates(n *node, f string, header bool) []kvTmpl {
 	return out
 }
 
-func validMethod(s string) bool { return validToken(s) }
+func validMethod(s string) bool { return ValidToken(s) }
 
-// validToken reports whether s is an RFC 9110 token, as header names and
+// tokenChars marks the bytes of an RFC 9110 token: letters, digits and
+// !#$%&'*+-.^_`|~.
+var tokenChars = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()
+
+// ValidToken reports whether s is an RFC 9110 token, as header names and
 // methods must be.
-func validToken(s string) bool {
-	if s == "" {
+func ValidToken[T ~string | ~[]byte](s T) bool {
+	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
+		if !tokenChars[s[i]] {
+			return false
 		}
-		return false
 	}
 	return true
 }

@@ -46,7 +46,7 @@ func TestLoadFull(t *testing.T) {
 	check("Load", s.Load, LoadSettings{
 		Concurrency: []int{1, 4, 8}, Duration: 10 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 5, Timeout: 30 * time.Second,
-		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 5,
+		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 5, HTTPClient: "fast",
 		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
 	})
 	check("Data", s.Data, map[string][]string{
@@ -114,7 +114,7 @@ func TestLoadProfile(t *testing.T) {
 	want := LoadSettings{
 		Concurrency: []int{1, 8}, Duration: 5 * time.Second, Warmup: 2 * time.Second,
 		Repetitions: 3, Timeout: 30 * time.Second,
-		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 3,
+		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 3, HTTPClient: "fast",
 		Defaults: Defaults{Headers: map[string]string{"Accept": "application/json"}, Query: map[string]string{"MAXREC": "10000"}},
 	}
 	if !reflect.DeepEqual(s.Load, want) {
@@ -220,7 +220,7 @@ func TestLoadDefaults(t *testing.T) {
 	wantLoad := LoadSettings{
 		Concurrency: []int{1}, Duration: 10 * time.Second, Warmup: time.Second, Repetitions: 5,
 		Timeout: 30 * time.Second, Defaults: Defaults{Headers: map[string]string{}, Query: map[string]string{}},
-		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 5,
+		Interleave: "slice", Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond, MaxRepetitions: 5, HTTPClient: "fast",
 	}
 	if !reflect.DeepEqual(s.Load, wantLoad) {
 		t.Errorf("Load = %+v", s.Load)
@@ -482,5 +482,19 @@ func TestTargetShown(t *testing.T) {
 					tt.want.Command, tt.want.URL, tt.want.Image, tt.want.Port, tt.want.Shown)
 			}
 		})
+	}
+}
+
+func TestLoadHTTPClient(t *testing.T) {
+	t.Parallel()
+	if s := loadSrc(t, minimal, "", nil); s.Load.HTTPClient != HTTPClientFast {
+		t.Errorf("default client %q, want fast", s.Load.HTTPClient)
+	}
+	if s := loadSrc(t, minimal+"load: {http_client: net/http}\n", "", nil); s.Load.HTTPClient != HTTPClientNetHTTP {
+		t.Errorf("client %q, want net/http", s.Load.HTTPClient)
+	}
+	got := loadErr(t, minimal+"load:\n  http_client: curl\n", "", nil)
+	if want := `s.yml:10:16: load.http_client: "curl": want fast or net/http`; !strings.Contains(got, want) {
+		t.Errorf("error %q, want %q", got, want)
 	}
 }

@@ -12,16 +12,27 @@ func (l *loader) load(n *node) {
 		Repetitions: DefaultRepetitions, Timeout: DefaultTimeout,
 		Defaults:   Defaults{Headers: map[string]string{}, Query: map[string]string{}},
 		Interleave: DefaultInterleave, Slice: DefaultSlice, Settle: DefaultSettle,
+		HTTPClient: HTTPClientFast,
 	}
 	if n == nil {
 		return
 	}
 	m, ok := l.fields(n, "load", "concurrency", "duration", "warmup", "repetitions", "timeout", "defaults",
-		"interleave", "slice", "settle", "max_repetitions")
+		"interleave", "slice", "settle", "max_repetitions", "http_client")
 	if !ok {
 		return
 	}
 	l.loadCommon(m, "load", ls)
+	if v := m["http_client"]; v != nil {
+		if s, ok := l.str(v, "load.http_client"); ok {
+			switch s {
+			case HTTPClientFast, HTTPClientNetHTTP:
+				ls.HTTPClient = s
+			default:
+				l.errNode(v, "load.http_client", "%q: want fast or net/http", v.errText())
+			}
+		}
+	}
 	if v := m["defaults"]; v != nil {
 		dm, ok := l.fields(v, "load.defaults", "headers", "query")
 		if ok {

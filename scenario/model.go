@@ -205,7 +205,16 @@ type LoadSettings struct {
 	// still open may take (adaptive rounds); equal to Repetitions for a
 	// fixed design.
 	MaxRepetitions int
+	// HTTPClient is the client HTTP load is sent with: HTTPClientFast
+	// (the default) or HTTPClientNetHTTP.
+	HTTPClient string
 }
+
+// HTTP clients of LoadSettings.HTTPClient.
+const (
+	HTTPClientFast    = "fast"     // benchgate's HTTP/1.1 client, at wrk's cost per request
+	HTTPClientNetHTTP = "net/http" // Go's net/http Transport
+)
 
 // Interleavings of LoadSettings.Interleave.
 const (
@@ -278,6 +287,9 @@ type Request struct {
 	Target string
 	Header http.Header
 	Body   []byte
+	// Constant says that every request of Class is this one: a client
+	// may render it once and send that from then on.
+	Constant bool
 }
 
 // StatusOK reports whether code counts as success for class.

@@ -41,6 +41,8 @@ type classProg struct {
 	constBody []byte
 
 	fallbacks []*prog // templates cloned per stream, by slot
+	// constant: every request of the class is the same (Request.Constant).
+	constant bool
 	// constBytes is the length of the parts known at load: what a
 	// request has rendered before its first template runs.
 	constBytes int
@@ -213,6 +215,10 @@ func (l *loader) classProg(name string, r *reqSrc, vars map[string]string, maxIt
 		cp.target = st.buildTarget(cp, nil)
 		cp.constTarget = true
 	}
+	cp.constant = cp.constTarget && (cp.body == nil || cp.body.konst)
+	for _, p := range cp.headerProgs {
+		cp.constant = cp.constant && p.konst
+	}
 	return cp
 }
 
@@ -371,7 +377,7 @@ func (st *Stream) Next() *Request {
 	}
 	cp := sc.cp
 	req := &st.req
-	req.Class, req.Method = cp.name, cp.method
+	req.Class, req.Method, req.Constant = cp.name, cp.method, cp.constant
 	st.reqOut, st.work.left = cp.constBytes, MaxTemplateOutput
 	if cp.constTarget {
 		req.Target = cp.target

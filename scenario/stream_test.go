@@ -255,3 +255,30 @@ func BenchmarkStreamNext(b *testing.B) {
 		})
 	}
 }
+
+// TestStreamConstant: a request marked Constant is the same request every
+// time its class comes up, so that a client may render it once.
+func TestStreamConstant(t *testing.T) {
+	t.Parallel()
+	s := loadFull(t)
+	constant := map[string]bool{}
+	for _, class := range []string{"Q01", "Q02", "Q03", "Q04", "Q05", "mix"} {
+		st := s.Stream("csv", class, 4, 1, 2)
+		first := map[string]string{}
+		for range 300 {
+			r := st.Next()
+			text := fmt.Sprintf("%s %s %v %q", r.Method, r.Target, r.Header, r.Body)
+			if prev, seen := first[r.Class]; !seen {
+				first[r.Class] = text
+				constant[r.Class] = r.Constant
+			} else if r.Constant != constant[r.Class] {
+				t.Fatalf("%s: Constant changes from request to request", r.Class)
+			} else if r.Constant && text != prev {
+				t.Fatalf("%s: marked Constant, but %q follows %q", r.Class, text, prev)
+			}
+		}
+	}
+	if !constant["Q01"] || constant["Q02"] || constant["Q03"] {
+		t.Errorf("constant classes %v: want Q01 and neither Q02 nor Q03", constant)
+	}
+}
