@@ -341,6 +341,7 @@ func compareKeys(a, b SeriesKey) int {
 		strings.Compare(a.Cell.Variant, b.Cell.Variant),
 		strings.Compare(a.Cell.Class, b.Cell.Class),
 		cmp.Compare(a.Cell.Concurrency, b.Cell.Concurrency),
+		cmp.Compare(a.Cell.Rate, b.Cell.Rate),
 		strings.Compare(a.Target, b.Target),
 		compareMetrics(a.Metric, b.Metric),
 	)

@@ -95,7 +95,7 @@ func NewRecord(res *Results, c gate.Comparison) Record {
 		}
 	}
 	for _, cr := range c.Cells {
-		cell := Cell{Pins: cr.Key.Pins, Variant: cr.Key.Variant, Class: cr.Key.Class, Concurrency: cr.Key.Concurrency}
+		cell := Cell(cr.Key)
 		for _, d := range cr.Decisions {
 			if historyDropped[d.Metric] {
 				continue

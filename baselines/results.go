@@ -112,6 +112,9 @@ type LoadInfo struct {
 	// "net/http" (load.http_client); "" for other workloads, and in
 	// results of versions that had only net/http's.
 	HTTPClient string `json:"http_client,omitempty"`
+	// Rate lists an open loop's rates, requests a second (load.rate);
+	// absent for the closed loop.
+	Rate []int `json:"rate,omitempty"`
 }
 
 // Looks is how many times an adaptive design decides a cell: after the
@@ -217,6 +220,7 @@ type Cell struct {
 	Variant     string `json:"variant"`
 	Class       string `json:"class"`
 	Concurrency int    `json:"concurrency"`
+	Rate        int    `json:"rate,omitempty"` // requests a second of an open loop; 0: closed
 }
 
 // String is the cell's name, as its decided cell's (gate.CellKey.String).
@@ -241,6 +245,14 @@ type Rung struct {
 	// the sign of a target that stopped answering, which Requests alone
 	// would show as idle. Under slice interleaving it sums every slice's.
 	InFlight int64 `json:"in_flight,omitempty"`
+	// An open loop's schedule (the cell's Rate): Asked is how many
+	// requests had their time in the measured window, Late those of them
+	// sent more than a millisecond after it (load.LateAfter), Unsent those
+	// never sent. A target that kept up answered about Asked; zero in a
+	// closed loop.
+	Asked  int64 `json:"asked,omitempty"`
+	Late   int64 `json:"late,omitempty"`
+	Unsent int64 `json:"unsent,omitempty"`
 	// Errors counts failed requests by kind: "status" (an unexpected status
 	// code), "timeout", "connect", "reset", "other".
 	Errors   map[string]int64 `json:"errors,omitempty"`

@@ -213,16 +213,23 @@ type CellKey struct {
 	Variant     string `json:"variant"`
 	Class       string `json:"class"`
 	Concurrency int    `json:"concurrency"`
+	// Rate is an open-loop cell's requests a second (load.rate); 0 for
+	// the closed loop.
+	Rate int `json:"rate,omitempty"`
 }
 
 // String is the cell's name in prose, progress lines and errors:
-// "[cpus=1] csv/Q01 c=8", or "Q01 c=8" without pins and variants. A cell
-// without a concurrency (a Go benchmark) is its class alone. Names are
-// raw: the caller escapes for its medium.
+// "[cpus=1] csv/Q01 c=8", or "Q01 c=8" without pins and variants, and
+// "Q01 c=64 200/s" for an open-loop cell. A cell without a concurrency (a
+// Go benchmark) is its class alone. Names are raw: the caller escapes for
+// its medium.
 func (k CellKey) String() string {
 	s := k.Class
 	if k.Concurrency > 0 {
 		s = k.Class + " c=" + strconv.Itoa(k.Concurrency)
+	}
+	if k.Rate > 0 {
+		s += " " + strconv.Itoa(k.Rate) + "/s"
 	}
 	if k.Variant != "" {
 		s = k.Variant + "/" + s

@@ -534,3 +534,44 @@ func TestGenerateBaseWithSlash(t *testing.T) {
 		t.Errorf("server saw %q, want %q", uris, want)
 	}
 }
+
+// TestOpenLoopShowsAStall: a server that stalls for a second mid-run.
+// The open loop goes on sending on its schedule, times each request from
+// when it was due, and counts those it could not send on time: the stall
+// is in its p99. A closed loop waits politely through it, and its few
+// slow requests vanish below the p99.
+func TestOpenLoopShowsAStall(t *testing.T) {
+	t.Parallel()
+	var stallFrom, stallTo atomic.Int64 // unix nanoseconds
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if now := time.Now().UnixNano(); now >= stallFrom.Load() && now < stallTo.Load() {
+			time.Sleep(time.Duration(stallTo.Load() - now))
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	run := func(l load.Loop) load.Result {
+		start := time.Now()
+		stallFrom.Store(start.Add(time.Second).UnixNano())
+		stallTo.Store(start.Add(2 * time.Second).UnixNano())
+		return generate(t, Load{URL: srv.URL, Loop: l})
+	}
+	get := loadtest.Get("a", "/")
+	open := run(load.Loop{Concurrency: 20, Duration: 3 * time.Second, Rate: 200, Timeout: 5 * time.Second, Source: loop(get)})
+	closed := run(load.Loop{Concurrency: 2, Duration: 3 * time.Second, Timeout: 5 * time.Second, Source: loop(get)})
+
+	p99 := func(r load.Result) time.Duration { return time.Duration(r.Latency.ValueAtQuantile(99)) * time.Microsecond }
+	t.Logf("open: asked %d at %v/s, %d answered, %d late, %d unsent, p99 %v; closed: %d answered, p99 %v",
+		open.Asked, open.Rate, open.Answered, open.Late, open.Unsent, p99(open), closed.Answered, p99(closed))
+	// During the stall 200 requests were due, and 20 workers could hold
+	// 20 of them: the rest went out late, and waited up to the second.
+	if open.Asked != 600 || open.Late < 100 {
+		t.Errorf("open loop: asked %d, late %d: want 600 asked and the stall's requests late", open.Asked, open.Late)
+	}
+	if p99(open) < 500*time.Millisecond {
+		t.Errorf("open loop p99 %v: the one-second stall does not show", p99(open))
+	}
+	if p99(closed) >= p99(open)/2 {
+		t.Errorf("closed loop p99 %v, open %v: the closed loop was to hide the stall", p99(closed), p99(open))
+	}
+}

@@ -135,6 +135,11 @@ type Loop struct {
 	// Drain it is cancelled, even before Timeout. Without it a target
 	// that never answers would hold every slice for a whole Timeout.
 	Drain time.Duration
+	// Rate, when above 0, makes the load an open loop: calls start on a
+	// fixed schedule, Rate a second, whether or not earlier ones have
+	// been answered, on whichever of the Concurrency workers is free
+	// (see open.go). 0 is the closed loop.
+	Rate float64
 }
 
 // CallTimeout is the timeout of each call, Timeout or its default.
@@ -158,6 +163,9 @@ func (l Loop) CallTimeout() time.Duration {
 func Generate(ctx context.Context, l Loop, open func(context.Context) (Protocol, error)) (Result, error) {
 	if l.Duration <= 0 {
 		return Result{}, fmt.Errorf("load: duration %v, need more than 0", l.Duration)
+	}
+	if !(l.Rate >= 0 && l.Rate <= MaxRate) {
+		return Result{}, fmt.Errorf("load: rate %v, need 0 (closed loop) to %v a second", l.Rate, MaxRate)
 	}
 	s, err := NewSession(ctx, l, open)
 	if err != nil {

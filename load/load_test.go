@@ -415,3 +415,37 @@ func TestKindNames(t *testing.T) {
 		t.Errorf("kinds %q, want %q", got, want)
 	}
 }
+
+// TestOpenLoopAccounts: every call the schedule put in the window is
+// answered, in flight at its end, or counted as never sent.
+func TestOpenLoopAccounts(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	l := load.Loop{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: 200, Source: func(int) load.Source {
+		return &loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "ok")}, Loop: true}
+	}}
+	r, err := load.Generate(t.Context(), l, f.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rate != 200 || r.Asked != 60 {
+		t.Errorf("rate %v, asked %d: want 200 and 60", r.Rate, r.Asked)
+	}
+	if r.Requests+r.InFlight+r.Unsent != r.Asked || r.Requests == 0 {
+		t.Errorf("asked %d, answered or failed %d, in flight %d, unsent %d: they must add up", r.Asked, r.Requests, r.InFlight, r.Unsent)
+	}
+	if r.Late > r.Requests+r.InFlight {
+		t.Errorf("%d late of %d sent", r.Late, r.Requests+r.InFlight)
+	}
+}
+
+func TestOpenLoopRefusesBadRate(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []float64{-1, load.MaxRate * 2} {
+		_, err := load.Generate(t.Context(), load.Loop{Concurrency: 1, Duration: time.Second, Rate: rate,
+			Source: func(int) load.Source { return &loadtest.Seq{} }}, newFake().open)
+		if err == nil || !strings.Contains(err.Error(), "rate") {
+			t.Errorf("rate %v: %v", rate, err)
+		}
+	}
+}

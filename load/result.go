@@ -31,6 +31,15 @@ type Result struct {
 	// not requests of the window, but the sign of a target that stopped
 	// answering, which Requests alone would show as idle.
 	InFlight int64
+	// An open loop's (Loop.Rate) schedule in the window. Rate is the
+	// calls a second it asked for, Asked how many of them had their time
+	// in the window; Late counts those sent more than LateAfter after
+	// their time, for want of a free worker or of the generator's CPU,
+	// and Unsent those never sent before the window closed. Asked −
+	// Unsent calls went out; a target that keeps up answers Requests ≈
+	// Asked of them. All zero in a closed loop; Rate is the last added's.
+	Rate                 float64
+	Asked, Late, Unsent int64
 	// Latency holds the answered calls' latencies in microseconds, from
 	// 1 to the call timeout (longer ones at the timeout).
 	Latency *hdrhistogram.Histogram
@@ -57,6 +66,12 @@ func (r *Result) Add(o Result) {
 	r.Answered += o.Answered
 	r.Bytes += o.Bytes
 	r.InFlight += o.InFlight
+	r.Asked += o.Asked
+	r.Late += o.Late
+	r.Unsent += o.Unsent
+	if o.Rate > 0 {
+		r.Rate = o.Rate
+	}
 	for k, n := range o.Errors {
 		r.Errors[k] += n
 	}

@@ -21,6 +21,11 @@ import (
 // source's sequence whole however the windows cut it.
 type Session struct {
 	p       Protocol
+	rate    float64 // Loop.Rate: > 0 for an open loop
+	// origin is an open loop's schedule's: its first window's from.
+	// Later windows go on with the same schedule, so that windows cut
+	// short (slices) keep the rate over their sum.
+	origin time.Time
 	workers []*worker
 	// latency is the last window's merged histogram, which Window hands
 	// out and the next Window resets: a histogram spans the timeout in
@@ -44,7 +49,11 @@ func NewSession(ctx context.Context, l Loop, open func(context.Context) (Protoco
 	}
 	timeout := l.CallTimeout()
 	maxUS := timeout.Microseconds()
-	s := &Session{p: p, workers: make([]*worker, l.Concurrency), latency: newHistogram(maxUS)}
+	if !(l.Rate >= 0 && l.Rate <= MaxRate) {
+		p.Close()
+		return nil, fmt.Errorf("load: rate %v, need 0 (closed loop) to %v a second", l.Rate, MaxRate)
+	}
+	s := &Session{p: p, rate: l.Rate, workers: make([]*worker, l.Concurrency), latency: newHistogram(maxUS)}
 	for i := range s.workers {
 		s.workers[i] = &worker{
 			src:     l.Source(i),
@@ -73,21 +82,49 @@ func newHistogram(maxUS int64) *hdrhistogram.Histogram { return hdrhistogram.New
 //
 // The Result's Start is when Window was called, its Duration end minus
 // from; its Latency is the session's and is reset by the next Window.
+//
+// In an open loop (Loop.Rate), calls are scheduled from when Window is
+// called, at times fixed from the first window's from (so a window holds
+// the same number of them however late it began, and windows cut short
+// keep the rate over their sum); a call counts in the window when its
+// time is in [from, end) and it ended before end, timed from its time
+// (open.go).
 func (s *Session) Window(ctx context.Context, from, end time.Time) Result {
 	began := time.Now()
+	var sch *schedule
+	if s.rate > 0 {
+		if s.origin.IsZero() {
+			s.origin = from
+		}
+		sch = newSchedule(s.origin, began, s.rate)
+	}
 	var wg sync.WaitGroup
 	for _, w := range s.workers {
-		wg.Go(func() { w.run(ctx, from, end) })
+		if sch != nil {
+			wg.Go(func() { w.runOpen(ctx, sch, from, end) })
+		} else {
+			wg.Go(func() { w.run(ctx, from, end) })
+		}
 	}
 	wg.Wait()
 
 	r := Result{Start: began, Duration: end.Sub(from), Latency: s.latency}
+	if sch != nil {
+		r.Rate = s.rate
+		r.Asked = sch.within(from, end)
+	}
 	s.latency.Reset()
 	for _, w := range s.workers {
 		r.Add(w.n.result(s.p.Status))
+		if sch != nil {
+			r.Unsent += -w.n.sent // Asked minus what was sent, below
+		}
 		w.n = tally{}
 		s.latency.Merge(w.hist)
 		w.hist.Reset()
+	}
+	if sch != nil {
+		r.Unsent += r.Asked
 	}
 	return r
 }
@@ -105,6 +142,7 @@ type worker struct {
 	maxUS   int64
 	hist    *hdrhistogram.Histogram // the current window's latencies
 	n       tally                   // the current window's counts
+	wait    *time.Timer             // an open loop's wait for a call's time
 
 	// pending is the request taken from src and not sent when the last
 	// window closed; ended says src returned nil.
@@ -116,6 +154,9 @@ type worker struct {
 type tally struct {
 	requests, answered, bytes int64
 	inflight                  int64
+	// An open loop's calls of the window that were sent, and of those
+	// the ones sent late (open.go).
+	sent, late int64
 	errors                    [NumKinds]int64
 	// Answers by status code: HTTP's have three digits, gRPC's standard
 	// ones fewer; more holds any other.
@@ -136,7 +177,7 @@ func (t *tally) status(code int) {
 
 // result is t as a Result, its status codes named by name.
 func (t *tally) result(name func(int) string) Result {
-	r := Result{Requests: t.requests, Answered: t.answered, Bytes: t.bytes, InFlight: t.inflight, Errors: t.errors}
+	r := Result{Requests: t.requests, Answered: t.answered, Bytes: t.bytes, InFlight: t.inflight, Errors: t.errors, Late: t.late}
 	add := func(code int, n int64) {
 		if r.Statuses == nil {
 			r.Statuses = map[string]int64{}

@@ -123,6 +123,9 @@ type (
 		Variant     string `json:"variant"`
 		Class       string `json:"class"`
 		Concurrency int    `json:"concurrency"`
+		// Rate is an open-loop cell's requests a second; absent for
+		// the closed loop.
+		Rate int `json:"rate,omitempty"`
 	}
 	jsonCell struct {
 		Key     jsonKey      `json:"cell"`
@@ -450,7 +453,7 @@ func buildJSON(m *model) jsonDoc {
 			jg.PeakShare = &v
 		}
 		for _, c := range g.saturated {
-			jg.Saturated = append(jg.Saturated, jsonKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency})
+			jg.Saturated = append(jg.Saturated, jsonKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency, Rate: c.Rate})
 		}
 		doc.Generator = jg
 	}
@@ -481,7 +484,7 @@ func batchesOf(s gate.Settings) int {
 }
 
 func jsonKeyOf(k gate.CellKey) jsonKey {
-	return jsonKey{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency}
+	return jsonKey{Pins: k.Pins, Variant: k.Variant, Class: k.Class, Concurrency: k.Concurrency, Rate: k.Rate}
 }
 
 func (m *model) jsonResourcesOf(k gate.CellKey) *jsonResources {

@@ -160,6 +160,9 @@ func (m *model) threats() []string {
 	if s := m.generator.saturationText(md); s != "" {
 		out = append(out, strings.ToUpper(s[:1])+s[1:]+".")
 	}
+	for _, u := range m.unsustained {
+		out = append(out, "Open loop, "+u.text(md)+".")
+	}
 	if s := m.sourceThreat(); s != "" {
 		out = append(out, s)
 	}
@@ -277,9 +280,18 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 		if m.adaptive() {
 			planned += fmt.Sprintf(" (up to %d where a verdict was open)", m.in.Results.Plan.MaxRounds)
 		}
-		fmt.Fprintf(b, "- **load**: concurrency %s; %s measured after %s warmup per rung%s; timeout %s; "+
+		loop := "concurrency " + strings.Join(cs, ", ")
+		if len(l.Rate) > 0 {
+			rs := make([]string, len(l.Rate))
+			for i, r := range l.Rate {
+				rs[i] = strconv.Itoa(r)
+			}
+			loop = "open loop at " + strings.Join(rs, ", ") + " requests/s, latency timed from each request's scheduled time; at most " +
+				strings.Join(cs, ", ") + " in flight"
+		}
+		fmt.Fprintf(b, "- **load**: %s; %s measured after %s warmup per rung%s; timeout %s; "+
 			"%s, %s\n",
-			strings.Join(cs, ", "), seconds(l.Duration), seconds(l.Warmup), sliced, seconds(l.Timeout),
+			loop, seconds(l.Duration), seconds(l.Warmup), sliced, seconds(l.Timeout),
 			planned, decided)
 	}
 	cpu := md(orDash(env.CPUModel))

@@ -46,7 +46,7 @@ func (m *model) mdTables(b *strings.Builder) {
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 		b.WriteString("| " + strings.Join(align, " | ") + " |\n")
 		for _, r := range t.rows {
-			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency)}
+			cells := []string{md(r.key.Class), levelOf(r.key)}
 			if rounds {
 				cells = append(cells, strconv.Itoa(r.rounds))
 			}
@@ -108,7 +108,7 @@ func (m *model) mdResources(b *strings.Builder) {
 		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 		b.WriteString("| " + strings.Join(align, " | ") + " |\n")
 		for _, r := range rt.rows {
-			cells := []string{md(r.key.Class), strconv.Itoa(r.key.Concurrency),
+			cells := []string{md(r.key.Class), levelOf(r.key),
 				r.base.cores, r.base.cpu, r.base.memMean, r.base.memPeak,
 				r.cand.cores, r.cand.cpu, r.cand.memMean, r.cand.memPeak,
 				r.dCPU, r.dMem, resVerdictText(r.verdicts, true)}
@@ -146,7 +146,7 @@ func (m *model) mdPerCore(b *strings.Builder) {
 		if t.variantCol {
 			cells = append(cells, md(orDash(r.key.Variant)))
 		}
-		cells = append(cells, md(r.key.Class), strconv.Itoa(r.key.Concurrency), md(r.target),
+		cells = append(cells, md(r.key.Class), levelOf(r.key), md(r.target),
 			r.rps, r.cores, r.perCore, r.cpu)
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
@@ -196,7 +196,7 @@ func (m *model) mdLatency(b *strings.Builder) {
 // the median and 99th percentile of each target. It is HTML-escaped
 // rather than markdown-escaped: GitHub may render <summary> either way.
 func (m *model) latencySummary(t table, cl cellLatency) string {
-	name := escapeHTML(cl.key.Class) + " c=" + strconv.Itoa(cl.key.Concurrency)
+	name := escapeHTML(cl.key.Class) + " c=" + levelOf(cl.key)
 	if tn := m.tableName(t, escapeHTML); tn != "" {
 		name = tn + " · " + name
 	}

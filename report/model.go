@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -31,6 +32,9 @@ type model struct {
 	perCore *perCoreTable
 	// generator is the load generator's CPU; nil when not measured.
 	generator *generatorUsage
+	// unsustained are the sides of open-loop cells that did not keep up
+	// with their rate, in plan order (openloop.go).
+	unsustained []unsustained
 	plan      map[baselines.Cell]int // position in the plan, built by position
 	// rounds is the number of complete rounds each pin set was decided on,
 	// in schedule order (rounds.go); in.Rounds is the least of them.
@@ -154,6 +158,7 @@ func newModel(in Input) *model {
 	m.buildErrors()
 	m.buildPerCore()
 	m.buildGenerator()
+	m.buildOpenLoop()
 	return m
 }
 
@@ -327,6 +332,16 @@ func (m *model) tableName(t table, esc func(string) string) string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// levelOf is a cell's load level in a table's concurrency column: "8",
+// or "64 · 200/s" for an open loop's cell.
+func levelOf(k gate.CellKey) string {
+	s := strconv.Itoa(k.Concurrency)
+	if k.Rate > 0 {
+		s += " · " + strconv.Itoa(k.Rate) + "/s"
+	}
+	return s
 }
 
 // tableTitle is title followed by the table's name, if it has one.

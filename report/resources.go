@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/linux"
 )
 
 // Resources: what each target used (cores, CPU per request, memory) and
@@ -510,22 +511,11 @@ func (g *generatorUsage) saturationText(esc func(string) string) string {
 // cpusetSize counts the CPUs of a Linux cpuset such as "0-3,5"; 0 when it
 // does not parse.
 func cpusetSize(s string) int {
-	n := 0
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return 0
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return 0
-			}
-		}
-		n += b - a + 1
+	cpus, err := linux.ParseCPUList(s)
+	if err != nil {
+		return 0
 	}
-	return n
+	return len(cpus)
 }
 
 // cores prints CPU use in cores with two decimals, as the reference report.

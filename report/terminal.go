@@ -98,6 +98,10 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 		}
 	}
 
+	for _, u := range m.unsustained {
+		fmt.Fprintf(&b, "%s\n", paint.warn.Sprint("WARNING: open loop, "+u.text(cleanTerminal)))
+	}
+
 	m.termUnresolved(&b, paint)
 	if listed := m.listedFailures(); len(listed) > 0 {
 		b.WriteString("\nfailures:\n")
@@ -139,7 +143,7 @@ func (m *model) termTable(b *strings.Builder, t table, paint palette) {
 	head = append(head, "Δ "+rps)
 	rows := [][]string{head}
 	for _, r := range t.rows {
-		cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency)}
+		cells := []string{pad(cleanTerminal(r.key.Class)), levelOf(r.key)}
 		if rounds {
 			cells = append(cells, strconv.Itoa(r.rounds))
 		}
@@ -256,7 +260,7 @@ func (m *model) termResources(b *strings.Builder, paint palette) error {
 			"candidate cores", "candidate " + cpu, "candidate " + mem, "Δ CPU/" + per}
 		fmt.Fprintf(tw, "%s\t  verdict\n", strings.Join(head, "\t"))
 		for _, r := range rt.rows {
-			cells := []string{pad(cleanTerminal(r.key.Class)), strconv.Itoa(r.key.Concurrency),
+			cells := []string{pad(cleanTerminal(r.key.Class)), levelOf(r.key),
 				r.base.cores, r.base.cpu, r.base.memPeak, r.cand.cores, r.cand.cpu, r.cand.memPeak, r.dCPU}
 			v := resVerdictText(r.verdicts, false)
 			fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(cells, "\t"), paint.byVerdict(resSeverity(r.verdicts), v))
@@ -279,7 +283,7 @@ func (m *model) termLatency(b *strings.Builder) error {
 		fmt.Fprintf(b, "\n%s\n", title)
 		for _, cl := range t.latency {
 			u := cl.unit
-			label := cleanTerminal(cl.key.Class) + " c=" + strconv.Itoa(cl.key.Concurrency) + " (" + u.name + ")"
+			label := cleanTerminal(cl.key.Class) + " c=" + levelOf(cl.key) + " (" + u.name + ")"
 			// Names on the left, numbers on the right, as in the verdict
 			// tables.
 			width := max(utf8.RuneCountInString(label), utf8.RuneCountInString("  candidate"))

@@ -25,6 +25,7 @@ func (s *schedule) generate(ctx context.Context, t target.Service, cell baseline
 		Warmup:      s.sc.Load.Warmup,
 		Duration:    s.sc.Load.Duration,
 		Timeout:     s.sc.Load.Timeout,
+		Rate:        float64(cell.Rate),
 		Source: func(worker int) Source {
 			src := source(cell, round, worker)
 			*sources = append(*sources, src)
@@ -54,6 +55,9 @@ func rungOf(res load.Result) (baselines.Rung, error) {
 		Duration: res.Duration.Seconds(),
 		Requests: res.Requests,
 		InFlight: res.InFlight,
+		Asked:    res.Asked,
+		Late:     res.Late,
+		Unsent:   res.Unsent,
 		Statuses: res.Statuses,
 		Bytes:    res.Bytes,
 	}

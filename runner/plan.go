@@ -64,7 +64,9 @@ func PlanOf(sc *scenario.Scenario) baselines.Plan {
 		for _, v := range sc.Variants {
 			for _, c := range sc.Classes {
 				for _, n := range sc.Load.Concurrency {
-					p.Cells = append(p.Cells, baselines.Cell{Pins: pn, Variant: v.Name, Class: c.Name, Concurrency: n})
+					for _, rate := range sc.Load.Rates() {
+						p.Cells = append(p.Cells, baselines.Cell{Pins: pn, Variant: v.Name, Class: c.Name, Concurrency: n, Rate: rate})
+					}
 				}
 			}
 		}

@@ -32,6 +32,7 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 		Gate: sc.Gate,
 		Load: baselines.LoadInfo{
 			Concurrency: sc.Load.Concurrency,
+			Rate:        sc.Load.Rate,
 			Duration:    sc.Load.Duration.Seconds(),
 			Warmup:      sc.Load.Warmup.Seconds(),
 			Repetitions: sc.Load.Repetitions,

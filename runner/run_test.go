@@ -687,3 +687,47 @@ func TestRunShard(t *testing.T) {
 		t.Error("shard 3/2 ran")
 	}
 }
+
+// TestRunOpenLoop: load.rate is a dimension of the grid, and each rung
+// records its schedule: how many requests were due in the window, and
+// how many of them went out late or never.
+func TestRunOpenLoop(t *testing.T) {
+	t.Parallel()
+	for _, interleave := range []string{scenario.InterleaveRound, scenario.InterleaveSlice} {
+		t.Run(interleave, func(t *testing.T) {
+			t.Parallel()
+			out := t.TempDir()
+			sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
+			sc.Load.Concurrency = []int{4}
+			sc.Load.Rate = []int{50, 100}
+			sc.Load.Duration = 200 * time.Millisecond
+			sc.Load.Interleave, sc.Load.Slice, sc.Load.Settle = interleave, 50*time.Millisecond, 10*time.Millisecond
+			res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []baselines.Cell{{Class: "a", Concurrency: 4, Rate: 50}, {Class: "a", Concurrency: 4, Rate: 100}}
+			if !slices.Equal(res.Plan.Cells, want) {
+				t.Fatalf("cells %v, want %v", res.Plan.Cells, want)
+			}
+			if len(res.Rungs) != 8 {
+				t.Fatalf("%d rungs, want 8", len(res.Rungs))
+			}
+			for _, g := range res.Rungs {
+				// 200 ms at 50/s is 10 requests, at 100/s 20; in four
+				// slices of 50 ms, each may hold one more or one less.
+				asked, slack := int64(g.Rate/5), int64(0)
+				if interleave == scenario.InterleaveSlice {
+					slack = 4
+				}
+				if g.Asked < asked-slack || g.Asked > asked+slack || g.Requests+g.InFlight+g.Unsent != g.Asked || g.Late > g.Asked {
+					t.Errorf("%s %s round %d: asked %d, answered or failed %d, in flight %d, unsent %d, late %d",
+						g.Cell, g.Target, g.Round, g.Asked, g.Requests, g.InFlight, g.Unsent, g.Late)
+				}
+			}
+			if got := res.Rungs[0].Cell.String(); got != "a c=4 50/s" {
+				t.Errorf("cell name %q", got)
+			}
+		})
+	}
+}

@@ -116,6 +116,7 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 			Loop: load.Loop{
 				Concurrency: cell.Concurrency,
 				Timeout:     ls.Timeout,
+				Rate:        float64(cell.Rate),
 				Drain:       sliceDrain(ls.Slice),
 				// NewSession asks for the sources from this goroutine.
 				Source: func(worker int) Source {

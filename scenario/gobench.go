@@ -187,7 +187,7 @@ func (l *loader) goBenchRun(m map[string]*node, f string, gb *GoBench) {
 		}
 	}
 	if v := m["cpu"]; v != nil {
-		if c, ok := l.concurrency(v, join(f, "cpu")); ok {
+		if c, ok := l.levels(v, join(f, "cpu"), MaxConcurrency); ok {
 			gb.CPU = c
 		}
 	}

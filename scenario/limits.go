@@ -45,6 +45,9 @@ const (
 	// value): every worker of the load generator holds a request buffer
 	// and two latency histograms, about 300 KB at the default timeout.
 	MaxConcurrency = 10_000
+	// MaxRate bounds each load.rate level: a request a microsecond, as
+	// load.MaxRate.
+	MaxRate = 1_000_000
 	// MaxConnections bounds grpc.connections.
 	MaxConnections = 1_000
 	// MaxRounds bounds repetitions and max_repetitions.

@@ -498,3 +498,27 @@ func TestLoadHTTPClient(t *testing.T) {
 		t.Errorf("error %q, want %q", got, want)
 	}
 }
+
+func TestLoadRate(t *testing.T) {
+	t.Parallel()
+	s := loadSrc(t, minimal+"load: {rate: [100, 400], concurrency: [16]}\nprofiles: {pr: {rate: [50]}}\n", "", nil)
+	if !reflect.DeepEqual(s.Load.Rate, []int{100, 400}) || !reflect.DeepEqual(s.Load.Rates(), []int{100, 400}) {
+		t.Errorf("rate %v, rates %v", s.Load.Rate, s.Load.Rates())
+	}
+	if p := loadSrc(t, minimal+"load: {rate: [100, 400]}\nprofiles: {pr: {rate: [50]}}\n", "pr", nil); !reflect.DeepEqual(p.Load.Rate, []int{50}) {
+		t.Errorf("profile pr: rate %v, want [50]", p.Load.Rate)
+	}
+	if s := loadSrc(t, minimal, "", nil); s.Load.Rate != nil || !reflect.DeepEqual(s.Load.Rates(), []int{0}) {
+		t.Errorf("no rate: %v, rates %v; want the closed loop's 0", s.Load.Rate, s.Load.Rates())
+	}
+	for src, want := range map[string]string{
+		"load: {rate: [0]}\n":       "load.rate[0]: 0 is out of range",
+		"load: {rate: [2000000]}\n": "load.rate[0]: 2000000 is out of range",
+		"load: {rate: [5, 5]}\n":    "load.rate[1]: 5 is listed twice",
+		"load: {rate: []}\n":        "load.rate: must not be empty",
+	} {
+		if got := loadErr(t, minimal+src, "", nil); !strings.Contains(got, want) {
+			t.Errorf("%q: error %q, want %q", src, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -17,7 +18,7 @@ func (l *loader) load(n *node) {
 	if n == nil {
 		return
 	}
-	m, ok := l.fields(n, "load", "concurrency", "duration", "warmup", "repetitions", "timeout", "defaults",
+	m, ok := l.fields(n, "load", "concurrency", "rate", "duration", "warmup", "repetitions", "timeout", "defaults",
 		"interleave", "slice", "settle", "max_repetitions", "http_client")
 	if !ok {
 		return
@@ -63,8 +64,13 @@ func (l *loader) loadCommon(m map[string]*node, f string, ls *LoadSettings) {
 		}
 	}
 	if v := m["concurrency"]; v != nil {
-		if c, ok := l.concurrency(v, f+".concurrency"); ok {
+		if c, ok := l.levels(v, f+".concurrency", MaxConcurrency); ok {
 			ls.Concurrency = c
+		}
+	}
+	if v := m["rate"]; v != nil {
+		if r, ok := l.levels(v, f+".rate", MaxRate); ok {
+			ls.Rate = r
 		}
 	}
 	positive := func(key string, dst *time.Duration, allowZero bool) {
@@ -202,7 +208,8 @@ func (l *loader) setIn(pos map[string]*node, profile, key string) (string, *node
 func (l *loader) checkGrid(m map[string]*node, profile string) {
 	ls := &l.s.Load
 	pins := max(1, int64(len(l.s.PinSets)))
-	cells := satMul(satMul(satMul(pins, int64(len(l.s.Variants))), int64(len(l.s.Classes))), int64(len(ls.Concurrency)))
+	rates := int64(len(ls.Rates()))
+	cells := satMul(satMul(satMul(satMul(pins, int64(len(l.s.Variants))), int64(len(l.s.Classes))), int64(len(ls.Concurrency))), rates)
 	at := func(n *node) (int, int) {
 		if n == nil {
 			return 1, 1
@@ -211,8 +218,12 @@ func (l *loader) checkGrid(m map[string]*node, profile string) {
 	}
 	if cells > MaxCells {
 		line, col := at(m["classes"])
-		l.errAt(line, col, "classes", "the grid has %d cells (%d pin sets × %d variants × %d classes × %d concurrency levels); at most %d (scenario.MaxCells)",
-			cells, pins, len(l.s.Variants), len(l.s.Classes), len(ls.Concurrency), MaxCells)
+		levels := fmt.Sprintf("%d concurrency levels", len(ls.Concurrency))
+		if rates > 1 {
+			levels += fmt.Sprintf(" × %d rates", rates)
+		}
+		l.errAt(line, col, "classes", "the grid has %d cells (%d pin sets × %d variants × %d classes × %s); at most %d (scenario.MaxCells)",
+			cells, pins, len(l.s.Variants), len(l.s.Classes), levels, MaxCells)
 		return
 	}
 	rounds := int64(max(ls.Repetitions, ls.MaxRepetitions))
@@ -242,7 +253,9 @@ func (l *loader) checkGrid(m map[string]*node, profile string) {
 	}
 }
 
-func (l *loader) concurrency(n *node, field string) ([]int, bool) {
+// levels reads a grid dimension of integers from 1 to most: a list, each
+// level once.
+func (l *loader) levels(n *node, field string, most int64) ([]int, bool) {
 	if !l.list(n, field, "positive integers") {
 		return nil, false
 	}
@@ -258,7 +271,7 @@ func (l *loader) concurrency(n *node, field string) ([]int, bool) {
 	}
 	seen := map[int]bool{}
 	for i, it := range n.items {
-		c, good := l.intRange(it, index(field, i), 1, MaxConcurrency)
+		c, good := l.intRange(it, index(field, i), 1, most)
 		if !good {
 			ok = false
 			continue

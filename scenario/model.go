@@ -189,6 +189,10 @@ type Pins struct {
 // LoadSettings is the load section after the profile.
 type LoadSettings struct {
 	Concurrency []int
+	// Rate lists an open loop's rates, requests a second, a dimension
+	// of the grid as Concurrency is; nil for the closed loop. In an open
+	// loop, Concurrency is the most requests in flight (Rates).
+	Rate []int
 	Duration    time.Duration
 	Warmup      time.Duration
 	Repetitions int
@@ -208,6 +212,14 @@ type LoadSettings struct {
 	// HTTPClient is the client HTTP load is sent with: HTTPClientFast
 	// (the default) or HTTPClientNetHTTP.
 	HTTPClient string
+}
+
+// Rates is the grid's rate levels: Rate, or the closed loop's 0 alone.
+func (ls LoadSettings) Rates() []int {
+	if len(ls.Rate) == 0 {
+		return []int{0}
+	}
+	return ls.Rate
 }
 
 // HTTP clients of LoadSettings.HTTPClient.

@@ -20,7 +20,7 @@ func (l *loader) profilesSection(n *node) {
 	}
 	for i, k := range n.keys {
 		f := join("profiles", k.text)
-		m, ok := l.fields(n.vals[i], f, "concurrency", "repetitions", "duration", "warmup", "timeout", "classes", "variants", "pins",
+		m, ok := l.fields(n.vals[i], f, "concurrency", "rate", "repetitions", "duration", "warmup", "timeout", "classes", "variants", "pins",
 			"interleave", "slice", "settle", "max_repetitions")
 		if !ok {
 			continue

@@ -1,0 +1,65 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+)
+
+// openLoopInput is a run of two open-loop cells, the candidate unable
+// to keep up with the higher rate.
+func openLoopInput(t *testing.T) Input {
+	t.Helper()
+	res := fullInput().Results
+	low := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 16, Rate: 100}
+	high := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 16, Rate: 400}
+	res.Plan.Cells = []baselines.Cell{low, high}
+	res.Scenario.Load.Concurrency = []int{16}
+	res.Scenario.Load.Rate = []int{100, 400}
+	res.Rungs = nil
+	at := t0
+	for round := range 3 {
+		for _, c := range res.Plan.Cells {
+			for pos, target := range []string{"baseline", "candidate"} {
+				g := baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
+					Start: at, Duration: 5, Asked: int64(5 * c.Rate), RPS: float64(c.Rate) * (0.99 + 0.01*float64(round))}
+				if c == high && target == "candidate" {
+					g.Late, g.Unsent, g.RPS = 600, 20, 310
+				}
+				g.Requests = int64(g.RPS * g.Duration)
+				g.Statuses = map[string]int64{"200": g.Requests}
+				g.Histogram = latencyHistogram(int(g.Requests), 900, 300)
+				res.Rungs = append(res.Rungs, g)
+				at = at.Add(6 * time.Second)
+			}
+		}
+	}
+	in, err := Decide(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestOpenLoopUnsustained(t *testing.T) {
+	t.Parallel()
+	in := openLoopInput(t)
+	const want = "csv/Q01 c=16 400/s: the candidate was offered 400 requests/s and answered 310/s; " +
+		"1800 of 6000 requests went out late (more than 1 ms after their time), 60 never went out: it did not keep up"
+	for name, got := range map[string]string{"markdown": markdown(t, in), "terminal": terminal(t, in)} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: no warning %q in\n%s", name, want, got)
+		}
+		if n := strings.Count(got, "did not keep up"); n != 1 {
+			t.Errorf("%s: %d warnings, want the one side that did not keep up", name, n)
+		}
+		if name == "markdown" && !strings.Contains(got, "open loop at 100, 400 requests/s") {
+			t.Errorf("markdown: the load line does not say it was an open loop:\n%s", got)
+		}
+		if !strings.Contains(got, "16 · 400/s") || !strings.Contains(got, "16 · 100/s") {
+			t.Errorf("%s: the tables do not tell the rates apart:\n%s", name, got)
+		}
+	}
+}
