@@ -560,7 +560,9 @@ func TestOpenLoopShowsAStall(t *testing.T) {
 	open := run(load.Loop{Concurrency: 20, Duration: 3 * time.Second, Rate: 200, Timeout: 5 * time.Second, Source: loop(get)})
 	closed := run(load.Loop{Concurrency: 2, Duration: 3 * time.Second, Timeout: 5 * time.Second, Source: loop(get)})
 
-	p99 := func(r load.Result) time.Duration { return time.Duration(r.Latency.ValueAtQuantile(99)) * time.Microsecond }
+	p99 := func(r load.Result) time.Duration {
+		return time.Duration(r.Latency.ValueAtQuantile(99)) * time.Microsecond
+	}
 	t.Logf("open: asked %d at %v/s, %d answered, %d late, %d unsent, p99 %v; closed: %d answered, p99 %v",
 		open.Asked, open.Rate, open.Answered, open.Late, open.Unsent, p99(open), closed.Answered, p99(closed))
 	// During the stall 200 requests were due, and 20 workers could hold

@@ -38,7 +38,7 @@ type Result struct {
 	// and Unsent those never sent before the window closed. Asked −
 	// Unsent calls went out; a target that keeps up answers Requests ≈
 	// Asked of them. All zero in a closed loop; Rate is the last added's.
-	Rate                 float64
+	Rate                float64
 	Asked, Late, Unsent int64
 	// Latency holds the answered calls' latencies in microseconds, from
 	// 1 to the call timeout (longer ones at the timeout).

@@ -20,12 +20,12 @@ import (
 // closed is the first it sends in the next, so the target sees the
 // source's sequence whole however the windows cut it.
 type Session struct {
-	p       Protocol
-	rate    float64 // Loop.Rate: > 0 for an open loop
+	p    Protocol
+	rate float64 // Loop.Rate: > 0 for an open loop
 	// origin is an open loop's schedule's: its first window's from.
 	// Later windows go on with the same schedule, so that windows cut
 	// short (slices) keep the rate over their sum.
-	origin time.Time
+	origin  time.Time
 	workers []*worker
 	// latency is the last window's merged histogram, which Window hands
 	// out and the next Window resets: a histogram spans the timeout in
@@ -157,7 +157,7 @@ type tally struct {
 	// An open loop's calls of the window that were sent, and of those
 	// the ones sent late (open.go).
 	sent, late int64
-	errors                    [NumKinds]int64
+	errors     [NumKinds]int64
 	// Answers by status code: HTTP's have three digits, gRPC's standard
 	// ones fewer; more holds any other.
 	statuses [1000]int64

@@ -35,7 +35,7 @@ type model struct {
 	// unsustained are the sides of open-loop cells that did not keep up
 	// with their rate, in plan order (openloop.go).
 	unsustained []unsustained
-	plan      map[baselines.Cell]int // position in the plan, built by position
+	plan        map[baselines.Cell]int // position in the plan, built by position
 	// rounds is the number of complete rounds each pin set was decided on,
 	// in schedule order (rounds.go); in.Rounds is the least of them.
 	rounds []pinRounds

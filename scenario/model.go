@@ -192,7 +192,7 @@ type LoadSettings struct {
 	// Rate lists an open loop's rates, requests a second, a dimension
 	// of the grid as Concurrency is; nil for the closed loop. In an open
 	// loop, Concurrency is the most requests in flight (Rates).
-	Rate []int
+	Rate        []int
 	Duration    time.Duration
 	Warmup      time.Duration
 	Repetitions int
