@@ -187,7 +187,7 @@ func TestGRPCTables(t *testing.T) {
 			"candidate req/s | candidate avg (ms) | candidate p90 (ms) | candidate p95 (ms) | candidate p99 (ms) | Δ req/s | verdict |\n",
 		"### Resources · 1cpu\n",
 		"### Resources · 2cpu\n",
-		"candidate CPU ms/call | candidate mem mean MiB | candidate mem peak MiB | Δ CPU/call |",
+		"candidate CPU ms/call | candidate mem mean MiB | candidate mem peak MiB | load generator CPU ms/call | Δ CPU/call |",
 		"| CPU ms/call |\n", // throughput per core
 		"Failed calls per cell and target",
 		"| cell | target | calls | errors | kinds | status codes |\n",

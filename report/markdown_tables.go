@@ -99,9 +99,9 @@ func (m *model) mdResources(b *strings.Builder) {
 			head = append(head, side+" cores", side+" "+cpu, side+" mem mean "+mem, side+" mem peak "+mem)
 		}
 		head = append([]string{"class", "c"}, head...)
-		head = append(head, "Δ CPU/"+per, "Δ mem peak", "verdict")
+		head = append(head, "load generator "+cpu, "Δ CPU/"+per, "Δ mem peak", "verdict")
 		align := []string{"---", "---:"}
-		for range 10 {
+		for range 11 {
 			align = append(align, "---:")
 		}
 		align = append(align, "---")
@@ -111,7 +111,7 @@ func (m *model) mdResources(b *strings.Builder) {
 			cells := []string{md(r.key.Class), levelOf(r.key),
 				r.base.cores, r.base.cpu, r.base.memMean, r.base.memPeak,
 				r.cand.cores, r.cand.cpu, r.cand.memMean, r.cand.memPeak,
-				r.dCPU, r.dMem, resVerdictText(r.verdicts, true)}
+				r.gen, r.dCPU, r.dMem, resVerdictText(r.verdicts, true)}
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		b.WriteString("\n")
@@ -303,6 +303,13 @@ func verdictText(r row, markdown bool) string {
 			s += " · **error rate over limit**"
 		} else {
 			s += ", ERROR RATE OVER LIMIT"
+		}
+	}
+	if r.generatorBound {
+		if markdown {
+			s += " · **load generator saturated**"
+		} else {
+			s += ", LOAD GENERATOR SATURATED"
 		}
 	}
 	return s

@@ -119,6 +119,9 @@ type row struct {
 	carriers []gate.Metric
 	// reason explains an inconclusive headline (untrusted).
 	reason string
+	// generatorBound: the load generator was saturated in this cell, so
+	// its verdict measured the generator (buildGenerator).
+	generatorBound bool
 }
 
 // failureItem is one entry of the failure list.

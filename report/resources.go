@@ -39,6 +39,10 @@ type sideUsage struct {
 	cpuRungs  int
 	memMean   float64 // bytes
 	memPeak   float64 // bytes
+	// genCPU and genAnswered sum the load generator's CPU seconds and the
+	// answers over the rungs that measured it.
+	genCPU      float64
+	genAnswered int64
 }
 
 // cellOf is the results file's name of a decided cell.
@@ -73,6 +77,10 @@ func (m *model) buildUsage() {
 		if g.Answered() > 0 {
 			u.cpuRungs++
 			u.cpuPerReq += g.CPUPerRequest()
+		}
+		if g.GenCPUSeconds > 0 {
+			u.genCPU += g.GenCPUSeconds
+			u.genAnswered += g.Answered()
 		}
 	}
 	for _, u := range m.usage {
@@ -129,6 +137,7 @@ type resTable struct {
 type resRow struct {
 	key        gate.CellKey // untrusted names
 	base, cand resCells
+	gen        string // the load generator's CPU per request, both sides'
 	dCPU, dMem string // Δ of CPU per request and of peak memory
 	verdicts   []resVerdict
 }
@@ -229,7 +238,17 @@ func (m *model) newResTable(cells []gate.CellResult) *resTable {
 		return deltaText(d)
 	}
 	for _, c := range cells {
-		r := resRow{key: c.Key, dCPU: delta(c, gate.CPUPerReq), dMem: delta(c, gate.MemPeak)}
+		r := resRow{key: c.Key, dCPU: delta(c, gate.CPUPerReq), dMem: delta(c, gate.MemPeak), gen: dash}
+		var genCPU float64
+		var genAnswered int64
+		for _, t := range []string{"baseline", "candidate"} {
+			if u := m.side(c.Key, t); u != nil {
+				genCPU, genAnswered = genCPU+u.genCPU, genAnswered+u.genAnswered
+			}
+		}
+		if genAnswered > 0 {
+			r.gen = rt.cpu.plain(genCPU / float64(genAnswered))
+		}
 		for _, t := range []string{"baseline", "candidate"} {
 			rc := resCells{
 				cores:   dash,
@@ -391,8 +410,13 @@ func (m *model) buildPerCore() {
 }
 
 // saturation is the share of its CPUs at which the load generator is
-// taken to be the bottleneck.
-const saturation = 0.9
+// taken to be the bottleneck; ceilingShare the share above which two
+// sides at the same throughput are taken to have met the generator's
+// ceiling.
+const (
+	saturation   = 0.9
+	ceilingShare = 0.75
+)
 
 // generatorUsage is the load generator's CPU over every measured rung.
 type generatorUsage struct {
@@ -407,7 +431,9 @@ type generatorUsage struct {
 	sharePinned bool
 	sharePins   string // untrusted
 	// saturated lists the cells, in plan order, in which some rung had the
-	// generator at or above saturation of its CPUs.
+	// generator at or above saturation of its CPUs, or in which both
+	// sides hit the same throughput ceiling with the generator at its
+	// peak (ceiling).
 	saturated []baselines.Cell // untrusted names
 	// client is the HTTP client the load was sent with ("fast",
 	// "net/http"); "" when the results do not say.
@@ -422,6 +448,16 @@ func (m *model) buildGenerator() {
 	}
 	var g *generatorUsage
 	seen := map[baselines.Cell]bool{}
+	// Per cell: the generator's highest share of its CPUs, and each
+	// side's throughput, for the ceiling below.
+	type cellUse struct {
+		share    float64
+		rps      [2]float64
+		rungs    [2]int
+		answered bool
+	}
+	cells := map[baselines.Cell]*cellUse{}
+	var order []baselines.Cell
 	for _, r := range m.in.Results.Rungs {
 		if r.ResourceSource == "" || r.Duration <= 0 {
 			continue
@@ -438,22 +474,56 @@ func (m *model) buildGenerator() {
 		if n <= 0 {
 			continue
 		}
-		if share := used / float64(n); g.shareCPUs == 0 || share > g.peakShare {
+		share := used / float64(n)
+		if g.shareCPUs == 0 || share > g.peakShare {
 			g.peakShare, g.shareCPUs, g.sharePinned, g.sharePins = share, n, pinned, r.Pins
 		}
-		if used >= saturation*float64(n) && !seen[r.Cell] {
+		if share >= saturation && !seen[r.Cell] {
 			seen[r.Cell] = true
 			g.saturated = append(g.saturated, r.Cell)
 		}
+		cu := cells[r.Cell]
+		if cu == nil {
+			cu = &cellUse{}
+			cells[r.Cell] = cu
+			order = append(order, r.Cell)
+		}
+		cu.share = max(cu.share, share)
+		side := 0
+		if r.Target == "candidate" {
+			side = 1
+		}
+		cu.rps[side] += r.RPS
+		cu.rungs[side]++
 	}
 	if g == nil {
 		return
+	}
+	// The ceiling: both sides within 2% of each other's throughput while
+	// the generator used most of its CPUs (ceilingShare), as much as it
+	// used anywhere in the run. Two builds that differ meet there when
+	// neither is what limits the throughput.
+	for _, c := range order {
+		cu := cells[c]
+		if seen[c] || cu.rungs[0] == 0 || cu.rungs[1] == 0 || cu.share < ceilingShare || cu.share < 0.95*g.peakShare {
+			continue
+		}
+		b, k := cu.rps[0]/float64(cu.rungs[0]), cu.rps[1]/float64(cu.rungs[1])
+		if b > 0 && math.Abs(b-k) <= 0.02*max(b, k) {
+			seen[c] = true
+			g.saturated = append(g.saturated, c)
+		}
 	}
 	g.client = m.in.Results.Scenario.Load.HTTPClient
 	slices.SortStableFunc(g.saturated, func(a, b baselines.Cell) int {
 		return cmp.Compare(m.position(a), m.position(b))
 	})
 	m.generator = g
+	for ti := range m.tables {
+		for ri, r := range m.tables[ti].rows {
+			m.tables[ti].rows[ri].generatorBound = seen[cellOf(r.key)]
+		}
+	}
 }
 
 // text is the generator's line of the environment.
@@ -504,7 +574,7 @@ func (g *generatorUsage) saturationText(esc func(string) string) string {
 	if len(g.saturated) > 1 {
 		where = "cells "
 	}
-	return "the load generator was near saturation (" + share(saturation) + " or more of the CPUs available to it) in " +
+	return "the load generator was near saturation (" + share(saturation) + " or more of the CPUs available to it, or both sides at one throughput with it at its peak) in " +
 		where + strings.Join(names, ", ") + "; throughput there may be the generator's limit, not the target's"
 }
 

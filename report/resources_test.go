@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,7 +234,7 @@ func TestGeneratorText(t *testing.T) {
 		cells = append(cells, baselines.Cell{Class: "Q", Concurrency: i + 1})
 	}
 	g.saturated = cells
-	want := "the load generator was near saturation (90% or more of the CPUs available to it) in cells " +
+	want := "the load generator was near saturation (90% or more of the CPUs available to it, or both sides at one throughput with it at its peak) in cells " +
 		"Q c=1, Q c=2, Q c=3, Q c=4, Q c=5, and 2 more; throughput there may be the generator's limit, not the target's"
 	if got := g.saturationText(md); got != want {
 		t.Errorf("saturationText = %q, want %q", got, want)
@@ -396,5 +397,49 @@ func TestPinSetRounds(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "4 cells × 3 rounds ·") {
 		t.Errorf("agreeing pin sets: header lacks %q", "4 cells × 3 rounds ·")
+	}
+}
+
+// TestGeneratorCeiling: a cell where both sides meet one throughput while
+// the generator uses most of its CPUs, as much as anywhere in the run, is
+// marked as the generator's; one whose sides differ is not.
+func TestGeneratorCeiling(t *testing.T) {
+	t.Parallel()
+	res := fullInput().Results
+	res.Env.CPUs, res.Env.Pins = 2, nil
+	same := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 8}
+	apart := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 1}
+	res.Plan.Cells = []baselines.Cell{apart, same}
+	res.Rungs = nil
+	for round := range 3 {
+		for _, c := range res.Plan.Cells {
+			for pos, target := range []string{"baseline", "candidate"} {
+				rps := 1000.0
+				if c == apart && target == "candidate" {
+					rps = 800
+				}
+				g := baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB", Start: t0,
+					Duration: 5, RPS: rps, Requests: int64(5 * rps), ResourceSource: "cgroup", CPUSeconds: 2,
+					GenCPUSeconds: 0.8 * 2 * 5} // 80% of the runner's two CPUs
+				g.Statuses = map[string]int64{"200": g.Requests}
+				res.Rungs = append(res.Rungs, g)
+			}
+		}
+	}
+	in, err := Decide(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(in)
+	if m.generator == nil || !slices.Equal(m.generator.saturated, []baselines.Cell{same}) {
+		t.Fatalf("saturated %v, want only %v", m.generator.saturated, same)
+	}
+	for _, r := range m.tables[0].rows {
+		if r.generatorBound != (cellOf(r.key) == same) {
+			t.Errorf("%s: generatorBound %v", r.key, r.generatorBound)
+		}
+	}
+	if got := markdown(t, in); !strings.Contains(got, "**load generator saturated**") {
+		t.Errorf("the verdict table does not say so:\n%s", got)
 	}
 }

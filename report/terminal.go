@@ -257,11 +257,11 @@ func (m *model) termResources(b *strings.Builder, paint palette) error {
 		cpu, mem := "CPU "+rt.cpu.name+"/"+per, "mem peak "+rt.mem.name
 		head := []string{pad("class"), "c",
 			"baseline cores", "baseline " + cpu, "baseline " + mem,
-			"candidate cores", "candidate " + cpu, "candidate " + mem, "Δ CPU/" + per}
+			"candidate cores", "candidate " + cpu, "candidate " + mem, "load gen " + cpu, "Δ CPU/" + per}
 		fmt.Fprintf(tw, "%s\t  verdict\n", strings.Join(head, "\t"))
 		for _, r := range rt.rows {
 			cells := []string{pad(cleanTerminal(r.key.Class)), levelOf(r.key),
-				r.base.cores, r.base.cpu, r.base.memPeak, r.cand.cores, r.cand.cpu, r.cand.memPeak, r.dCPU}
+				r.base.cores, r.base.cpu, r.base.memPeak, r.cand.cores, r.cand.cpu, r.cand.memPeak, r.gen, r.dCPU}
 			v := resVerdictText(r.verdicts, false)
 			fmt.Fprintf(tw, "%s\t  %s\n", strings.Join(cells, "\t"), paint.byVerdict(resSeverity(r.verdicts), v))
 		}
