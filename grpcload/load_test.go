@@ -323,3 +323,18 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateOpenLoop: the gRPC load takes the core's open loop as the
+// HTTP load does: 200 ms at 100 calls a second is 20 calls due.
+func TestGenerateOpenLoop(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, serverOpts{reflection: "v1"})
+	req := scenario.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`)}
+	r, err := generate(t, ts.addr, req, 4, func(l *Load) { l.Rate = 100 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Rate != 100 || r.Asked != 20 || r.Requests+r.InFlight+r.Unsent != r.Asked || r.ErrorCount() != 0 {
+		t.Errorf("rate %v asked %d: %d calls, %d in flight, %d unsent, errors %v", r.Rate, r.Asked, r.Requests, r.InFlight, r.Unsent, r.Errors)
+	}
+}
