@@ -46,6 +46,21 @@ type (
 		// Generator is the load generator's CPU; absent when no rung
 		// measured resources.
 		Generator *jsonGenerator `json:"generator,omitempty"`
+		// Unsustained lists the sides of open-loop cells that did not
+		// keep up with their rate (docs/loadgen.md); absent when every
+		// side did, or the load was a closed loop.
+		Unsustained []jsonUnsustained `json:"unsustained,omitempty"`
+	}
+	jsonUnsustained struct {
+		Key    jsonKey `json:"cell"`
+		Target string  `json:"target"`
+		// Asked is the requests due in the measured windows, Late and
+		// Unsent those sent more than 1 ms late and never sent;
+		// AnsweredRPS the answers a second, against the cell's rate.
+		Asked       int64   `json:"asked"`
+		Late        int64   `json:"late"`
+		Unsent      int64   `json:"unsent"`
+		AnsweredRPS float64 `json:"answered_rps"`
 	}
 	jsonScenario struct {
 		Name    string `json:"name"`
@@ -248,7 +263,9 @@ type (
 		PeakCores float64  `json:"peak_cores"`
 		PeakShare *float64 `json:"peak_share"`
 		ShareCPUs int      `json:"share_cpus"`
-		// Saturated lists the cells where it used 90% or more of them.
+		// Saturated lists the cells where it used 90% or more of them, or
+		// where both sides met one throughput while it used 75% or more
+		// of them, as much as anywhere in the run.
 		Saturated []jsonKey `json:"saturated"`
 	}
 	jsonDecision struct {
@@ -456,6 +473,13 @@ func buildJSON(m *model) jsonDoc {
 			jg.Saturated = append(jg.Saturated, jsonKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency, Rate: c.Rate})
 		}
 		doc.Generator = jg
+	}
+	for _, u := range m.unsustained {
+		c := u.cell
+		doc.Unsustained = append(doc.Unsustained, jsonUnsustained{
+			Key:    jsonKey{Pins: c.Pins, Variant: c.Variant, Class: c.Class, Concurrency: c.Concurrency, Rate: c.Rate},
+			Target: u.target, Asked: u.asked, Late: u.late, Unsent: u.unsent, AnsweredRPS: u.answeredRate,
+		})
 	}
 	for _, it := range m.failures {
 		f := it.f

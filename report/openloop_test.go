@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,28 @@ func openLoopInput(t *testing.T) Input {
 func TestOpenLoopUnsustained(t *testing.T) {
 	t.Parallel()
 	in := openLoopInput(t)
+	var doc struct {
+		Unsustained []struct {
+			Cell struct {
+				Rate int `json:"rate"`
+			} `json:"cell"`
+			Target      string  `json:"target"`
+			Asked       int64   `json:"asked"`
+			Late        int64   `json:"late"`
+			Unsent      int64   `json:"unsent"`
+			AnsweredRPS float64 `json:"answered_rps"`
+		} `json:"unsustained"`
+	}
+	var b strings.Builder
+	if err := JSON(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if u := doc.Unsustained; len(u) != 1 || u[0].Cell.Rate != 400 || u[0].Target != "candidate" || u[0].Asked != 6000 || u[0].Late != 1800 || u[0].Unsent != 60 || u[0].AnsweredRPS != 310 {
+		t.Errorf("JSON unsustained %+v", u)
+	}
 	const want = "csv/Q01 c=16 400/s: the candidate was offered 400 requests/s and answered 310/s; " +
 		"1800 of 6000 requests went out late (more than 1 ms after their time), 60 never went out: it did not keep up"
 	for name, got := range map[string]string{"markdown": markdown(t, in), "terminal": terminal(t, in)} {
