@@ -48,7 +48,8 @@ type Client string
 
 const (
 	Fast    Client = scenario.HTTPClientFast    // the minimal HTTP/1.1 client of fast.go
-	NetHTTP Client = scenario.HTTPClientNetHTTP // net/http's Transport
+	NetHTTP Client = scenario.HTTPClientNetHTTP // net/http's Transport, HTTP/1.1
+	HTTP2   Client = scenario.HTTPClientHTTP2   // net/http's Transport, HTTP/2 only (h2c for http)
 )
 
 // Generate puts l on its target (see load.Generate). Statuses are keyed
@@ -73,22 +74,27 @@ func (l Load) open(context.Context) (load.Protocol, error) {
 	if statusOK == nil {
 		statusOK = func(_ string, code int) bool { return code >= 200 && code < 300 }
 	}
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: l.CallTimeout(), KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        l.Concurrency,
+		MaxIdleConnsPerHost: l.Concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
 	switch l.Client {
 	case Fast, "":
 		return newFastClient(base, l.CallTimeout(), statusOK)
 	case NetHTTP:
+	case HTTP2:
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP2(true)
+		tr.Protocols.SetUnencryptedHTTP2(true)
 	default:
 		return nil, fmt.Errorf("load: unknown HTTP client %q", string(l.Client))
 	}
 	return &netClient{
-		tr: &http.Transport{
-			Proxy:               nil,
-			DialContext:         (&net.Dialer{Timeout: l.CallTimeout(), KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:        l.Concurrency,
-			MaxIdleConnsPerHost: l.Concurrency,
-			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  true,
-		},
+		tr:       tr,
 		origin:   Origin(base),
 		statusOK: statusOK,
 	}, nil

@@ -577,3 +577,27 @@ func TestOpenLoopShowsAStall(t *testing.T) {
 		t.Errorf("closed loop p99 %v, open %v: the closed loop was to hide the stall", p99(closed), p99(open))
 	}
 }
+
+// TestHTTP2Client: load.http_client: http2 speaks HTTP/2 with prior
+// knowledge to an http target, what the fast client cannot.
+func TestHTTP2Client(t *testing.T) {
+	t.Parallel()
+	var h2, other atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		} else {
+			other.Add(1)
+		}
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	defer srv.Close()
+	r := generate(t, Load{URL: srv.URL, Client: HTTP2, Loop: load.Loop{Concurrency: 3, Duration: long, Source: loadtest.Finite(10, loadtest.Get("a", "/"))}})
+	if r.Answered != 30 || r.Bytes != 60 || r.ErrorCount() != 0 || h2.Load() != 30 || other.Load() != 0 {
+		t.Errorf("%d over HTTP/2, %d otherwise; result %+v", h2.Load(), other.Load(), r)
+	}
+}

@@ -534,6 +534,8 @@ func (g *generatorUsage) text(esc func(string) string) string {
 		s = "benchgate's HTTP/1.1 client; "
 	case "net/http":
 		s = "Go's net/http client (load.http_client); "
+	case "http2":
+		s = "Go's net/http client over HTTP/2 (load.http_client); "
 	case "":
 	default:
 		s = esc(g.client) + " client; "

@@ -494,7 +494,7 @@ func TestLoadHTTPClient(t *testing.T) {
 		t.Errorf("client %q, want net/http", s.Load.HTTPClient)
 	}
 	got := loadErr(t, minimal+"load:\n  http_client: curl\n", "", nil)
-	if want := `s.yml:10:16: load.http_client: "curl": want fast or net/http`; !strings.Contains(got, want) {
+	if want := `s.yml:10:16: load.http_client: "curl": want fast, net/http or http2`; !strings.Contains(got, want) {
 		t.Errorf("error %q, want %q", got, want)
 	}
 }

@@ -27,10 +27,10 @@ func (l *loader) load(n *node) {
 	if v := m["http_client"]; v != nil {
 		if s, ok := l.str(v, "load.http_client"); ok {
 			switch s {
-			case HTTPClientFast, HTTPClientNetHTTP:
+			case HTTPClientFast, HTTPClientNetHTTP, HTTPClientHTTP2:
 				ls.HTTPClient = s
 			default:
-				l.errNode(v, "load.http_client", "%q: want fast or net/http", v.errText())
+				l.errNode(v, "load.http_client", "%q: want fast, net/http or http2", v.errText())
 			}
 		}
 	}

@@ -225,7 +225,11 @@ func (ls LoadSettings) Rates() []int {
 // HTTP clients of LoadSettings.HTTPClient.
 const (
 	HTTPClientFast    = "fast"     // benchgate's HTTP/1.1 client, at wrk's cost per request
-	HTTPClientNetHTTP = "net/http" // Go's net/http Transport
+	HTTPClientNetHTTP = "net/http" // Go's net/http Transport, HTTP/1.1
+	// HTTPClientHTTP2 is Go's net/http Transport speaking HTTP/2 only:
+	// over TLS for https targets, and with prior knowledge (h2c) for
+	// http ones.
+	HTTPClientHTTP2 = "http2"
 )
 
 // Interleavings of LoadSettings.Interleave.
