@@ -100,11 +100,7 @@ func (s *Session) Window(ctx context.Context, from, end time.Time) Result {
 	}
 	var wg sync.WaitGroup
 	for _, w := range s.workers {
-		if sch != nil {
-			wg.Go(func() { w.runOpen(ctx, sch, from, end) })
-		} else {
-			wg.Go(func() { w.run(ctx, from, end) })
-		}
+		wg.Go(func() { w.run(ctx, sch, from, end) })
 	}
 	wg.Wait()
 
@@ -195,9 +191,12 @@ func (t *tally) result(name func(int) string) Result {
 	return r
 }
 
-// run makes calls until end and counts those that end in [from, end).
-func (w *worker) run(ctx context.Context, from, end time.Time) {
-	for w.calls(ctx, from, end) {
+// run makes calls until end: in a closed loop (sch nil) one after the
+// other, counting those that end in [from, end); in an open loop each at
+// its scheduled time, counting those scheduled in [from, end) that ended
+// before end (open.go).
+func (w *worker) run(ctx context.Context, sch *schedule, from, end time.Time) {
+	for w.calls(ctx, sch, from, end) {
 	}
 }
 
@@ -205,7 +204,7 @@ func (w *worker) run(ctx context.Context, from, end time.Time) {
 // context and a timer per call would cost allocations each. It returns
 // true when the context must be replaced, after its timer fired or a
 // call was Spent, and false when the worker is done with the window.
-func (w *worker) calls(ctx context.Context, from, end time.Time) (replace bool) {
+func (w *worker) calls(ctx context.Context, sch *schedule, from, end time.Time) (replace bool) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timer *time.Timer
@@ -227,6 +226,23 @@ func (w *worker) calls(ctx context.Context, from, end time.Time) (replace bool) 
 			w.ended = true
 			return false
 		}
+		// at is the call's time: its scheduled one in an open loop,
+		// else when it goes out. A call counts in the window by its
+		// scheduled time, or in a closed loop by when it ended.
+		var at time.Time
+		if sch != nil {
+			at = sch.take()
+			if !at.Before(end) || !w.waitUntil(ctx, at) {
+				w.pending = r
+				return false
+			}
+		}
+		counts := func(t time.Time) bool {
+			if sch != nil {
+				return !at.Before(from)
+			}
+			return !t.Before(from)
+		}
 		if w.caller.Prepare(r) != nil {
 			// Cannot happen for a validated scenario. Counted like any
 			// failed request, so ErrorRate stays a share of Requests.
@@ -235,7 +251,8 @@ func (w *worker) calls(ctx context.Context, from, end time.Time) (replace bool) 
 				w.pending = r
 				return false
 			}
-			if !now.Before(from) {
+			if counts(now) {
+				w.n.sent++
 				w.n.requests++
 				w.n.errors[Other]++
 			}
@@ -255,6 +272,14 @@ func (w *worker) calls(ctx context.Context, from, end time.Time) (replace bool) 
 			w.pending = r
 			return false
 		}
+		if sch == nil {
+			at = begin
+		} else if counts(begin) {
+			w.n.sent++
+			if begin.Sub(at) > LateAfter {
+				w.n.late++
+			}
+		}
 		out := w.caller.Call(cctx)
 		timedOut := !timer.Stop()
 		done := time.Now()
@@ -266,8 +291,8 @@ func (w *worker) calls(ctx context.Context, from, end time.Time) (replace bool) 
 			w.n.inflight++
 			return false
 		}
-		if !done.Before(from) {
-			w.count(out, timedOut, done.Sub(begin))
+		if counts(done) {
+			w.count(out, timedOut, done.Sub(at))
 		}
 		if timedOut || out.Spent {
 			return true

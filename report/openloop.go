@@ -31,8 +31,8 @@ func (u unsustained) keptUp() bool {
 	return u.unsent == 0 && u.late*100 <= u.asked && u.answeredRate >= 0.95*float64(u.cell.Rate)
 }
 
-// buildOpenLoop finds the sides of open-loop cells that did not keep up,
-// in plan order.
+// buildOpenLoop finds the sides of open-loop cells that did not keep up
+// over the decided rounds, in plan order.
 func (m *model) buildOpenLoop() {
 	type side struct {
 		cell   baselines.Cell
@@ -43,7 +43,7 @@ func (m *model) buildOpenLoop() {
 	duration := map[side]float64{}
 	var order []side
 	for _, r := range m.in.Results.Rungs {
-		if r.Rate <= 0 || r.Duration <= 0 {
+		if r.Rate <= 0 || r.Duration <= 0 || !m.decided(r.Cell, r.Round) {
 			continue
 		}
 		k := side{r.Cell, r.Target}
