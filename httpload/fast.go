@@ -16,6 +16,7 @@ package httpload
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -50,7 +51,7 @@ type fastClient struct {
 	callers []*fastCaller
 }
 
-func newFastClient(base *url.URL, timeout time.Duration, statusOK func(string, int) bool) (*fastClient, error) {
+func newFastClient(base *url.URL, timeout time.Duration, roots *x509.CertPool, statusOK func(string, int) bool) (*fastClient, error) {
 	c := &fastClient{
 		host:     base.Host,
 		dialer:   net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second},
@@ -66,7 +67,7 @@ func newFastClient(base *url.URL, timeout time.Duration, statusOK func(string, i
 		if port == "" {
 			port = "443"
 		}
-		c.tls = &tls.Config{ServerName: base.Hostname(), NextProtos: []string{"http/1.1"}}
+		c.tls = &tls.Config{ServerName: base.Hostname(), NextProtos: []string{"http/1.1"}, RootCAs: roots}
 	default:
 		return nil, fmt.Errorf("load: unsupported scheme %q in target URL", base.Scheme)
 	}

@@ -3,6 +3,7 @@ package httpload
 import (
 	"bufio"
 	"bytes"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -442,4 +443,29 @@ func netHTTPWrite(r *scenario.Request, host string) (string, error) {
 	var b bytes.Buffer
 	err := req.Write(&b)
 	return b.String(), err
+}
+
+// TestFastTLS: an https target is reached over TLS, its certificate
+// verified, with the same counts as net/http's; one the roots do not
+// vouch for is refused by both.
+func TestFastTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil {
+			http.Error(w, "not TLS", 400)
+			return
+		}
+		io.WriteString(w, "secure")
+	}))
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	r := both(t, Load{URL: srv.URL, RootCAs: roots, Loop: finite(2, 10, loadtest.Get("a", "/"))})
+	if r.Answered != 20 || r.Bytes != 20*6 || r.ErrorCount() != 0 {
+		t.Errorf("%+v", r)
+	}
+	r = both(t, Load{URL: srv.URL, Loop: finite(1, 2, loadtest.Get("a", "/"))})
+	if r.Answered != 0 || r.Errors[load.Other] != 2 {
+		t.Errorf("unverified certificate: %+v", r)
+	}
 }

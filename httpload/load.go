@@ -16,6 +16,8 @@ package httpload
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +43,9 @@ type Load struct {
 	// Client is the client that sends the requests: Fast (also "") or
 	// NetHTTP, the names of scenario's load.http_client.
 	Client Client
+	// RootCAs verifies an https target's certificate; nil means the
+	// system's roots.
+	RootCAs *x509.CertPool
 }
 
 // Client names an HTTP client of the load.
@@ -82,9 +87,12 @@ func (l Load) open(context.Context) (load.Protocol, error) {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
+	if l.RootCAs != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: l.RootCAs}
+	}
 	switch l.Client {
 	case Fast, "":
-		return newFastClient(base, l.CallTimeout(), statusOK)
+		return newFastClient(base, l.CallTimeout(), l.RootCAs, statusOK)
 	case NetHTTP:
 	case HTTP2:
 		tr.Protocols = new(http.Protocols)
