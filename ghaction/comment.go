@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
@@ -59,6 +60,9 @@ type Commenter struct {
 	Client      *github.Client
 	Owner, Repo string
 	Header      string
+	// Sleep waits between a create GitHub may not have done and the look
+	// that tells (Upsert); nil means a real wait. Tests record it.
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	// self is who the token authenticates as, learnt once.
 	self *identity
@@ -152,18 +156,54 @@ func (c *Commenter) Upsert(ctx context.Context, pr int, body string) (url string
 		}
 		return edited.GetHTMLURL(), false, nil
 	}
-	made, _, err := c.Client.Issues.CreateComment(ctx, c.Owner, c.Repo, pr, &github.IssueComment{Body: &body})
-	if err != nil {
+	return c.create(ctx, pr, body)
+}
+
+// maxCreates bounds the POSTs of one comment: a create answered with a
+// server error is sent again only once a listing shows it was not made.
+const maxCreates = 3
+
+// create posts body as a new comment on pr. A POST answered with a server
+// error (or whose answer was lost) may have been done all the same: after
+// a wait, the comments are listed; the comment found is the answer, and a
+// listing without it proves it was not made, so it is sent again, up to
+// maxCreates times. A listing that fails leaves it unknown, and stops.
+func (c *Commenter) create(ctx context.Context, pr int, body string) (url string, created bool, err error) {
+	sleep := c.Sleep
+	if sleep == nil {
+		sleep = sleepContext
+	}
+	for attempt := 1; ; attempt++ {
+		made, _, err := c.Client.Issues.CreateComment(ctx, c.Owner, c.Repo, pr, &github.IssueComment{Body: &body})
+		if err == nil {
+			return made.GetHTMLURL(), true, nil
+		}
 		werr := writeError(fmt.Sprintf("creating comment on %s/%s#%d", c.Owner, c.Repo, pr), err)
 		if !mayHaveLanded(ctx, err) {
 			return "", false, werr
 		}
-		if ours, ferr := c.Find(ctx, pr); ferr == nil && ours != nil && ours.GetBody() == body {
-			return ours.GetHTMLURL(), true, nil
+		// A comment GitHub made may take a moment to be listed.
+		if serr := sleep(ctx, backoff(attempt)); serr != nil {
+			return "", false, fmt.Errorf("%w; not resent, since GitHub may have created it", werr)
 		}
-		return "", false, fmt.Errorf("%w; not resent, since GitHub may have created it", werr)
+		ours, ferr := c.Find(ctx, pr)
+		switch {
+		case ferr != nil:
+			return "", false, fmt.Errorf("%w; not resent, since GitHub may have created it and the comments could not be listed: %v", werr, ferr)
+		case ours != nil && ours.GetBody() == body:
+			return ours.GetHTMLURL(), true, nil
+		case ours != nil:
+			// Another run's comment appeared meanwhile: ours is the
+			// sticky one to edit, not a second to create.
+			edited, _, err := c.Client.Issues.EditComment(ctx, c.Owner, c.Repo, ours.GetID(), &github.IssueComment{Body: &body})
+			if err != nil {
+				return "", false, writeError(fmt.Sprintf("editing comment %d on %s/%s#%d", ours.GetID(), c.Owner, c.Repo, pr), err)
+			}
+			return edited.GetHTMLURL(), false, nil
+		case attempt == maxCreates:
+			return "", false, fmt.Errorf("%w; sent %d times, and not created", werr, maxCreates)
+		}
 	}
-	return made.GetHTMLURL(), true, nil
 }
 
 // prefix is how our comment's body starts: the marker on a line of its own.

@@ -229,7 +229,22 @@ func TestRetryBounds(t *testing.T) {
 	})
 }
 
-func TestCreateAnsweredServerErrorIsNotResent(t *testing.T) {
+// checkLookWait checks that each create answered with a server error was
+// followed by one wait, of the backoff for that attempt, before the look.
+func checkLookWait(t *testing.T, s *sleeps, creates int) {
+	t.Helper()
+	got := s.got()
+	if len(got) != creates {
+		t.Fatalf("waits %v, want one after each of %d creates", got, creates)
+	}
+	for i, d := range got {
+		if lo := firstBackoff << i; d < lo || d >= lo+lo/2 {
+			t.Errorf("wait %d = %v, want in [%v, %v)", i, d, lo, lo+lo/2)
+		}
+	}
+}
+
+func TestCreateAnsweredServerErrorIsNotResentBlindly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t.Run("created despite 502", func(t *testing.T) {
@@ -243,16 +258,52 @@ func TestCreateAnsweredServerErrorIsNotResent(t *testing.T) {
 		if n := len(s.gh.Comments(7)); n != 1 {
 			t.Errorf("%d comments, want 1", n)
 		}
+		checkLookWait(t, s.sleeps, 1)
 	})
-	t.Run("not created", func(t *testing.T) {
+	t.Run("not created: sent again", func(t *testing.T) {
+		// POST 502, the listing shows no comment: it was not made, so it
+		// is sent again, and exists once.
 		s := newSetup(t, pat, RetryOptions{})
 		s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusBadGateway})
+		url, created, err := s.c.Upsert(ctx, 7, "r")
+		if err != nil || !created || url == "" {
+			t.Fatalf("Upsert = %q, %v, %v; want the comment created on the second POST", url, created, err)
+		}
+		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7, createPR7)
+		if n := len(s.gh.Comments(7)); n != 1 {
+			t.Errorf("%d comments, want 1", n)
+		}
+		checkLookWait(t, s.sleeps, 1)
+	})
+	t.Run("never created: bounded", func(t *testing.T) {
+		s := newSetup(t, pat, RetryOptions{})
+		for range maxCreates {
+			s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusBadGateway})
+		}
 		_, _, err := s.c.Upsert(ctx, 7, "r")
-		if err == nil || errors.Is(err, ErrReadOnly) {
-			t.Fatalf("err = %v, want a plain error", err)
+		if err == nil || !strings.Contains(err.Error(), "sent 3 times, and not created") {
+			t.Fatalf("err = %v, want it sent %d times", err, maxCreates)
+		}
+		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7, createPR7, listPR7, createPR7, listPR7)
+		if n := len(s.gh.Comments(7)); n != 0 {
+			t.Errorf("%d comments, want none", n)
+		}
+		checkLookWait(t, s.sleeps, maxCreates)
+	})
+	t.Run("ambiguous: the listing fails", func(t *testing.T) {
+		// POST 502, then the comments cannot be listed (404 is not
+		// retried): whether it was made is unknown, so it is not resent.
+		s := newSetup(t, pat, RetryOptions{})
+		s.gh.Inject(fakegithub.Fault{Method: "POST", Status: http.StatusBadGateway, AfterHandling: true},
+			fakegithub.Fault{Method: "GET", Path: "/repos/octo/bench/issues/7/comments", Skip: 1, Status: http.StatusNotFound, Body: `{"message":"Not Found"}`})
+		_, _, err := s.c.Upsert(ctx, 7, "r")
+		if err == nil || !strings.Contains(err.Error(), "not resent, since GitHub may have created it and the comments could not be listed") {
+			t.Fatalf("err = %v", err)
 		}
 		checkCalls(t, s.gh, "GET /user", listPR7, createPR7, listPR7)
-		checkWaits(t, s.sleeps)
+		if n := len(s.gh.Comments(7)); n != 1 {
+			t.Errorf("%d comments, want the one GitHub made", n)
+		}
 	})
 	t.Run("connection dropped after sending", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})

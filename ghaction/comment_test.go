@@ -71,7 +71,7 @@ func newSetup(t *testing.T, user *fakegithub.User, opts RetryOptions) setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return setup{gh: gh, c: &Commenter{Client: client, Owner: "octo", Repo: "bench", Header: "perf"}, sleeps: s}
+	return setup{gh: gh, c: &Commenter{Client: client, Owner: "octo", Repo: "bench", Header: "perf", Sleep: s.sleep}, sleeps: s}
 }
 
 func checkCalls(t *testing.T, gh *fakegithub.Server, want ...string) {

@@ -65,6 +65,9 @@ type Fault struct {
 	// Drop closes the connection without answering, after reading the
 	// request (or after handling it, with AfterHandling).
 	Drop bool
+	// Skip lets this many matching requests through before the fault
+	// applies.
+	Skip int
 }
 
 // Request is one logged request, as received.
@@ -242,6 +245,10 @@ func (f *Server) middleware(next http.Handler) http.Handler {
 		var flt *Fault
 		for i, x := range f.faults {
 			if (x.Method == "" || x.Method == r.Method) && (x.Path == "" || x.Path == r.URL.Path) {
+				if x.Skip > 0 {
+					f.faults[i].Skip--
+					continue
+				}
 				flt = &x
 				f.faults = append(f.faults[:i:i], f.faults[i+1:]...)
 				break

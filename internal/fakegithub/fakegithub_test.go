@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,5 +81,20 @@ func TestRepoReadOnlyAndLog(t *testing.T) {
 	}
 	if r := s.Requests(); r[1].Auth != "Bearer wrong" || r[2].Body != `{"body":"hi"}` {
 		t.Errorf("requests not logged as received: %+v", r[1:3])
+	}
+}
+
+func TestFaultSkip(t *testing.T) {
+	t.Parallel()
+	s := New(t, "tok", nil)
+	s.AddPR(7, "abc")
+	s.Inject(Fault{Method: "GET", Path: "/repos/octo/bench/pulls/7", Skip: 2, Status: http.StatusBadGateway})
+	var codes []int
+	for range 4 {
+		code, _ := do(t, s, "tok", "GET", "/repos/octo/bench/pulls/7", "")
+		codes = append(codes, code)
+	}
+	if want := []int{200, 200, 502, 200}; !slices.Equal(codes, want) {
+		t.Errorf("codes %v, want %v: the fault after two requests, once", codes, want)
 	}
 }
