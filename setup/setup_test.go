@@ -112,3 +112,28 @@ func TestSetupRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseThenSetup: what scripts/release.sh makes, the setup script
+// installs — the archive's name, its layout and checksums.txt are the
+// contract between them — and the installed binary is the version built.
+func TestReleaseThenSetup(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("the setup script is for Linux and macOS runners")
+	}
+	const version = "v0.0.0-test"
+	rel := t.TempDir()
+	build := exec.Command("bash", "../scripts/release.sh", version, rel, runtime.GOOS+"/"+runtime.GOARCH)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("release.sh: %v\n%s", err, out)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/"+version+"/", http.StripPrefix("/"+version+"/", http.FileServer(http.Dir(rel))))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "tool")
+	out, _, err := setup(t, srv.URL, version, dir)
+	if err != nil || !strings.Contains(out, "benchgate "+version) {
+		t.Fatalf("setup of the release: %v\n%s", err, out)
+	}
+}
