@@ -79,6 +79,13 @@ func (l Load) open(context.Context) (load.Protocol, error) {
 	if statusOK == nil {
 		statusOK = func(_ string, code int) bool { return code >= 200 && code < 300 }
 	}
+	switch l.Client {
+	case Fast, "":
+		return newFastClient(base, l.CallTimeout(), l.RootCAs, statusOK)
+	case NetHTTP, HTTP2:
+	default:
+		return nil, fmt.Errorf("load: unknown HTTP client %q", string(l.Client))
+	}
 	tr := &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: l.CallTimeout(), KeepAlive: 30 * time.Second}).DialContext,
@@ -90,16 +97,10 @@ func (l Load) open(context.Context) (load.Protocol, error) {
 	if l.RootCAs != nil {
 		tr.TLSClientConfig = &tls.Config{RootCAs: l.RootCAs}
 	}
-	switch l.Client {
-	case Fast, "":
-		return newFastClient(base, l.CallTimeout(), l.RootCAs, statusOK)
-	case NetHTTP:
-	case HTTP2:
+	if l.Client == HTTP2 {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetHTTP2(true)
 		tr.Protocols.SetUnencryptedHTTP2(true)
-	default:
-		return nil, fmt.Errorf("load: unknown HTTP client %q", string(l.Client))
 	}
 	return &netClient{
 		tr:       tr,

@@ -451,10 +451,9 @@ func (m *model) buildGenerator() {
 	// Per cell: the generator's highest share of its CPUs, and each
 	// side's throughput, for the ceiling below.
 	type cellUse struct {
-		share    float64
-		rps      [2]float64
-		rungs    [2]int
-		answered bool
+		share float64
+		rps   [2]float64
+		rungs [2]int
 	}
 	cells := map[baselines.Cell]*cellUse{}
 	var order []baselines.Cell
