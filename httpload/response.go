@@ -117,14 +117,18 @@ func (fc *fastCaller) readResponse() (code int, keep bool, n int64, err error) {
 
 // head is what of a response's headers frames its body, as read.
 type head struct {
-	lengths   int      // Content-Length lines
-	length    [24]byte // the first one's value (longer ones are invalid)
-	lengthLen int      // its length, at most 25
-	lengthsEq bool     // all of them are the first's
-	encodings int      // Transfer-Encoding lines
-	chunked   bool     // the first one's value is "chunked"
-	close     bool     // Connection: close
-	keepAlive bool     // Connection: keep-alive (for HTTP/1.0)
+	lengths int // Content-Length lines
+	// length is the first one's value; lengthLen its length, one more
+	// than length holds for a longer value, which is refused. net/http
+	// takes any number of leading zeros; benchgate bounds what it keeps
+	// at maxFraming bytes.
+	length    [maxFraming]byte
+	lengthLen int
+	lengthsEq bool // all of them are the first's
+	encodings int  // Transfer-Encoding lines
+	chunked   bool // the first one's value is "chunked"
+	close     bool // Connection: close
+	keepAlive bool // Connection: keep-alive (for HTTP/1.0)
 }
 
 // addLength keeps v as the first Content-Length, or notes whether v is
@@ -241,6 +245,11 @@ func (fc *fastCaller) headers() (head, error) {
 	}
 }
 
+// maxFraming bounds the value of a framing header the fast client reads;
+// a longer one is refused (net/http would read a Content-Length of 300
+// zeros as 0).
+const maxFraming = 256
+
 // Framing headers.
 const (
 	hdrNone = iota
@@ -252,7 +261,7 @@ const (
 // framingValue is the value of a framing header as it is read.
 type framingValue struct {
 	kind int
-	val  [128]byte
+	val  [maxFraming]byte
 	n    int
 	long bool // past val: a value no framing header may have
 }
@@ -390,8 +399,8 @@ func parseStatusLine(l []byte) (code, major, minor int, err error) {
 	if len(status) != 3 {
 		return 0, 0, 0, fmt.Errorf("malformed HTTP status code %q", status)
 	}
-	digits := status
-	if digits[0] == '+' {
+	digits, negative := status, status[0] == '-'
+	if status[0] == '+' || negative {
 		digits = digits[1:]
 	}
 	for _, d := range digits {
@@ -399,6 +408,9 @@ func parseStatusLine(l []byte) (code, major, minor int, err error) {
 			return 0, 0, 0, fmt.Errorf("malformed HTTP status code %q", status)
 		}
 		code = code*10 + int(d-'0')
+	}
+	if negative && code != 0 { // "-00" is Atoi's 0, which net/http takes
+		return 0, 0, 0, fmt.Errorf("malformed HTTP status code %q", status)
 	}
 	if len(proto) != len("HTTP/1.1") || string(proto[:5]) != "HTTP/" || proto[6] != '.' ||
 		proto[5] < '0' || proto[5] > '9' || proto[7] < '0' || proto[7] > '9' {
