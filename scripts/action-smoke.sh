@@ -4,8 +4,9 @@
 #
 #   scripts/action-smoke.sh
 #
-# It builds the action image from a locally built binary (action-image.sh),
-# builds the two demo images FROM scratch around static demo binaries (the
+# It builds the action image the release builds, the same way
+# (action-image.sh: release.sh's linux binary in the Dockerfile's FROM
+# scratch "prebuilt" stage, nothing pulled), builds the two demo images FROM scratch around static demo binaries (the
 # normal one and one whose /search does 5× the work), then runs the action
 # container with the docker socket mounted and the workspace at
 # /github/workspace, inputs in INPUT_*, as the runner does. benchgate inside
