@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
@@ -237,6 +239,42 @@ func (c *Commenter) PRHead(ctx context.Context, pr int) (sha string, err error) 
 		return "", fmt.Errorf("ghaction: %s/%s#%d has no head SHA", c.Owner, c.Repo, pr)
 	}
 	return sha, nil
+}
+
+// RemoveLabel removes the label named name from pull request pr. A label
+// the PR does not have (GitHub's 404 "Label does not exist") is no error;
+// a PR that does not exist is.
+func (c *Commenter) RemoveLabel(ctx context.Context, pr int, name string) error {
+	if err := checkPR(pr); err != nil {
+		return err
+	}
+	if err := CheckLabel(name); err != nil {
+		return err
+	}
+	// go-github puts the name into the path as it is.
+	_, err := c.Client.Issues.RemoveLabelForIssue(ctx, c.Owner, c.Repo, pr, url.PathEscape(name))
+	var ghErr *github.ErrorResponse
+	if errors.As(err, &ghErr) && ghErr.Response.StatusCode == http.StatusNotFound && ghErr.Message == "Label does not exist" {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ghaction: removing label %q from %s/%s#%d: %w", name, c.Owner, c.Repo, pr, err)
+	}
+	return nil
+}
+
+// CheckLabel refuses what cannot be a GitHub label name: empty, longer
+// than GitHub's 50 characters, or holding a control character.
+func CheckLabel(name string) error {
+	if name == "" || utf8.RuneCountInString(name) > 50 || !utf8.ValidString(name) {
+		return fmt.Errorf("label %q: want 1 to 50 characters", name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("label %q: holds a control character", name)
+		}
+	}
+	return nil
 }
 
 // checkPR refuses PR numbers below 1: an unset number is 0, and go-github

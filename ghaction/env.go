@@ -34,6 +34,9 @@ type Inputs struct {
 	ResultsDir       string // where results, reports and target logs go
 	FailOnRegression bool
 	Budget           string // a time.Duration, checked by Load; empty means no limit
+	// RemoveLabel is the label benchgate comment removes from the PR once
+	// it has posted (the on-demand workflow's); empty removes none.
+	RemoveLabel string
 }
 
 // DefaultInputs returns the inputs used for those that are unset or empty.
@@ -195,6 +198,7 @@ func loadInputs(action *githubactions.Action) (Inputs, error) {
 	str(&in.CommentHeader, "comment-header")
 	str(&in.ResultsDir, "results-dir")
 	str(&in.Budget, "budget")
+	str(&in.RemoveLabel, "remove-label")
 
 	if !slices.Contains(commentModes, in.Comment) {
 		return Inputs{}, fmt.Errorf("input comment: %q is not one of %s", in.Comment, strings.Join(commentModes, ", "))
@@ -209,6 +213,11 @@ func loadInputs(action *githubactions.Action) (Inputs, error) {
 		in.FailOnRegression = false
 	default:
 		return Inputs{}, fmt.Errorf("input fail-on-regression: %q is not true or false", v)
+	}
+	if in.RemoveLabel != "" {
+		if err := CheckLabel(in.RemoveLabel); err != nil {
+			return Inputs{}, fmt.Errorf("input remove-label: %w", err)
+		}
 	}
 	if in.Budget != "" {
 		// Checked here so a typo fails naming the input, before any build

@@ -60,6 +60,11 @@ func (e *Env) PostResults(ctx context.Context, file string, pr, issue int, log i
 	}
 	res, err := baselines.Read(file)
 	if err != nil {
+		// No results (the run failed before it measured): the label is
+		// still removed from the PR GitHub itself names, when it does.
+		if issue == 0 && e.EventName == "workflow_run" && e.PR > 0 {
+			err = errors.Join(err, e.removeLabel(ctx, e.PR, log))
+		}
 		return "", report.Input{}, refusal{err}
 	}
 	if issue == 0 {
@@ -73,9 +78,31 @@ func (e *Env) PostResults(ctx context.Context, file string, pr, issue int, log i
 	}
 	url, err := e.CommentOn(ctx, pr, rep, note, log)
 	if err != nil {
-		return "", rep, fmt.Errorf("%s: %w", what, err)
+		err = fmt.Errorf("%s: %w", what, err)
 	}
-	return url, rep, nil
+	if issue == 0 {
+		err = errors.Join(err, e.removeLabel(ctx, pr, log))
+	}
+	return url, rep, err
+}
+
+// removeLabel removes the remove-label input's label from pull request pr
+// (one checked by ResultsPR, or the one the event names), if the input is
+// set: the on-demand workflow's run is over, and adding the label again
+// asks for another. A label already gone is no error.
+func (e *Env) removeLabel(ctx context.Context, pr int, log io.Writer) error {
+	if e.Inputs.RemoveLabel == "" {
+		return nil
+	}
+	cm, err := e.commenter()
+	if err == nil {
+		err = cm.RemoveLabel(ctx, pr, e.Inputs.RemoveLabel)
+	}
+	if err != nil {
+		return fmt.Errorf("removing the label: %w", err)
+	}
+	Notice(log, fmt.Sprintf("label %q removed from PR #%d", e.Inputs.RemoveLabel, pr))
+	return nil
 }
 
 // WriteCalibrationSummary writes the markdown calibration report of in as

@@ -153,3 +153,94 @@ func TestWriteCalibrationSummary(t *testing.T) {
 		t.Errorf("summary %v:\n%s\nwant\n%s", err, got, want.String())
 	}
 }
+
+// TestPostResultsRemovesTheLabel: the on-demand workflow's comment step
+// removes its label from the PR it posted to, and only from a PR it has
+// checked: the results' own once ResultsPR accepted them, or the one the
+// workflow_run event names when the run left no results.
+func TestPostResultsRemovesTheLabel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := savedResults(t, dir)
+	setup := func(label string, labels ...string) (*fakegithub.Server, *Env) {
+		gh := fakegithub.New(t, testToken, nil)
+		gh.AddPR(7, headSHA)
+		gh.SetLabels(7, labels...)
+		e := actionEnv(t, gh)
+		e.EventName, e.PR, e.Inputs.RemoveLabel = "workflow_run", 0, label
+		return gh, e
+	}
+
+	gh, e := setup("benchmark", "perf", "benchmark")
+	var log bytes.Buffer
+	if url, _, err := e.PostResults(ctx, file, 0, 0, &log); err != nil || url == "" {
+		t.Fatalf("PostResults: %q, %v", url, err)
+	}
+	if got := gh.Labels(7); len(got) != 1 || got[0] != "perf" {
+		t.Errorf("labels after the run: %q, want [perf]", got)
+	}
+	if len(gh.Comments(7)) != 1 || !strings.Contains(log.String(), `label "benchmark" removed from PR #7`) {
+		t.Errorf("comments %d, log %q", len(gh.Comments(7)), log.String())
+	}
+
+	// A name that needs escaping in the path reaches GitHub as itself.
+	gh, e = setup("run: bench/full ✓", "run: bench/full ✓")
+	if _, _, err := e.PostResults(ctx, file, 0, 0, &bytes.Buffer{}); err != nil || len(gh.Labels(7)) != 0 {
+		t.Errorf("escaped label: %v, labels left %q", err, gh.Labels(7))
+	}
+	// Already gone (removed by hand meanwhile): no error.
+	gh, e = setup("benchmark")
+	if _, _, err := e.PostResults(ctx, file, 0, 0, &bytes.Buffer{}); err != nil || len(gh.Comments(7)) != 1 {
+		t.Errorf("label already gone: %v", err)
+	}
+	// No input: no DELETE at all.
+	gh, e = setup("", "benchmark")
+	if _, _, err := e.PostResults(ctx, file, 0, 0, &bytes.Buffer{}); err != nil || len(gh.Labels(7)) != 1 {
+		t.Errorf("no remove-label: %v, labels %q", err, gh.Labels(7))
+	}
+	// A token that cannot write: the failure says what failed.
+	gh, e = setup("benchmark", "benchmark")
+	gh.SetReadOnly(true)
+	if _, _, err := e.PostResults(ctx, file, 0, 0, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `removing the label: ghaction: removing label "benchmark" from octo/bench#7`) {
+		t.Errorf("read-only token: %v", err)
+	}
+
+	// Results refused (the PR moved on since they were measured): the
+	// label stays, since nothing checked says whose it is.
+	gh, e = setup("benchmark", "benchmark")
+	gh.AddPR(7, strings.Repeat("c", 40))
+	if _, _, err := e.PostResults(ctx, file, 0, 0, &bytes.Buffer{}); !errors.Is(err, ErrRefused) || len(gh.Labels(7)) != 1 {
+		t.Errorf("stale results: %v, labels %q", err, gh.Labels(7))
+	}
+	// No results, the event names the PR (a same-repository PR): removed,
+	// and the missing results are still the error.
+	gh, e = setup("benchmark", "benchmark")
+	e.PR = 7
+	missing := filepath.Join(dir, "missing.json")
+	if _, _, err := e.PostResults(ctx, missing, 0, 0, &bytes.Buffer{}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "missing.json") || len(gh.Labels(7)) != 0 {
+		t.Errorf("no results, event's PR: %v, labels %q", err, gh.Labels(7))
+	}
+	// No results, no PR in the event (a fork's): the label stays.
+	gh, e = setup("benchmark", "benchmark")
+	if _, _, err := e.PostResults(ctx, missing, 0, 0, &bytes.Buffer{}); !errors.Is(err, ErrRefused) || len(gh.Labels(7)) != 1 {
+		t.Errorf("no results, no PR: %v, labels %q", err, gh.Labels(7))
+	}
+	for _, r := range gh.Requests() {
+		if r.Method == "DELETE" {
+			t.Errorf("a DELETE with nothing checked: %+v", r)
+		}
+	}
+}
+
+func TestCheckLabel(t *testing.T) {
+	t.Parallel()
+	for name, ok := range map[string]bool{
+		"benchmark": true, "run: bench/full ✓": true, strings.Repeat("é", 50): true,
+		"": false, strings.Repeat("x", 51): false, "bench\nmark": false, "bench\x1b[31m": false, "\xff": false,
+	} {
+		if err := CheckLabel(name); (err == nil) != ok {
+			t.Errorf("CheckLabel(%q) = %v", name, err)
+		}
+	}
+}

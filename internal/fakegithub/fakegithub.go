@@ -17,6 +17,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,7 +101,8 @@ type Server struct {
 	mu       sync.Mutex
 	comments []*Comment // in creation order, as GitHub lists them
 	nextID   int64
-	heads    map[int]string // PR number -> head SHA
+	heads    map[int]string   // PR number -> head SHA
+	labels   map[int][]string // PR number -> its labels' names, in order
 	faults   []Fault
 	log      []Request
 	clock    time.Time
@@ -112,7 +115,7 @@ func New(t testing.TB, token string, user *User) *Server {
 	t.Helper()
 	f := &Server{
 		t: t, owner: DefaultOwner, repo: DefaultRepo, token: token, user: user,
-		nextID: 1000, heads: map[int]string{}, clock: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
+		nextID: 1000, heads: map[int]string{}, labels: map[int][]string{}, clock: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /user", f.getUser)
@@ -120,6 +123,7 @@ func New(t testing.TB, token string, user *User) *Server {
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", f.createComment)
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", f.editComment)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{number}", f.getPull)
+	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}", f.removeLabel)
 	f.srv = httptest.NewUnstartedServer(f.middleware(mux))
 	// One request per connection: otherwise net/http's own transport
 	// silently resends a GET whose reused connection was dropped, and
@@ -160,6 +164,47 @@ func (f *Server) isReadOnly() bool {
 	f.cfg.Lock()
 	defer f.cfg.Unlock()
 	return f.readOnly
+}
+
+// SetLabels gives pull request n these labels (by name).
+func (f *Server) SetLabels(n int, names ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.labels[n] = slices.Clone(names)
+}
+
+// Labels returns the names of pull request n's labels.
+func (f *Server) Labels(n int) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.labels[n])
+}
+
+// removeLabel answers as GitHub's "Remove a label from an issue": the
+// issue's remaining labels, or 404 "Label does not exist".
+func (f *Server) removeLabel(w http.ResponseWriter, r *http.Request) {
+	n, ok := f.issue(w, r)
+	if !ok || f.refuseReadOnly(w, "labels#remove-a-label-from-an-issue") {
+		return
+	}
+	name := r.PathValue("name") // unescaped by the mux, as GitHub does
+	f.mu.Lock()
+	i := slices.Index(f.labels[n], name)
+	if i >= 0 {
+		f.labels[n] = slices.Delete(f.labels[n], i, i+1)
+	}
+	left := slices.Clone(f.labels[n])
+	f.mu.Unlock()
+	if i < 0 {
+		writeJSON(w, http.StatusNotFound, ghError("Label does not exist", "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue"))
+		return
+	}
+	owner, repo := f.repoName()
+	out := []map[string]any{}
+	for _, l := range left {
+		out = append(out, map[string]any{"name": l, "url": fmt.Sprintf("%s/repos/%s/%s/labels/%s", f.srv.URL, owner, repo, url.PathEscape(l))})
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // AddPR makes pull request n exist with the given head (or moves its head).
@@ -418,7 +463,7 @@ func (f *Server) refuseReadOnly(w http.ResponseWriter, doc string) bool {
 	}
 	writeJSON(w, http.StatusForbidden, map[string]any{
 		"message":           "Resource not accessible by integration",
-		"documentation_url": "https://docs.github.com/rest/issues/comments#" + doc,
+		"documentation_url": "https://docs.github.com/rest/issues/" + doc,
 		"status":            "403",
 	})
 	return true
@@ -426,7 +471,7 @@ func (f *Server) refuseReadOnly(w http.ResponseWriter, doc string) bool {
 
 func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	n, ok := f.issue(w, r)
-	if !ok || f.refuseReadOnly(w, "create-an-issue-comment") {
+	if !ok || f.refuseReadOnly(w, "comments#create-an-issue-comment") {
 		return
 	}
 	body, ok := f.readBody(w, r)
@@ -455,7 +500,7 @@ func (f *Server) editComment(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, ghError("Not Found", "https://docs.github.com/rest/issues/comments#update-an-issue-comment"))
 		return
 	}
-	if f.refuseReadOnly(w, "update-an-issue-comment") {
+	if f.refuseReadOnly(w, "comments#update-an-issue-comment") {
 		return
 	}
 	if a := f.author(); !strings.EqualFold(c.User.Login, a.Login) || c.User.Type != a.Type {
