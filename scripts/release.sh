@@ -4,8 +4,9 @@
 # (setup/setup-benchgate.sh) downloads them: for each target a static binary
 # built with -trimpath and the version stamped (main.version), packed as
 # benchgate_<version without v>_<os>_<arch>.tar.gz (.zip for windows), and
-# checksums.txt, the SHA-256 of each archive. The default targets are
-# linux/amd64 and linux/arm64.
+# checksums.txt, the SHA-256 of each archive. The default targets are the
+# release's: linux and darwin on amd64 and arm64, windows on amd64 (off
+# Linux the CLI compares results files; running targets needs Linux).
 set -euo pipefail
 
 die() { echo "release: $*" >&2; exit 1; }
@@ -15,10 +16,7 @@ out=${2:-}
 [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ ]] || die "version $version: want a release tag such as v1.2.3"
 shift 2
 targets=("$@")
-# darwin and windows wait on the Linux-only parts (process targets,
-# cgroups, the sweep) going behind build tags: the CLI does not build there
-# yet.
-[ ${#targets[@]} -gt 0 ] || targets=(linux/amd64 linux/arm64)
+[ ${#targets[@]} -gt 0 ] || targets=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64)
 
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
