@@ -6,17 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/benchgate/benchgate/internal/linux"
 )
 
 // The cgroup check mirrors what the runner does for a memory pin of a
-// process target (target/process/cgroup.go): a child group of benchgate's own cgroup
-// v2 group, where the memory controller is enabled for children (it tries
-// to enable it, which the kernel allows only in the root group, since
-// benchgate's own process is in its group), else a child of its group in
-// the cgroup v1 memory hierarchy.
+// process target (target/process/cgroup_linux.go): a child group of
+// benchgate's own cgroup v2 group, where the memory controller is enabled
+// for children (it tries to enable it, which the kernel allows only in the
+// root group, since benchgate's own process is in its group), else a child
+// of its group in the cgroup v1 memory hierarchy.
 
 // v1Controllers are the cgroup v1 controllers; a v1 mount's other
 // options (rw, xattr, name=systemd, ...) are not.
@@ -98,10 +96,6 @@ func (m *machine) cpusetCPUs() (cpuSet, string) {
 		}
 	}
 	return nil, ""
-}
-
-func (m *machine) writable(dir string) bool {
-	return unix.Access(m.path(dir), unix.W_OK) == nil
 }
 
 func (m *machine) checkCgroup() Result {

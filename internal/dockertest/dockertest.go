@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package dockertest gives benchgate's tests what they need from the real
 // Docker engine of the machine: a client (or a skip with the reason when no
 // engine answers), and images built FROM scratch around a static binary of

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command noisy is a noisy neighbour for measuring benchgate under noise: it
 // burns CPU in random bursts on random CPUs at a given duty cycle, as other
 // jobs on a shared CI runner do.

@@ -2,8 +2,8 @@ package target
 
 // The sweep of a run's start: it removes the leftovers of runs that are
 // verifiably dead (see owner.go), and nothing else, as their journals
-// record them (see journal.go). docs/leftovers.md says what is swept and
-// how.
+// record them (see journal_linux.go). docs/leftovers.md says what is swept
+// and how.
 
 import (
 	"bufio"
