@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 import (
@@ -17,15 +19,6 @@ import (
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
-
-// InputError is a scenario that cannot run against the targets it
-// started: a gRPC method a target does not have, a message that does not
-// fit its type. It is found before any load and is the scenario's fault,
-// not the run's; the targets are stopped as on any error.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
 
 // grpcSide is what calling one started gRPC target takes: a connection for
 // reflection and the agreement probe, the descriptors, and each method's

@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 import (
@@ -11,9 +13,6 @@ import (
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
-
-// Source is one worker's request sequence, as the load core takes it.
-type Source = load.Source
 
 // generate is one rung of load on t for a cell in a round, by the
 // scenario's protocol, as a Rung (see rungOf). It asks source for every

@@ -39,6 +39,15 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// InputError is a scenario that cannot run against the targets it
+// started: a gRPC method a target does not have, a message that does not
+// fit its type. It is found before any load and is the scenario's fault,
+// not the run's; the targets are stopped as on any error.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // Load reads req's scenario as Measure does, before Measure checks it
 // against this machine: its ${VAR} through environ.Filter, so never one of
 // the runner's credentials. A refusal is a *UsageError that says the
@@ -62,14 +71,14 @@ func readScenario(req Request) (*scenario.Scenario, *environ.Filter, error) {
 	return sc, env, nil
 }
 
-// Measure loads req's scenario, checks that this machine can run it, and
-// runs it with Run or RunGoBench as its kind says; opts.Getenv is replaced
-// by req's, filtered. The results come back with the error whenever some
-// were measured.
-func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results, error) {
+// prepare is what Measure and DryRun ask before anything starts: req's
+// scenario read as Load reads it, its pins checked against this machine,
+// req.Override applied, a shard of a gobench run refused and the tools
+// its kind needs found.
+func prepare(req Request, opts Options) (*scenario.Scenario, *environ.Filter, error) {
 	sc, env, err := readScenario(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The file parses wherever it is read; whether its pins name CPUs this
 	// machine has is a question of the run, asked before anything starts.
@@ -77,27 +86,42 @@ func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results
 	// kernel's own would be.
 	online, _ := linux.OnlineCPUs()
 	if err := sc.CheckCPUs(online); err != nil {
-		return nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
+		return nil, nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
 	}
 	if req.Override != nil {
 		if err := req.Override(sc); err != nil {
-			return nil, &UsageError{err}
+			return nil, nil, &UsageError{err}
 		}
+	}
+	if sc.Kind == scenario.KindGoBench && opts.Shard.Count > 0 {
+		return nil, nil, &UsageError{errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs")}
+	}
+	if err := sc.CheckTools(exec.LookPath); err != nil {
+		return nil, nil, err
+	}
+	return sc, env, nil
+}
+
+// Measure loads req's scenario, checks that this machine can run it, and
+// runs it with Run or RunGoBench as its kind says; opts.Getenv is replaced
+// by req's, filtered. The results come back with the error whenever some
+// were measured.
+func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results, error) {
+	sc, env, err := prepare(req, opts)
+	if err != nil {
+		return nil, err
 	}
 	run := Run
 	if sc.Kind == scenario.KindGoBench {
-		if opts.Shard.Count > 0 {
-			return nil, &UsageError{errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs")}
-		}
 		run = RunGoBench
-	}
-	if err := sc.CheckTools(exec.LookPath); err != nil {
-		return nil, err
 	}
 	opts.Getenv = env.Getenv
 	res, err := run(ctx, sc, opts)
 	if err == nil {
 		return res, nil
+	}
+	if errors.Is(err, linux.ErrRequired) {
+		return nil, err // another system: nothing ran, and the error says so
 	}
 	var be *BudgetError
 	var ie *InputError

@@ -19,7 +19,8 @@ targets:
 `
 
 // TestMeasureRefusals: what Measure refuses before anything runs is a
-// *UsageError with the message the CLI prints, and nothing is measured.
+// *UsageError with the message the CLI prints, and nothing is measured;
+// DryRun refuses the same with the same.
 func TestMeasureRefusals(t *testing.T) {
 	t.Parallel()
 	errOverride := errors.New("no such image")
@@ -57,6 +58,11 @@ func TestMeasureRefusals(t *testing.T) {
 			}
 			if tc.override != nil && !errors.Is(err, errOverride) {
 				t.Errorf("%v does not wrap the override's error", err)
+			}
+			var plan strings.Builder
+			dryErr := DryRun(t.Context(), req, Options{OutDir: t.TempDir(), Shard: tc.shard}, &plan)
+			if !errors.As(dryErr, &ue) || dryErr.Error() != err.Error() {
+				t.Errorf("DryRun: %v, want Measure's %v", dryErr, err)
 			}
 		})
 	}

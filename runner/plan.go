@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -77,6 +78,46 @@ func PlanOf(sc *scenario.Scenario) baselines.Plan {
 	}
 	p.Estimate = estimate(sc, p).Seconds()
 	return p
+}
+
+// planned is the plan Run follows for sc under opts: PlanOf, without
+// MaxRounds for a fixed design (no opts.Open), cut to opts.Shard (the
+// ShardInfo, nil for the whole grid, keeps the grid), with its estimate.
+// It writes the plan's lines to w, as a run's first words, and refuses a
+// plan over opts.Budget with a *BudgetError. Run and DryRun share it, so
+// a dry run shows the very plan a run would follow.
+func planned(sc *scenario.Scenario, opts Options, w io.Writer) (baselines.Plan, *baselines.ShardInfo, error) {
+	plan := PlanOf(sc)
+	if opts.Open == nil {
+		plan.MaxRounds = 0
+	}
+	var shard *baselines.ShardInfo
+	if sh := opts.Shard; sh.Count > 0 {
+		if sh.Index < 1 || sh.Index > sh.Count {
+			return plan, nil, fmt.Errorf("runner: shard %d/%d does not exist", sh.Index, sh.Count)
+		}
+		shard = &baselines.ShardInfo{Index: sh.Index, Count: sh.Count, Grid: plan.Cells}
+		var mine []baselines.Cell
+		for i, c := range plan.Cells {
+			if baselines.ShardOf(i, sh.Count) == sh.Index {
+				mine = append(mine, c)
+			}
+		}
+		plan.Cells = mine
+		plan.Estimate = estimate(sc, plan).Seconds()
+		fmt.Fprintf(w, "shard %d/%d: %d of the grid's %d cells\n", sh.Index, sh.Count, len(mine), len(shard.Grid))
+	}
+	least := estimate(sc, plan)
+	if opts.Budget > 0 && least > opts.Budget {
+		return plan, nil, &BudgetError{Estimate: least, Budget: opts.Budget, Plan: plan}
+	}
+	if plan.MaxRounds > plan.Rounds {
+		most := least * time.Duration(plan.MaxRounds) / time.Duration(plan.Rounds)
+		fmt.Fprintf(w, "plan: %d cells × %d–%d rounds × 2 targets × %v = %v–%v\n", len(plan.Cells), plan.Rounds, plan.MaxRounds, perTarget(sc), least, most)
+	} else {
+		fmt.Fprintf(w, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, perTarget(sc), least)
+	}
+	return plan, shard, nil
 }
 
 // What a rung costs beyond its measured time, for the estimate. Measured

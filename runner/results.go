@@ -3,10 +3,6 @@ package runner
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"os"
-	"runtime"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -50,54 +46,4 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 		info.Load.HTTPClient = sc.Load.HTTPClient
 	}
 	return info
-}
-
-func environment(sc *scenario.Scenario, toolVersion, runID string) baselines.Environment {
-	env := baselines.Environment{
-		RunID:       runID,
-		CPUModel:    cpuModel(),
-		CPUs:        runtime.NumCPU(),
-		Kernel:      kernelRelease(),
-		OS:          runtime.GOOS,
-		Arch:        runtime.GOARCH,
-		GoVersion:   runtime.Version(),
-		ToolVersion: toolVersion,
-		Start:       time.Now(),
-	}
-	env.Host, _ = os.Hostname()
-	for _, p := range sc.PinSets {
-		env.Pins = append(env.Pins, baselines.PinInfo{
-			Name: p.Name, CPUs: p.CPUs, Memory: p.MemoryText, GeneratorCPUs: p.GeneratorCPUs,
-		})
-	}
-	return env
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	for line := range strings.Lines(string(b)) {
-		k, v, ok := strings.Cut(line, ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-func kernelRelease() string {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err != nil {
-		return ""
-	}
-	b := make([]byte, 0, len(u.Release))
-	for _, c := range u.Release {
-		if c == 0 {
-			break
-		}
-		b = append(b, byte(c))
-	}
-	return string(b)
 }

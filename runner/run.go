@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package runner measures a scenario: it builds and starts both targets
 // (target/process, target/docker), then runs the interleaved schedule of
 // docs/statistics.md — rounds outside, cells inside, the
@@ -36,33 +38,6 @@ import (
 	dockertarget "github.com/benchgate/benchgate/target/docker"
 )
 
-// Options are the settings of a run that do not come from the scenario.
-type Options struct {
-	OutDir      string    // results.json and the targets' logs go here
-	Progress    io.Writer // the plan and a line per rung; nil for none
-	Budget      time.Duration
-	ToolVersion string
-	// Shard, when Count > 0, runs only the cells baselines.ShardOf deals
-	// to shard Index (1-based) of Count; each pair keeps the order it has
-	// in the whole grid, so merged shards decide as one run.
-	Shard Shard
-	// Getenv reads the commit overrides; nil means os.Getenv.
-	Getenv func(string) string
-	// Open says which cells' verdicts are still open given the results so
-	// far: the adaptive rounds (load.max_repetitions above repetitions)
-	// ask it before each round after the minimum, and run that round for
-	// the open cells only. The CLI supplies its one decision; nil means a
-	// fixed design, repetitions rounds for every cell, whatever
-	// max_repetitions says (Plan.MaxRounds is then not recorded).
-	Open func(res *baselines.Results) ([]baselines.Cell, error)
-
-	// source replaces sc.Stream; only tests set it.
-	source func(cell baselines.Cell, round, worker int) Source
-	// beforeStop, when set, runs after a failed or cancelled run's status
-	// was written and before the targets are stopped; only tests set it.
-	beforeStop func()
-}
-
 // withDefaults checks o and fills in its defaults: no progress shown, the
 // process's environment.
 func (o Options) withDefaults() (Options, error) {
@@ -93,40 +68,18 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		// scenario.Load refuses it; a scenario built otherwise is told.
 		return nil, errors.New("runner: slice interleaving is not available for gRPC classes")
 	}
-	plan := PlanOf(sc)
-	if opts.Open == nil {
-		plan.MaxRounds = 0
+	plan, shard, err := planned(sc, opts, progress)
+	if err != nil {
+		return nil, err
 	}
 	// Each pair's order is drawn from its index in the whole grid.
+	grid := plan.Cells
+	if shard != nil {
+		grid = shard.Grid
+	}
 	orderIndex := map[baselines.Cell]int{}
-	for i, c := range plan.Cells {
+	for i, c := range grid {
 		orderIndex[c] = i
-	}
-	var shard *baselines.ShardInfo
-	if sh := opts.Shard; sh.Count > 0 {
-		if sh.Index < 1 || sh.Index > sh.Count {
-			return nil, fmt.Errorf("runner: shard %d/%d does not exist", sh.Index, sh.Count)
-		}
-		shard = &baselines.ShardInfo{Index: sh.Index, Count: sh.Count, Grid: plan.Cells}
-		var mine []baselines.Cell
-		for i, c := range plan.Cells {
-			if baselines.ShardOf(i, sh.Count) == sh.Index {
-				mine = append(mine, c)
-			}
-		}
-		plan.Cells = mine
-		plan.Estimate = estimate(sc, plan).Seconds()
-		fmt.Fprintf(progress, "shard %d/%d: %d of the grid's %d cells\n", sh.Index, sh.Count, len(mine), len(shard.Grid))
-	}
-	planned := estimate(sc, plan)
-	if opts.Budget > 0 && planned > opts.Budget {
-		return nil, &BudgetError{Estimate: planned, Budget: opts.Budget, Plan: plan}
-	}
-	if plan.MaxRounds > plan.Rounds {
-		most := planned * time.Duration(plan.MaxRounds) / time.Duration(plan.Rounds)
-		fmt.Fprintf(progress, "plan: %d cells × %d–%d rounds × 2 targets × %v = %v–%v\n", len(plan.Cells), plan.Rounds, plan.MaxRounds, perTarget(sc), planned, most)
-	} else {
-		fmt.Fprintf(progress, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, perTarget(sc), planned)
 	}
 
 	target.SweepLeftovers(progress) // of killed runs, before anything starts

@@ -39,6 +39,9 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			override: func(sc *scenario.Scenario) error { return sc.SetImages(in.Baseline, in.Candidate) },
 			annotate: func(r *baselines.Results) { r.GitHub = env.GitHubInfo() },
 		})
+		if rf.dryRun { // nothing ran: nothing to publish
+			return gateErr
+		}
 	}
 	run := ghaction.GateRun{Report: rep, ResultsDir: rf.out, Scenario: rf.scenario, Workspace: getenv("GITHUB_WORKSPACE")}
 	if err := env.PublishGate(ctx, run, stdout, stderr); err != nil {

@@ -37,7 +37,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if env != nil {
 		rf.dropDefaultProfile(fs, env.Inputs, getenv)
 	}
-	res, runErr := measure(ctx, rf, stderr, getenv, func(sc *scenario.Scenario) error {
+	res, runErr := measure(ctx, rf, stdout, stderr, getenv, func(sc *scenario.Scenario) error {
 		sc.AgainstItself()
 		return nil
 	})

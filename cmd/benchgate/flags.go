@@ -23,6 +23,7 @@ type runFlags struct {
 	// allowDataOutside lifts the confinement of data files to the
 	// scenario's directory tree (scenario.LoadOptions).
 	allowDataOutside bool
+	dryRun           bool // check and print the plan, run nothing (runner.DryRun)
 }
 
 func defaultRunFlags() runFlags {
@@ -35,6 +36,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", f.out, "output `dir`: results.json, report.md, decisions.json, target logs")
 	fs.DurationVar(&f.budget, "budget", f.budget, "refuse a plan longer than this `duration` (0: no limit)")
 	fs.BoolVar(&f.allowDataOutside, "allow-data-outside", f.allowDataOutside, "let the scenario's data files be outside its directory tree (they must still be regular files)")
+	fs.BoolVar(&f.dryRun, "dry-run", f.dryRun, "load and check the scenario as a run would, print its plan (targets, cells, rounds, planned time) and exit 0: nothing is built, started or written")
 }
 
 // parseFlags parses args into a flag set whose errors and -h go to stderr,

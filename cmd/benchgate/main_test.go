@@ -22,6 +22,7 @@ import (
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/internal/dockertest"
 	"github.com/benchgate/benchgate/internal/fakegithub"
+	"github.com/benchgate/benchgate/internal/workflows"
 )
 
 // The scripts in testdata/script drive the real CLI end to end: real child
@@ -125,6 +126,9 @@ func TestScripts(t *testing.T) {
 			"github-comments": cmdGitHubComments,
 			"github-calls":    cmdGitHubCalls,
 			"outputs-get":     cmdOutputsGet,
+			"lint-workflow": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdLintWorkflow(ts, neg, args, repo)
+			},
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") != "",
 	})
@@ -209,6 +213,29 @@ func cmdNoDockerLeftovers(ts *testscript.TestScript, neg bool, args []string, cl
 	}
 	if len(cs)+len(ns) > 0 {
 		ts.Fatalf("run %s left %d containers and %d networks", res.Env.RunID, len(cs), len(ns))
+	}
+}
+
+// cmdLintWorkflow holds each named workflow file to what the
+// repository's own workflows are held to (workflows.Lint: actionlint with
+// the repository's configuration, and workflows.Check), and fails on any
+// finding.
+func cmdLintWorkflow(ts *testscript.TestScript, neg bool, args []string, repo string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: lint-workflow FILE...")
+	}
+	for _, f := range args {
+		path := ts.MkAbs(f)
+		found, err := workflows.Lint(path, []byte(ts.ReadFile(f)), filepath.Join(repo, ".github", "actionlint.yaml"))
+		if err != nil {
+			ts.Fatalf("%v", err)
+		}
+		for _, fd := range found {
+			ts.Logf("%s", fd)
+		}
+		if len(found) > 0 {
+			ts.Fatalf("%s: %d findings", f, len(found))
+		}
 	}
 }
 

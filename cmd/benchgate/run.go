@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -16,31 +15,16 @@ import (
 	"github.com/benchgate/benchgate/doctor"
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/importers"
+	"github.com/benchgate/benchgate/internal/buildinfo"
+	"github.com/benchgate/benchgate/internal/scaffold"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 	"github.com/benchgate/benchgate/scenario"
 )
 
 // version is set at link time (-ldflags "-X main.version=v1.2.3"); otherwise
-// the module version or VCS revision from the build info is used.
+// buildinfo.Version takes the module version or VCS revision of the build.
 var version = ""
-
-func toolVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev-" + s.Value[:12]
-			}
-		}
-	}
-	return "dev"
-}
 
 // run is the whole CLI. getenv is the environment: the action's inputs and
 // token, and through environ.Filter a scenario's ${VAR}.
@@ -79,8 +63,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cmdDoctor(ctx, doctor.Options{Root: "/"}, doctor.DockerFromEnv, rest, stdout, stderr, getenv)
 	case "calibrate":
 		return cmdCalibrate(ctx, rest, stdout, stderr, getenv)
+	case "init":
+		return cmdInit(rest, stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintln(stdout, "benchgate", toolVersion())
+		fmt.Fprintln(stdout, "benchgate", buildinfo.Version(version))
 		return nil
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, help("usage"))
@@ -91,6 +77,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 }
 
+// cmdInit is "benchgate init" (package scaffold). A refusal (a file there
+// without -force, no such directory) and a failed write exit 2.
+func cmdInit(args []string, stdout, stderr io.Writer) error {
+	dir, opts := ".", scaffold.Options{Version: buildinfo.Version(version), Out: stdout}
+	if err := parseFlags("init", args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&dir, "dir", dir, "the project's root `dir`, the repository's: benchgate.yml and .github/workflows/benchgate.yml go there")
+		fs.BoolVar(&opts.Force, "force", false, "overwrite those files when they are there")
+	}); err != nil {
+		return err
+	}
+	_, err := scaffold.Init(dir, opts)
+	return withCode(exitUsage, err)
+}
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	rf := defaultRunFlags()
 	if err := parseFlags("run", args, stderr, func(fs *flag.FlagSet) {
@@ -99,25 +99,30 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	}); err != nil {
 		return err
 	}
-	res, err := measure(ctx, rf, stderr, getenv, nil)
+	res, err := measure(ctx, rf, stdout, stderr, getenv, nil)
 	if res != nil {
 		fmt.Fprintf(stderr, "results: %s (%s, %d rungs)\n", filepath.Join(rf.out, "results.json"), res.Status, len(res.Rungs))
 	}
 	return err
 }
 
-// measure runs rf's scenario (runner.Measure), override changing it after
-// loading (nil for none). Errors carry their exit code.
-func measure(ctx context.Context, rf runFlags, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (*baselines.Results, error) {
+// measure runs rf's scenario (runner.Measure; -dry-run: runner.DryRun, the plan on stdout),
+// override changing it after loading (nil for none). Errors carry their exit code.
+func measure(ctx context.Context, rf runFlags, stdout, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (res *baselines.Results, err error) {
 	req := runner.Request{Scenario: rf.scenario, Profile: rf.profile, AllowDataOutside: rf.allowDataOutside, Override: override, Getenv: getenv}
-	res, err := runner.Measure(ctx, req, runner.Options{
+	opts := runner.Options{
 		OutDir:      rf.out,
 		Progress:    stderr,
 		Budget:      rf.budget,
-		ToolVersion: toolVersion(),
+		ToolVersion: buildinfo.Version(version),
 		Shard:       rf.shard,
 		Open:        decide.OpenCells,
-	})
+	}
+	if rf.dryRun {
+		err = runner.DryRun(ctx, req, opts, stdout)
+	} else {
+		res, err = runner.Measure(ctx, req, opts)
+	}
 	if ue := (*runner.UsageError)(nil); errors.As(err, &ue) {
 		return res, withCode(exitUsage, err)
 	}
@@ -193,7 +198,7 @@ func readReports(src importers.Sources, class, scenarioFile string, getenv func(
 		}
 		opt.Scenario = &importers.Scenario{Scenario: s, Info: runner.ScenarioInfo(s)}
 	}
-	res, err := importers.ReadSources(src, opt, "benchgate "+toolVersion())
+	res, err := importers.ReadSources(src, opt, "benchgate "+buildinfo.Version(version))
 	return res, withCode(exitUsage, err)
 }
 
@@ -230,11 +235,15 @@ func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.
 	if hooks == nil {
 		hooks = &gateHooks{}
 	}
+	if rf.dryRun { // before anything is removed
+		_, err := measure(ctx, rf, stdout, stderr, getenv, hooks.override)
+		return nil, err
+	}
 	// A report left by an earlier run must never be taken for this one's.
 	if err := report.RemoveFiles(rf.out); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}
-	res, runErr := measure(ctx, rf, stderr, getenv, hooks.override)
+	res, runErr := measure(ctx, rf, stdout, stderr, getenv, hooks.override)
 	if res == nil {
 		return nil, runErr
 	}

@@ -5,13 +5,15 @@
 // write token, beside the runner's docker socket), and a run: script that
 // interpolates ${{ github.event.* }} (text a pull request's author writes
 // becomes shell). The repository's own workflows and examples are held to
-// them by this package's test, with actionlint.
+// them by this package's test, with actionlint; Lint is both, for any
+// workflow, such as the ones benchgate init writes.
 package workflows
 
 import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,16 +21,46 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/rhysd/actionlint"
 )
 
-// Finding is one mistake, at its file and line.
+// Finding is one mistake, at its file and line (and column, when known).
 type Finding struct {
 	File string
 	Line int
 	What string
+	Col  int // 0: unknown
 }
 
-func (f Finding) String() string { return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.What) }
+func (f Finding) String() string {
+	if f.Col > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", f.File, f.Line, f.Col, f.What)
+	}
+	return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.What)
+}
+
+// Lint holds the workflow src (named file) to what the repository's own
+// workflows are held to: actionlint, as a library (syntax, expressions and
+// their types, the events' payloads, the inputs of known actions, the
+// untrusted inputs it knows), configured by the file config (the
+// repository's .github/actionlint.yaml; "" for actionlint's defaults),
+// and then Check. It returns the findings of both, actionlint's first.
+func Lint(file string, src []byte, config string) ([]Finding, error) {
+	l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{ConfigFile: config})
+	if err != nil {
+		return nil, err
+	}
+	errs, err := l.Lint(file, src, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, e := range errs {
+		out = append(out, Finding{File: file, Line: e.Line, Col: e.Column, What: e.Message + " [" + e.Kind + "]"})
+	}
+	found, err := Check(file, src)
+	return append(out, found...), err
+}
 
 // eventInRun matches an expression of the event's payload.
 var eventInRun = regexp.MustCompile(`\$\{\{[^}]*\bgithub\.event\.`)
@@ -58,8 +90,8 @@ func Check(file string, src []byte) ([]Finding, error) {
 	for _, job := range w.Jobs {
 		for _, st := range job.Steps {
 			if target && strings.HasPrefix(st.Uses, "actions/checkout") && headRef.MatchString(st.With["ref"]) {
-				out = append(out, Finding{file, lineOf(src, st.With["ref"]),
-					"pull_request_target with a checkout of the pull request's head: its code would run with a write token beside the runner's docker socket (docs/security.md)"})
+				out = append(out, Finding{File: file, Line: lineOf(src, st.With["ref"]),
+					What: "pull_request_target with a checkout of the pull request's head: its code would run with a write token beside the runner's docker socket (docs/security.md)"})
 			}
 		}
 	}
@@ -76,8 +108,8 @@ func Check(file string, src []byte) ([]Finding, error) {
 			}
 			script, line := scalar(mv.Value)
 			for _, loc := range eventInRun.FindAllStringIndex(script, -1) {
-				out = append(out, Finding{file, line + strings.Count(script[:loc[0]], "\n"),
-					"a run: script interpolates ${{ github.event.* }}: text a pull request controls would become shell; pass it through env: and quote \"$VAR\""})
+				out = append(out, Finding{File: file, Line: line + strings.Count(script[:loc[0]], "\n"),
+					What: "a run: script interpolates ${{ github.event.* }}: text a pull request controls would become shell; pass it through env: and quote \"$VAR\""})
 			}
 		}), doc)
 	}

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rhysd/actionlint"
 )
 
 // repoWorkflows are the repository's workflows and its examples.
@@ -26,40 +24,46 @@ func repoWorkflows(t *testing.T) []string {
 	return files
 }
 
-// TestActionlint: every workflow of the repository and of its examples is
-// clean to actionlint (syntax, expressions and their types, the events'
-// payloads, the inputs of known actions, the untrusted inputs it knows).
-func TestActionlint(t *testing.T) {
-	t.Parallel()
-	var log strings.Builder
-	l, err := actionlint.NewLinter(&log, &actionlint.LinterOptions{Oneline: true, ConfigFile: "../../.github/actionlint.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs, err := l.LintFiles(repoWorkflows(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range errs {
-		t.Errorf("%s:%d:%d: %s [%s]", e.Filepath, e.Line, e.Column, e.Message, e.Kind)
-	}
-}
+// repoConfig is actionlint's configuration of the repository.
+const repoConfig = "../../.github/actionlint.yaml"
 
-// TestRepoWorkflowsSafe: no workflow of ours checks out a pull request
-// under pull_request_target, or puts the event's text into a script.
-func TestRepoWorkflowsSafe(t *testing.T) {
+// TestRepoWorkflows: every workflow of the repository and of its examples
+// is clean to Lint: actionlint, and Check (no pull request checked out
+// under pull_request_target, no event text put into a script).
+func TestRepoWorkflows(t *testing.T) {
 	t.Parallel()
 	for _, f := range repoWorkflows(t) {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Check(f, src)
+		got, err := Lint(f, src, repoConfig)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, fd := range got {
 			t.Error(fd)
+		}
+	}
+}
+
+// TestLintFindsActionlintsMistakes: Lint reports actionlint's findings
+// at their line and column, beside Check's.
+func TestLintFindsActionlintsMistakes(t *testing.T) {
+	t.Parallel()
+	src := []byte("on: pull_request\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.event.pull_request.title }}\n      - uses: actions/checkout@v4\n        with: {fetch-depht: 0}\n")
+	got, err := Lint("bad.yml", src, repoConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, f := range got {
+		text = append(text, f.String())
+	}
+	all := strings.Join(text, "\n")
+	for _, want := range []string{"bad.yml:8:16: input \"fetch-depht\" is not defined", "bad.yml:6:", "[expression]", "bad.yml:6: a run: script interpolates"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("findings\n%s\nwant %q", all, want)
 		}
 	}
 }

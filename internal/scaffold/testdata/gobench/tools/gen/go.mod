@@ -1,0 +1,3 @@
+module example.com/codec/tools/gen
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/goservice
+
+go 1.26

@@ -1,0 +1,127 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+)
+
+// dryRunCells is how many cells a dry run names before it counts the rest.
+const dryRunCells = 20
+
+// DryRun is Measure up to the point where anything would start: it reads
+// req's scenario and checks it against this machine exactly as Measure
+// does (prepare), applies req.Override, and writes to w the plan a run
+// would follow — the two targets, the cells, the rounds and the planned
+// time, with the refusal of a plan over opts.Budget (the lines of
+// planned, shared with Run). Of a gobench scenario it resolves the git
+// refs (git rev-parse, as a run refuses an unknown ref before anything
+// runs) and says what go test -bench would run: its cells are the
+// benchmarks the binaries report, known only once they run. Nothing is
+// built, started or written, and no leftover of an earlier run is swept.
+// Its errors are Measure's for the same request: a *UsageError for what
+// the input could make right.
+func DryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
+	sc, _, err := prepare(req, opts)
+	if err != nil {
+		return err
+	}
+	head := "scenario " + sc.File
+	if sc.Profile != "" {
+		head += ", profile " + sc.Profile
+	}
+	fmt.Fprintf(w, "%s (kind %s): loaded and checked\n", head, kindOf(sc))
+	if sc.Kind == scenario.KindGoBench {
+		return goBenchDryRun(ctx, sc, opts, w)
+	}
+	for _, t := range []scenario.Target{sc.Baseline, sc.Candidate} {
+		line := fmt.Sprintf("%-10s %s %s", t.Name+":", t.Kind(), t.Shown)
+		if t.Kind() == "image" {
+			line += fmt.Sprintf(", port %d", t.Port)
+		}
+		line += ", health " + t.Health
+		if len(t.Build) > 0 {
+			line += ", built first by " + sc.Redact(strings.Join(t.Build, " "))
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, ps := range sc.PinSets {
+		fmt.Fprintf(w, "pins:      %s\n", ps.Name)
+	}
+	// The plan's lines (a shard's cut, the plan line) come after the
+	// cells they count: those of the shard, when there is one.
+	var lines strings.Builder
+	plan, _, err := planned(sc, opts, &lines)
+	fmt.Fprintf(w, "cells:     %d\n", len(plan.Cells))
+	for i, c := range plan.Cells {
+		if i == dryRunCells {
+			fmt.Fprintf(w, "  … and %d more\n", len(plan.Cells)-i)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", c)
+	}
+	io.WriteString(w, lines.String())
+	if be := (*BudgetError)(nil); errors.As(err, &be) {
+		return &UsageError{err} // as Measure has it
+	} else if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, dryRunDone)
+	return nil
+}
+
+// dryRunDone is a dry run's last line, once everything has passed.
+const dryRunDone = "dry run: the scenario is valid here; nothing was built, started or written"
+
+// kindOf is the scenario's workload kind as a file names it.
+func kindOf(sc *scenario.Scenario) string {
+	if sc.Kind == "" {
+		return scenario.KindHTTP
+	}
+	return sc.Kind
+}
+
+// goBenchDryRun is DryRun of a gobench scenario: the sides resolved as
+// RunGoBench resolves them, and what each round runs.
+func goBenchDryRun(ctx context.Context, sc *scenario.Scenario, opts Options, w io.Writer) error {
+	g := &goBench{sc: sc, gb: sc.GoBench}
+	for _, spec := range []scenario.Target{sc.Baseline, sc.Candidate} {
+		s := &goSide{name: spec.Name, spec: spec}
+		if err := g.resolve(ctx, s); err != nil {
+			// Measure's refusal of the same side: the scenario names
+			// what cannot be.
+			return &UsageError{fmt.Errorf("invalid scenario: %w", target.RedactErr(sc, err))}
+		}
+		line := fmt.Sprintf("%-10s %s", s.name+":", spec.Shown)
+		if s.commit != "" {
+			line += " (commit " + short(s.commit) + ")"
+		}
+		fmt.Fprintf(w, "%s, packages %s, bench %s\n", line, sc.Redact(strings.Join(g.patterns(s), " ")), sc.Redact(g.bench(s)))
+	}
+	gb := sc.GoBench
+	cpu, benchtime := "the binary's GOMAXPROCS", "go test's default"
+	if len(gb.CPU) > 0 {
+		cpu = strings.Trim(strings.ReplaceAll(fmt.Sprint(gb.CPU), " ", ","), "[]")
+	}
+	if gb.Benchtime != "" {
+		benchtime = gb.Benchtime
+	}
+	fmt.Fprintf(w, "run:       -test.cpu %s, -test.benchtime %s, -test.timeout %v a binary\n", cpu, benchtime, gb.Timeout)
+	for _, ps := range sc.PinSets {
+		fmt.Fprintf(w, "pins:      %s\n", ps.Name)
+	}
+	fmt.Fprintln(w, "cells:     the benchmarks the test binaries report, found as they run")
+	if opts.Budget > 0 {
+		fmt.Fprintf(w, "budget %v: not checked, a gobench run's time is known only as it runs\n", opts.Budget)
+	}
+	fmt.Fprintf(w, "plan: go test -bench, %d rounds × 2 targets: its time is known only as it runs\n", sc.Load.Repetitions)
+	fmt.Fprintln(w, dryRunDone)
+	return nil
+}

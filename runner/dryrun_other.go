@@ -1,0 +1,16 @@
+//go:build !linux
+
+package runner
+
+import (
+	"context"
+	"io"
+
+	"github.com/benchgate/benchgate/internal/linux"
+)
+
+// DryRun refuses off Linux, as Run does (run_other.go): its plan of a
+// gobench run resolves the sides with the engine's own code.
+func DryRun(context.Context, Request, Options, io.Writer) error {
+	return linux.Required()
+}

@@ -1,0 +1,39 @@
+package runner
+
+import (
+	"io"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/load"
+)
+
+// Options are the settings of a run that do not come from the scenario.
+type Options struct {
+	OutDir      string    // results.json and the targets' logs go here
+	Progress    io.Writer // the plan and a line per rung; nil for none
+	Budget      time.Duration
+	ToolVersion string
+	// Shard, when Count > 0, runs only the cells baselines.ShardOf deals
+	// to shard Index (1-based) of Count; each pair keeps the order it has
+	// in the whole grid, so merged shards decide as one run.
+	Shard Shard
+	// Getenv reads the commit overrides; nil means os.Getenv.
+	Getenv func(string) string
+	// Open says which cells' verdicts are still open given the results so
+	// far: the adaptive rounds (load.max_repetitions above repetitions)
+	// ask it before each round after the minimum, and run that round for
+	// the open cells only. The CLI supplies its one decision; nil means a
+	// fixed design, repetitions rounds for every cell, whatever
+	// max_repetitions says (Plan.MaxRounds is then not recorded).
+	Open func(res *baselines.Results) ([]baselines.Cell, error)
+
+	// source replaces sc.Stream; only tests set it.
+	source func(cell baselines.Cell, round, worker int) Source
+	// beforeStop, when set, runs after a failed or cancelled run's status
+	// was written and before the targets are stopped; only tests set it.
+	beforeStop func()
+}
+
+// Source is one worker's request sequence, as the load core takes it.
+type Source = load.Source
