@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
@@ -27,8 +28,19 @@ const dryRunCells = 20
 // benchmarks the binaries report, known only once they run. Nothing is
 // built, started or written, and no leftover of an earlier run is swept.
 // Its errors are Measure's for the same request: a *UsageError for what
-// the input could make right.
+// the input could make right. What it writes is a terminal's text: every
+// string of the scenario in it (a target's command, a package pattern)
+// has its control characters escaped (textsafe.Text).
 func DryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
+	var b strings.Builder
+	err := dryRun(ctx, req, opts, &b)
+	if _, werr := io.WriteString(w, textsafe.Text(b.String())); err == nil {
+		err = werr
+	}
+	return err
+}
+
+func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
 	sc, _, err := prepare(req, opts)
 	if err != nil {
 		return err

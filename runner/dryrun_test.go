@@ -82,3 +82,28 @@ dry run: the scenario is valid here; nothing was built, started or written
 		t.Errorf("a dry run made its output directory: %v", err)
 	}
 }
+
+// TestDryRunEscapes: a scenario's strings reach the terminal with their
+// control characters escaped: a command whose argument clears the screen
+// is shown, not obeyed.
+func TestDryRunEscapes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.yml")
+	src := strings.Replace(dryRunScenario, `[./bin/new, -addr, "127.0.0.1:{port}"]`, `[./bin/new, "\e[2J\rok", -addr, "127.0.0.1:{port}"]`, 1)
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	req := Request{Scenario: file, Getenv: func(string) string { return "" }}
+	if err := DryRun(t.Context(), req, Options{OutDir: filepath.Join(dir, "out")}, &b); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	if strings.ContainsAny(got, "\x1b\r") {
+		t.Errorf("control characters reached the terminal: %q", got)
+	}
+	if !strings.Contains(got, `candidate: command ./bin/new '\x1b[2J\rok' -addr`) {
+		t.Errorf("the command is not shown escaped:\n%s", got)
+	}
+}

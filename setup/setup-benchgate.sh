@@ -19,9 +19,13 @@ dir=${2:-}
 [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ ]] || die "version $version: want a release tag such as v1.2.3"
 base=${BENCHGATE_RELEASE_URL:-https://github.com/benchgate/benchgate/releases/download}
 
+bin=benchgate ext=tar.gz
 case "$(uname -s)" in
 Linux) os=linux ;;
 Darwin) os=darwin ;;
+# Git Bash, the bash of GitHub's Windows runners. benchgate there compares,
+# merges and keeps history; running targets needs Linux.
+MINGW* | MSYS* | CYGWIN*) os=windows bin=benchgate.exe ext=zip ;;
 *) die "no released binary for $(uname -s): build from source (go install github.com/benchgate/benchgate/cmd/benchgate@$version)" ;;
 esac
 case "$(uname -m)" in
@@ -29,9 +33,10 @@ x86_64 | amd64) arch=amd64 ;;
 aarch64 | arm64) arch=arm64 ;;
 *) die "no released binary for $(uname -m)" ;;
 esac
+[ "$os/$arch" != windows/arm64 ] || die "no released binary for windows/arm64: the release has windows/amd64"
 
-if [ ! -x "$dir/benchgate" ]; then
-  asset="benchgate_${version#v}_${os}_${arch}.tar.gz"
+if [ ! -x "$dir/$bin" ]; then
+  asset="benchgate_${version#v}_${os}_${arch}.$ext"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   for f in "$asset" checksums.txt; do
@@ -45,11 +50,16 @@ if [ ! -x "$dir/benchgate" ]; then
     got=$(shasum -a 256 "$tmp/$asset" | cut -d' ' -f1)
   fi
   [ "$got" = "$want" ] || die "$asset: SHA-256 $got, but checksums.txt says $want: refused"
-  tar -xzf "$tmp/$asset" -C "$tmp" benchgate || die "$asset holds no benchgate binary"
+  if [ "$ext" = zip ]; then
+    command -v unzip >/dev/null || die "unzip is needed to unpack $asset"
+    unzip -q "$tmp/$asset" "$bin" -d "$tmp" || die "$asset holds no $bin"
+  else
+    tar -xzf "$tmp/$asset" -C "$tmp" "$bin" || die "$asset holds no $bin binary"
+  fi
   mkdir -p "$dir"
-  install -m 0755 "$tmp/benchgate" "$dir/benchgate"
+  install -m 0755 "$tmp/$bin" "$dir/$bin"
 fi
 if [ -n "${GITHUB_PATH:-}" ]; then
   echo "$dir" >>"$GITHUB_PATH"
 fi
-"$dir/benchgate" version
+"$dir/$bin" version

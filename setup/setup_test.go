@@ -4,6 +4,7 @@ package setup_test
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -135,5 +136,76 @@ func TestReleaseThenSetup(t *testing.T) {
 	out, _, err := setup(t, srv.URL, version, dir)
 	if err != nil || !strings.Contains(out, "benchgate "+version) {
 		t.Fatalf("setup of the release: %v\n%s", err, out)
+	}
+}
+
+// TestSetupOnWindows: under Git Bash (uname -s MINGW64_NT-…, here a fake
+// uname on PATH) the script installs benchgate.exe from the release's
+// .zip, verified like the tarball; and release.sh's windows archive holds
+// benchgate.exe at its root, where the script looks for it.
+func TestSetupOnWindows(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake Git Bash runs on Linux")
+	}
+	if _, err := exec.LookPath("unzip"); err != nil {
+		t.Skip("no unzip on PATH (Git Bash has one)")
+	}
+	const version = "v9.9.9"
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "benchgate.exe", Method: zip.Deflate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A script under the .exe name: Linux runs it as "benchgate.exe version".
+	fmt.Fprintf(w, "#!/bin/sh\necho benchgate %s\n", version)
+	zw.Close()
+	data := zb.Bytes()
+	asset := "benchgate_9.9.9_windows_amd64.zip"
+	for _, c := range []struct{ name, sum, want string }{
+		{"verified", fmt.Sprintf("%x", sha256.Sum256(data)), "benchgate " + version},
+		{"wrong checksum", strings.Repeat("1", 64), "SHA-256"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			mux := http.NewServeMux()
+			mux.HandleFunc("/"+version+"/"+asset, func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
+			mux.HandleFunc("/"+version+"/checksums.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintf(w, "%s  %s\n", c.sum, asset) })
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			fake := t.TempDir()
+			uname := "#!/bin/sh\ncase \"$1\" in -s) echo MINGW64_NT-10.0-20348 ;; -m) echo x86_64 ;; esac\n"
+			if err := os.WriteFile(filepath.Join(fake, "uname"), []byte(uname), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "tool")
+			ghPath := filepath.Join(t.TempDir(), "github_path")
+			cmd := exec.Command("bash", "setup-benchgate.sh", version, dir)
+			cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"BENCHGATE_RELEASE_URL="+srv.URL, "GITHUB_PATH="+ghPath)
+			out, err := cmd.CombinedOutput()
+			if !strings.Contains(string(out), c.want) {
+				t.Fatalf("setup: %v\n%s\nwant %q", err, out, c.want)
+			}
+			_, serr := os.Stat(filepath.Join(dir, "benchgate.exe"))
+			if ok := c.name == "verified"; (err == nil) != ok || (serr == nil) != ok {
+				t.Errorf("installed %v (err %v), want %v", serr == nil, err, ok)
+			}
+		})
+	}
+
+	rel := t.TempDir()
+	build := exec.Command("bash", "../scripts/release.sh", "v0.0.0-test", rel, "windows/amd64")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("release.sh: %v\n%s", err, out)
+	}
+	zr, err := zip.OpenReader(filepath.Join(rel, "benchgate_0.0.0-test_windows_amd64.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	if len(zr.File) != 1 || zr.File[0].Name != "benchgate.exe" {
+		t.Errorf("the windows archive holds %v, want benchgate.exe alone", zr.File)
 	}
 }

@@ -87,12 +87,13 @@ func (f *runFlags) dropDefaultProfile(fs *flag.FlagSet, in ghaction.Inputs, gete
 
 // cmdComment is "benchgate comment" (ghaction's PostResults).
 func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	var results string
+	var results, label string
 	var pr, issue int
-	err := parseFlags("comment", args, stderr, func(fs *flag.FlagSet) {
+	fs, err := parseFlagSet("comment", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
 		fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
 		fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
+		fs.StringVar(&label, "remove-label", "", "then remove this `label` from the pull request (default: the remove-label input)")
 	})
 	if err != nil {
 		return err
@@ -100,6 +101,12 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	env, err := ghaction.Load(getenv)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("comment: %w", err))
+	}
+	if given(fs, "remove-label") {
+		if err := ghaction.CheckLabel(label); err != nil {
+			return withCode(exitUsage, fmt.Errorf("-remove-label: %w", err))
+		}
+		env.Inputs.RemoveLabel = label
 	}
 	url, rep, err := env.PostResults(ctx, results, pr, issue, stderr)
 	if errors.Is(err, ghaction.ErrRefused) {

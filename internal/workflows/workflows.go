@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,8 +46,10 @@ func (f Finding) String() string {
 // untrusted inputs it knows), configured by the file config (the
 // repository's .github/actionlint.yaml; "" for actionlint's defaults),
 // and then Check. It returns the findings of both, actionlint's first.
+// Where shellcheck is on PATH, actionlint runs it over every run: script
+// (Shellcheck reports whether it is).
 func Lint(file string, src []byte, config string) ([]Finding, error) {
-	l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{ConfigFile: config})
+	l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{ConfigFile: config, Shellcheck: Shellcheck()})
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +63,16 @@ func Lint(file string, src []byte, config string) ([]Finding, error) {
 	}
 	found, err := Check(file, src)
 	return append(out, found...), err
+}
+
+// Shellcheck is the shellcheck executable Lint runs, "" when none is on
+// PATH (actionlint then skips its shellcheck rule).
+func Shellcheck() string {
+	p, err := exec.LookPath("shellcheck")
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // eventInRun matches an expression of the event's payload.

@@ -116,3 +116,30 @@ func sameLines(a, b []int) bool {
 	}
 	return true
 }
+
+// TestLintRunsShellcheck: with shellcheck on PATH (CI installs it), a
+// run: script's shell mistakes are findings at the script's line.
+func TestLintRunsShellcheck(t *testing.T) {
+	t.Parallel()
+	if Shellcheck() == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("shellcheck is not on PATH: .ci/run installs it")
+		}
+		t.Skip("shellcheck is not on PATH (Debian: apt-get install shellcheck)")
+	}
+	src := []byte("on: push\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          cd $RUNNER_TEMP/some dir\n          echo ok\n")
+	got, err := Lint("shell.yml", src, repoConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, f := range got {
+		t.Log(f)
+		if strings.Contains(f.What, "shellcheck") && strings.Contains(f.What, "SC2086") && f.Line == 6 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no shellcheck SC2086 finding at the run: line (6) for an unquoted $RUNNER_TEMP: %v", got)
+	}
+}
