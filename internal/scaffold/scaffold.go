@@ -111,13 +111,23 @@ func Init(dir string, opts Options) (*Result, error) {
 		return nil, &ExistsError{Files: exist}
 	}
 	res := &Result{Project: p}
+	var made []string // directories this call created, outermost first
 	for _, f := range files {
 		path := filepath.Join(dir, f.Path)
-		if err := write(path, f.Data, opts.Force); err != nil {
+		created, err := mkdirs(filepath.Dir(path))
+		made = append(made, created...)
+		if err == nil {
+			err = write(path, f.Data, opts.Force)
+		}
+		if err != nil {
 			if !opts.Force {
-				// All or nothing: what this call created goes too.
+				// All or nothing: what this call created goes too, the
+				// directories it made (.github/workflows) included.
 				for _, w := range res.Written {
 					os.Remove(w)
+				}
+				for i := len(made) - 1; i >= 0; i-- {
+					os.Remove(made[i]) // only when empty
 				}
 			}
 			return nil, err
@@ -130,14 +140,36 @@ func Init(dir string, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// write writes data to path, its directory made if need be. Without
+// mkdirs makes dir and its missing parents, as os.MkdirAll does, and
+// returns those it made, outermost first.
+func mkdirs(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
+}
+
+// write writes data to path, in a directory that exists. Without
 // force, a file that appeared since the check is not overwritten
 // (O_EXCL); with it, the file is replaced whole by a rename, so a symlink
 // there is replaced, not written through.
 func write(path string, data []byte, force bool) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	if !force {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
