@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -36,7 +38,8 @@ type Results struct {
 	// "grpc" for load on gRPC services (Statuses keyed by code name),
 	// "gobench" for go test -bench results (cells are benchmarks, a
 	// rung's Values its measurements by unit), or "import:TOOL" for
-	// another load tool's reports read from files.
+	// another load tool's reports read from files, or for a benchmark
+	// harness's files (TOOL one of BenchmarkFormats): see Benchmarks.
 	Kind     string       `json:"kind,omitempty"`
 	Scenario ScenarioInfo `json:"scenario"`
 	Env      Environment  `json:"environment"`
@@ -55,7 +58,9 @@ type Results struct {
 	// RoundsDone is, for a gobench run, the number of rounds of each pin
 	// set ("" without pins) in which every package ran on both sides: its
 	// cells are found as they run, and one side may lack a benchmark, so
-	// rungs alone cannot say.
+	// rungs alone cannot say. Imported benchmarks (Benchmarks) record the
+	// most repetitions any benchmark has on either side: each side's
+	// summary takes all of its own.
 	RoundsDone map[string]int `json:"rounds_done,omitempty"`
 	// Status is "running" while rungs are being written, then "complete",
 	// "cancelled" or "failed".
@@ -438,12 +443,31 @@ func (r *Results) CompleteRounds() int {
 	return n
 }
 
+// BenchmarkFormats are the benchmark harnesses' file formats whose
+// imports (kind "import:FORMAT") hold benchmarks as a gobench run does:
+// importers reads them (importers.Formats is this list).
+var BenchmarkFormats = []string{
+	"customSmallerIsBetter", "customBiggerIsBetter", "bmf", "pytest-benchmark",
+	"googlebenchmark", "criterion", "hyperfine", "jmh",
+}
+
+// Benchmarks says r holds benchmarks — go test -bench results (kind
+// gobench) or a benchmark harness's imported files — rather than load on
+// a service: a cell is a benchmark, a rung's Values its measurements by
+// unit, a rule applies to the cells that measured its metric, and each
+// side's summary stands on all of its own repetitions (RoundsDone), which
+// may differ from cell to cell and side to side.
+func (r *Results) Benchmarks() bool {
+	f, imported := strings.CutPrefix(r.Kind, "import:")
+	return r.Kind == "gobench" || imported && slices.Contains(BenchmarkFormats, f)
+}
+
 // CompleteRoundsOf returns how many rounds ran every cell of the pin set
 // (named as in Cell.Pins) on both targets. Pin sets run one after the
 // other, so a run cancelled in its second pin set has complete rounds of
 // the first: a cell is decided on the complete rounds of its own pin set.
 func (r *Results) CompleteRoundsOf(pins string) int {
-	if r.Kind == "gobench" {
+	if r.Benchmarks() {
 		return r.RoundsDone[pins]
 	}
 	want := 0
@@ -472,7 +496,7 @@ func (r *Results) CompleteRoundsOf(pins string) int {
 // takes no more.
 func (r *Results) RoundsOfCell(c Cell) int {
 	n := r.CompleteRoundsOf(c.Pins)
-	if r.Kind == "gobench" || n < r.Plan.Rounds {
+	if r.Benchmarks() || n < r.Plan.Rounds {
 		return n
 	}
 	sides := map[int]int{}
@@ -511,7 +535,7 @@ func (r *Results) CellRounds() map[Cell]int {
 	}
 	complete := map[string]int{}
 	completeOf := func(pins string) int {
-		if r.Kind == "gobench" {
+		if r.Benchmarks() {
 			return r.RoundsDone[pins]
 		}
 		n, ok := complete[pins]
@@ -528,7 +552,7 @@ func (r *Results) CellRounds() map[Cell]int {
 			return
 		}
 		n := completeOf(c.Pins)
-		if r.Kind != "gobench" && n >= r.Plan.Rounds {
+		if !r.Benchmarks() && n >= r.Plan.Rounds {
 			for perCell[cellRound{c, n}] == 2 {
 				n++
 			}

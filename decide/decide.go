@@ -130,12 +130,12 @@ func Rules(res *baselines.Results) (gate.Settings, gate.Policy) {
 		Unresolved: g.Unresolved,
 		// A benchmark reports the units it reports: a rule on a custom
 		// unit applies to those that have it.
-		OnlyMeasured: res.Kind == "gobench",
+		OnlyMeasured: res.Benchmarks(),
 		// Cells found in the data, not declared in the scenario: a rule
 		// that gates none of them is a mistake, not a pass.
-		RuleMustApply: res.Kind == "gobench" || imported,
+		RuleMustApply: res.Benchmarks() || imported,
 		// Load results count requests; benchmarks and imports do not.
-		RequireAnswers: res.Kind != "gobench" && !imported}
+		RequireAnswers: !res.Benchmarks() && !imported}
 	return settings, policy
 }
 

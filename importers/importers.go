@@ -8,7 +8,10 @@
 // --output-format json) and k6 (--summary-export, or the data object of
 // handleSummary() written as JSON). docs/importers.md has the mapping of
 // every field. GoBench reads two saved go test -bench outputs likewise,
-// one side each, as benchstat reads them (docs/gobench.md).
+// one side each, as benchstat reads them (docs/gobench.md), and
+// ReadSuite the files of benchmark harnesses (Formats: hyperfine,
+// pytest-benchmark, Google Benchmark, criterion, JMH,
+// github-action-benchmark's and Bencher's JSON), each benchmark a cell.
 package importers
 
 import (

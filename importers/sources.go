@@ -3,6 +3,7 @@ package importers
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -16,7 +17,8 @@ type Sources struct {
 	// outputs; read when Tool is empty.
 	GoBench []string
 	// Tool is one of Tools: Baseline and Candidate are its reports, one
-	// file per repetition of each side.
+	// file per repetition of each side. Or one of Formats: Baseline and
+	// Candidate are files of that format, each holding every benchmark.
 	Tool                string
 	Baseline, Candidate []string
 }
@@ -38,16 +40,29 @@ func (l *FileList) Set(s string) error {
 	return nil
 }
 
-// ReadSources reads src into results, with GoBench or Read. opt.Scenario,
-// when not nil, decides them and must be of their kind: a gobench
-// scenario for Go benchmarks, an HTTP or gRPC one for a tool's reports.
-// tool is the results' Tool for Go benchmarks ("benchgate VERSION").
+// ReadSources reads src into results, with GoBench, ReadSuite (Tool one
+// of Formats) or Read (Tool one of Tools). opt.Scenario, when not nil,
+// decides them and must be of their kind: a gobench scenario for Go
+// benchmarks and benchmark suites, an HTTP or gRPC one for a load tool's
+// reports. tool is the results' Tool for Go benchmarks and suites
+// ("benchgate VERSION").
 func ReadSources(src Sources, opt Options, tool string) (*baselines.Results, error) {
+	suite := slices.Contains(Formats, src.Tool)
+	if src.Tool != "" && !suite && !slices.Contains(Tools, src.Tool) {
+		return nil, unknownFormat(src.Tool)
+	}
 	kind, what := scenario.KindGoBench, "go test -bench outputs"
-	if src.Tool != "" {
+	switch {
+	case suite:
+		// A suite's cells are benchmarks, named by the files, with
+		// units for metrics: a gobench scenario's gate section (its
+		// metrics any unit, with better:) is the one that can decide
+		// them.
+		what = src.Tool + " files"
+	case src.Tool != "":
 		kind, what = scenario.KindHTTP, src.Tool+" reports"
 	}
-	if s := opt.Scenario; s != nil && s.Kind != kind && !(src.Tool != "" && s.Kind == scenario.KindGRPC) {
+	if s := opt.Scenario; s != nil && s.Kind != kind && !(src.Tool != "" && !suite && s.Kind == scenario.KindGRPC) {
 		return nil, fmt.Errorf("%s: a %s scenario cannot decide %s (want kind: %s)", s.File, s.Kind, what, kind)
 	}
 	if src.Tool == "" {
@@ -58,6 +73,9 @@ func ReadSources(src Sources, opt Options, tool string) (*baselines.Results, err
 	}
 	if len(src.Baseline) == 0 || len(src.Candidate) == 0 {
 		return nil, errors.New("-import needs -baseline and -candidate, each a comma-separated list of report files")
+	}
+	if suite {
+		return ReadSuite(src.Tool, src.Baseline, src.Candidate, opt, tool)
 	}
 	return Read(src.Tool, src.Baseline, src.Candidate, opt)
 }

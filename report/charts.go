@@ -50,7 +50,7 @@ type ClassChart struct {
 // class.
 func ClassCharts(in Input) []ClassChart {
 	in = in.normalise()
-	if in.Results.Kind == "gobench" {
+	if in.Results.Benchmarks() {
 		return nil
 	}
 	return throughputCharts(in.Comparison)

@@ -27,7 +27,7 @@ type goRow struct {
 
 // isGoBench says whether the results are Go benchmark results: their
 // cells are benchmarks and their metrics units.
-func (m *model) isGoBench() bool { return m.in.Results.Kind == "gobench" }
+func (m *model) isGoBench() bool { return m.in.Results.Benchmarks() }
 
 // goRows lays out every decision of every cell as a row, in the cells'
 // order and each cell's metric order.

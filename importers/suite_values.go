@@ -1,0 +1,172 @@
+package importers
+
+import (
+	"fmt"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/benchgate/benchgate/gate"
+)
+
+// Formats of bare values: one value per benchmark and metric in a file,
+// so each file is one repetition.
+
+// maxEntries bounds the entries of a file of bare values: a benchmark
+// and metric each, over every cell a results file can hold at a few
+// metrics a cell.
+const maxEntries = 100_000
+
+// parseGAB reads github-action-benchmark's custom JSON: an array of
+// {"name", "unit", "value", "range", "extra"}. The unit names the metric,
+// tidied as benchstat tidies Go units (ns/op is sec/op, MB/s is B/s); the
+// format's name says which way every metric improves. A name given twice
+// with one unit is a further repetition of it.
+func parseGAB(f *suiteFile) ([]suiteBench, error) {
+	top, err := readSuiteFile(f)
+	if err != nil {
+		return nil, err
+	}
+	if k := jsonKind(top.raw); k != "an array" {
+		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an array of {name, unit, value}", f.path, suiteWhat[f.format], k)
+	}
+	entries, err := top.array(maxEntries)
+	if err != nil {
+		return nil, err
+	}
+	higher := f.format == FormatGABBigger
+	var out []suiteBench
+	index := map[string]int{}
+	for _, e := range entries {
+		o, err := e.object()
+		if err != nil {
+			return nil, err
+		}
+		name, err := o.str("name")
+		if err != nil {
+			return nil, err
+		}
+		o.v = o.v.in(name)
+		if err := badName(f, name); err != nil {
+			return nil, err
+		}
+		unit, err := o.str("unit")
+		if err != nil {
+			return nil, err
+		}
+		if unit == "" {
+			return nil, f.benchErrf(name, "field \"unit\" is empty: the unit names the metric")
+		}
+		x, err := o.num("value")
+		if err != nil {
+			return nil, err
+		}
+		// range and extra are free text for gab's charts: checked to be
+		// what the schema says, not used.
+		for _, k := range []string{"range", "extra"} {
+			if _, err := o.optStr(k); err != nil {
+				return nil, err
+			}
+		}
+		x, tidied := benchunit.Tidy(x, unit)
+		m := gate.Metric(tidied)
+		i, ok := index[name]
+		if !ok {
+			i = len(out)
+			index[name] = i
+			out = append(out, newBench(name))
+		}
+		out[i].add(m, true, x)
+		out[i].direction(m, higher)
+	}
+	return out, nil
+}
+
+// Bencher's built-in measures: latency in nanoseconds, throughput in
+// operations a second. Other measures keep their names, and their
+// direction is gate.Metric's (lower is better unless the name ends in
+// "/s"), as Bencher itself leaves it to each threshold.
+const (
+	bmfLatency    = "latency"
+	bmfThroughput = "throughput"
+)
+
+// parseBMF reads Bencher Metric Format JSON: {"benchmark": {"measure":
+// {"value", "lower_value", "upper_value"}}}. The latency measure is
+// sec/op, throughput ops/s; others are metrics by their names. The bounds
+// are a single run's: checked, not used.
+func parseBMF(f *suiteFile) ([]suiteBench, error) {
+	top, err := readSuiteFile(f)
+	if err != nil {
+		return nil, err
+	}
+	o, err := top.object()
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an object of benchmarks", f.path, suiteWhat[f.format], jsonKind(top.raw))
+	}
+	if len(o.m) > maxEntries {
+		return nil, f.errf("%d benchmarks, more than %d", len(o.m), maxEntries)
+	}
+	if t := sniffSuite(o.m); t != "" {
+		return nil, fmt.Errorf("%s: not a %s (it looks like a %s)", f.path, suiteWhat[f.format], suiteWhat[t])
+	}
+	keys, err := objectKeys(top.raw)
+	if err != nil {
+		return nil, f.errf("%v", err)
+	}
+	var out []suiteBench
+	for _, name := range keys {
+		if err := badName(f, name); err != nil {
+			return nil, err
+		}
+		bv := top.in(name)
+		bv.raw = o.m[name]
+		measures, err := bv.object()
+		if err != nil {
+			return nil, f.benchErrf(name, "is not an object of measures: %s", short(bv.raw))
+		}
+		mkeys, err := objectKeys(bv.raw)
+		if err != nil {
+			return nil, f.benchErrf(name, "%v", err)
+		}
+		if len(mkeys) == 0 {
+			return nil, f.benchErrf(name, "no measures")
+		}
+		b := newBench(name)
+		for _, measure := range mkeys {
+			mv, _ := measures.get(measure)
+			if mv.null() {
+				return nil, f.benchErrf(name, "measure %q is null", measure)
+			}
+			mo, err := mv.object()
+			if err != nil {
+				return nil, err
+			}
+			x, err := mo.num("value")
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range []string{"lower_value", "upper_value"} {
+				if v, ok := mo.get(k); ok {
+					if _, err := v.num(); err != nil {
+						return nil, err
+					}
+				}
+			}
+			m := gate.Metric(measure)
+			switch measure {
+			case bmfLatency, "Latency":
+				m, x = secPerOp, x*1e-9
+				b.direction(m, false)
+			case bmfThroughput, "Throughput":
+				m = "ops/s"
+				b.direction(m, true)
+			}
+			if _, dup := b.samples[m]; dup {
+				return nil, f.benchErrf(name, "measure %q given twice (as latency and Latency?)", measure)
+			}
+			b.add(m, true, x)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
