@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchgate/benchgate/report"
 	"io"
 	"os"
 	"regexp"
@@ -37,6 +38,10 @@ type Inputs struct {
 	// RemoveLabel is the label benchgate comment removes from the PR once
 	// it has posted (the on-demand workflow's); empty removes none.
 	RemoveLabel string
+	// DashboardURL is where the nightly publishes benchgate history site:
+	// the comment and the summary link it and each failing cell's page.
+	// Checked by report.CheckDashboardURL; empty links nothing.
+	DashboardURL string
 }
 
 // DefaultInputs returns the inputs used for those that are unset or empty.
@@ -199,6 +204,7 @@ func loadInputs(action *githubactions.Action) (Inputs, error) {
 	str(&in.ResultsDir, "results-dir")
 	str(&in.Budget, "budget")
 	str(&in.RemoveLabel, "remove-label")
+	str(&in.DashboardURL, "dashboard-url")
 
 	if !slices.Contains(commentModes, in.Comment) {
 		return Inputs{}, fmt.Errorf("input comment: %q is not one of %s", in.Comment, strings.Join(commentModes, ", "))
@@ -217,6 +223,11 @@ func loadInputs(action *githubactions.Action) (Inputs, error) {
 	if in.RemoveLabel != "" {
 		if err := CheckLabel(in.RemoveLabel); err != nil {
 			return Inputs{}, fmt.Errorf("input remove-label: %w", err)
+		}
+	}
+	if in.DashboardURL != "" {
+		if err := report.CheckDashboardURL(in.DashboardURL); err != nil {
+			return Inputs{}, fmt.Errorf("input dashboard-url: %w", err)
 		}
 	}
 	if in.Budget != "" {

@@ -233,6 +233,8 @@ func TestLoadErrors(t *testing.T) {
 			`input budget: "-5m" is not a duration such as 20m`},
 		{"remove-label", map[string]string{"INPUT_REMOVE-LABEL": "bench\u0085mark"},
 			`input remove-label: label "bench\u0085mark": holds a control character`},
+		{"dashboard-url", map[string]string{"INPUT_DASHBOARD-URL": "javascript:alert(1)"},
+			`input dashboard-url: dashboard URL "javascript:alert(1)": want an absolute https:// URL such as https://OWNER.github.io/REPO/`},
 		{"run id", map[string]string{"GITHUB_RUN_ID": "12x"},
 			`GITHUB_RUN_ID "12x": not a run id`},
 		{"repository", map[string]string{"GITHUB_REPOSITORY": "demo-api"},
@@ -292,6 +294,7 @@ func TestDefaultsMatchActionYML(t *testing.T) {
 		"results-dir":        d.ResultsDir,
 		"budget":             d.Budget,
 		"remove-label":       d.RemoveLabel,
+		"dashboard-url":      d.DashboardURL,
 	}
 	// Inputs that reach benchgate another way than through Load.
 	notRead := map[string]string{
@@ -349,14 +352,14 @@ func TestEnvStrings(t *testing.T) {
 	t.Parallel()
 	e := Env{Repository: "o/r", PR: 7, Token: "secret", Inputs: Inputs{Comment: "never"}}
 	tests := []struct{ verb, want string }{
-		{"%v", "{Inputs:{Scenario: Profile: Baseline: Candidate: Comment:never CommentHeader: ResultsDir: FailOnRegression:false Budget: RemoveLabel:} " +
+		{"%v", "{Inputs:{Scenario: Profile: Baseline: Candidate: Comment:never CommentHeader: ResultsDir: FailOnRegression:false Budget: RemoveLabel: DashboardURL:} " +
 			"Repository:o/r Owner: Repo: EventName: PR:7 BaseSHA: HeadSHA: SHA: HeadRepository: Fork:false ServerURL: APIURL: RunURL: " +
 			"Token:[redacted] OutputFile: SummaryFile: InActions:false}"},
-		{"%#v", `ghaction.Env{Inputs:ghaction.Inputs{Scenario:"", Profile:"", Baseline:"", Candidate:"", Comment:"never", CommentHeader:"", ResultsDir:"", FailOnRegression:false, Budget:"", RemoveLabel:""}, ` +
+		{"%#v", `ghaction.Env{Inputs:ghaction.Inputs{Scenario:"", Profile:"", Baseline:"", Candidate:"", Comment:"never", CommentHeader:"", ResultsDir:"", FailOnRegression:false, Budget:"", RemoveLabel:"", DashboardURL:""}, ` +
 			`Repository:"o/r", Owner:"", Repo:"", EventName:"", PR:7, BaseSHA:"", HeadSHA:"", SHA:"", HeadRepository:"", Fork:false, ServerURL:"", APIURL:"", RunURL:"", ` +
 			`Token:"[redacted]", OutputFile:"", SummaryFile:"", InActions:false}`},
 		// Other verbs apply to each field, as for any struct.
-		{"%d", "{{%!d(string=) %!d(string=) %!d(string=) %!d(string=) %!d(string=never) %!d(string=) %!d(string=) %!d(bool=false) %!d(string=) %!d(string=)} " +
+		{"%d", "{{%!d(string=) %!d(string=) %!d(string=) %!d(string=) %!d(string=never) %!d(string=) %!d(string=) %!d(bool=false) %!d(string=) %!d(string=) %!d(string=)} " +
 			"%!d(string=o/r) %!d(string=) %!d(string=) %!d(string=) 7 %!d(string=) %!d(string=) %!d(string=) %!d(string=) %!d(bool=false) " +
 			"%!d(string=) %!d(string=) %!d(string=) %!d(string=[redacted]) %!d(string=) %!d(string=) %!d(bool=false)}"},
 	}

@@ -76,6 +76,7 @@ func (e *Env) PostResults(ctx context.Context, file string, pr, issue int, log i
 	if err != nil {
 		return "", report.Input{}, refusal{err}
 	}
+	rep.Dashboard = e.Inputs.DashboardURL
 	url, err := e.CommentOn(ctx, pr, rep, note, log)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", what, err)

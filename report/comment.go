@@ -76,7 +76,7 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	}
 
 	// The head: what a reviewer must see without a click.
-	title := m.titleLine(header, commentNameLimit) + secs[secStatus]
+	title := m.titleLine(header, commentNameLimit) + m.dashboardLine() + secs[secStatus]
 	if opt.Note != "" {
 		title += "> ⚠️ " + EscapeMarkdown(opt.Note) + "\n\n"
 	}

@@ -75,7 +75,7 @@ func (m *model) sections() []section {
 		follow = []part{{secUnresolved, m.mdUnresolved}}
 	}
 	parts := slices.Concat([]part{
-		{secTitle, func(b *strings.Builder) { b.WriteString(m.titleLine("benchgate", 0)) }},
+		{secTitle, func(b *strings.Builder) { b.WriteString(m.titleLine("benchgate", 0) + m.dashboardLine()) }},
 		{secIdentity, m.mdIdentity},
 		{secStatus, m.mdStatus},
 		{secError, m.mdError},
@@ -404,6 +404,9 @@ func failureText(it failureItem, markdown bool) string {
 		s += ": " + esc(f.Reason)
 	}
 	if markdown {
+		if it.page != "" {
+			s += " · [history](<" + it.page + ">)"
+		}
 		if f.Kind == "inconclusive" || f.Kind == gate.FailUnresolved {
 			return "⚠️ " + s
 		}

@@ -131,6 +131,8 @@ type failureItem struct {
 	cand  gate.SideTotals
 	// calls says the run's unit of load is a gRPC call, not a request.
 	calls bool
+	// page is the history site's page of the cell, "" for none.
+	page string
 }
 
 // errorRow is one cell and target that had failed requests.
@@ -414,7 +416,7 @@ func (m *model) buildFailures() {
 		}
 	}
 	for _, f := range list {
-		it := failureItem{f: f, calls: m.isGRPC()}
+		it := failureItem{f: f, calls: m.isGRPC(), page: m.cellPageURL(f)}
 		if gateFailure(f.Kind) {
 			// Its key names a class, or nothing: no cell's figures
 			// belong to it.

@@ -53,6 +53,11 @@ type Input struct {
 	// both targets, Results.RoundsOfCell, unless Rounds says fewer rounds
 	// than the results file holds.
 	Rounds int
+	// Dashboard is the address of the published history site (benchgate
+	// history site), checked by CheckDashboardURL: when set, the markdown
+	// report and the comment link it at their head, and each failure of a
+	// cell links that cell's page (site.CellPage). "" links nothing.
+	Dashboard string
 }
 
 // Reporter writes one rendering of a value to w.

@@ -63,7 +63,7 @@ func actionEnv(getenv func(string) string) (*ghaction.Env, runFlags, error) {
 		return nil, runFlags{}, withCode(exitUsage, fmt.Errorf("action: %w", err))
 	}
 	in := env.Inputs
-	rf := runFlags{scenario: in.Scenario, profile: in.Profile, out: in.ResultsDir}
+	rf := runFlags{scenario: in.Scenario, profile: in.Profile, out: in.ResultsDir, dashboard: dashboardFlag(in.DashboardURL)}
 	if in.Budget != "" {
 		if rf.budget, err = time.ParseDuration(in.Budget); err != nil {
 			return nil, rf, withCode(exitUsage, fmt.Errorf("action: input budget: %w", err))
@@ -89,11 +89,13 @@ func (f *runFlags) dropDefaultProfile(fs *flag.FlagSet, in ghaction.Inputs, gete
 func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	var results, label string
 	var pr, issue int
+	var dash dashboardFlag
 	fs, err := parseFlagSet("comment", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
 		fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
 		fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
 		fs.StringVar(&label, "remove-label", "", "then remove this `label` from the pull request (default: the remove-label input)")
+		dash.register(fs)
 	})
 	if err != nil {
 		return err
@@ -107,6 +109,9 @@ func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			return withCode(exitUsage, fmt.Errorf("-remove-label: %w", err))
 		}
 		env.Inputs.RemoveLabel = label
+	}
+	if given(fs, "dashboard-url") {
+		env.Inputs.DashboardURL = string(dash)
 	}
 	url, rep, err := env.PostResults(ctx, results, pr, issue, stderr)
 	if errors.Is(err, ghaction.ErrRefused) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 )
 
@@ -23,7 +24,8 @@ type runFlags struct {
 	// allowDataOutside lifts the confinement of data files to the
 	// scenario's directory tree (scenario.LoadOptions).
 	allowDataOutside bool
-	dryRun           bool // check and print the plan, run nothing (runner.DryRun)
+	dryRun           bool          // check and print the plan, run nothing (runner.DryRun)
+	dashboard        dashboardFlag // gate only
 }
 
 func defaultRunFlags() runFlags {
@@ -75,4 +77,23 @@ func given(fs *flag.FlagSet, name string) bool {
 	found := false
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
+}
+
+// dashboardFlag is -dashboard-url: the published history site that the
+// report and the comment link (report.Input.Dashboard), checked as it is
+// parsed.
+type dashboardFlag string
+
+func (d *dashboardFlag) register(fs *flag.FlagSet) {
+	fs.Var(d, "dashboard-url", "link the history site published at this `URL` (benchgate history site) and each failing cell's page")
+}
+
+func (d *dashboardFlag) String() string { return string(*d) }
+
+func (d *dashboardFlag) Set(s string) error {
+	if err := report.CheckDashboardURL(s); err != nil {
+		return err
+	}
+	*d = dashboardFlag(s)
+	return nil
 }

@@ -12,16 +12,17 @@ import (
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/report"
+	"github.com/benchgate/benchgate/site"
 )
 
 const defaultHistoryFile = "benchgate-history/history.jsonl"
 
-// cmdHistory is "benchgate history": append, show and drift.
+// cmdHistory is "benchgate history": append, show, drift and site.
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	_, _ = ctx, getenv
 	if len(args) == 0 {
 		fmt.Fprint(stderr, help("history"))
-		return withCode(exitUsage, errors.New("history needs a command: append, show or drift"))
+		return withCode(exitUsage, errors.New("history needs a command: append, show, drift or site"))
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -31,6 +32,8 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return historyShow(rest, stdout, stderr)
 	case "drift":
 		return historyDrift(rest, stdout, stderr)
+	case "site":
+		return historySite(rest, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, help("history"))
 		return nil
@@ -168,5 +171,40 @@ func historyDrift(args []string, stdout, stderr io.Writer) error {
 	if n := d.Worse(); n > 0 {
 		return withCode(exitRegression, fmt.Errorf("drift: %d change point(s) for the worse: %s", n, strings.Join(report.WorseFindings(d), ", ")))
 	}
+	return nil
+}
+
+func historySite(args []string, stderr io.Writer) error {
+	var cf changePointFlags
+	opt := site.DefaultOptions
+	var out string
+	err := parseFlags("history site", args, stderr, func(fs *flag.FlagSet) {
+		cf.register(fs)
+		fs.StringVar(&out, "out", "", "`dir` to write the site into (replaced as a whole; a new or empty directory, or an earlier site)")
+		fs.StringVar(&opt.RepoURL, "repo-url", "", "link commits to this repository's https `url` (https://github.com/OWNER/REPO)")
+		fs.IntVar(&opt.Months, "months", opt.Months, "keep only the last `n` months of records before the newest (0: all)")
+	})
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		return withCode(exitUsage, errors.New("-out: want a directory to write the site into"))
+	}
+	opt.ChangePoints = cf.opt
+	if err := errors.Join(cf.opt.Check(), opt.Check()); err != nil {
+		return withCode(exitUsage, err)
+	}
+	if err := site.CheckOut(out); err != nil {
+		return withCode(exitUsage, err)
+	}
+	recs, err := cf.read()
+	if err != nil {
+		return err
+	}
+	s, err := site.Build(out, recs, opt)
+	if err != nil {
+		return withCode(exitRunFailed, err)
+	}
+	fmt.Fprintln(stderr, s.Summary(out))
 	return nil
 }

@@ -59,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cmdMerge(rest, stdout, stderr)
 	case "history":
 		return cmdHistory(ctx, rest, stdout, stderr, getenv)
+	case "export":
+		return cmdExport(rest, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, doctor.Options{Root: "/"}, doctor.DockerFromEnv, rest, stdout, stderr, getenv)
 	case "calibrate":
@@ -133,14 +135,16 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 	format := report.ForFormatFlag()
 	var results, out, scenarioFile, tool, class string
 	var base, cand importers.FileList
+	var dash dashboardFlag
 	fs, err := parseFlagSet("compare", "[flags] [OLD.txt NEW.txt]", args, 2, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
 		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
 		fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them)")
-		fs.StringVar(&tool, "import", "", "read `tool`'s reports: "+strings.Join(importers.Tools, ", "))
+		fs.StringVar(&tool, "import", "", "read the reports of a load `tool` or the files of a benchmark format: "+strings.Join(importers.Names(), ", "))
 		fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
 		fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
 		fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
+		dash.register(fs)
 		fs.Var(&format, "format", report.FormatUsage)
 	})
 	if err != nil {
@@ -164,7 +168,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		if err := baselines.Write(out, res); err != nil {
 			return withCode(exitRunFailed, err)
 		}
-		_, err = decideAndReport(res, out, format.Name, stdout, stderr)
+		_, err = decideAndReport(res, out, format.Name, string(dash), stdout, stderr)
 		return err
 	case given(fs, "baseline") || given(fs, "candidate") || class != "":
 		// Given at all: a list that names no file ("-baseline ,") is
@@ -178,7 +182,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 	if out == "" {
 		out = filepath.Dir(results)
 	}
-	_, err = decideAndReport(res, out, format.Name, stdout, stderr)
+	_, err = decideAndReport(res, out, format.Name, string(dash), stdout, stderr)
 	if unfinished := decide.Unfinished(res); unfinished != nil && exitCode(err) != exitUsage {
 		// What it measured is reported, and the exit code says the run
 		// failed.
@@ -218,6 +222,7 @@ func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 func gateFlags(rf *runFlags, format *report.FormatFlag) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		rf.register(fs)
+		rf.dashboard.register(fs)
 		fs.Var(format, "format", report.FormatUsage)
 	}
 }
@@ -259,7 +264,7 @@ func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.
 		// terminal would only bury the error.
 		format = ""
 	}
-	in, decideErr := decideAndReport(res, rf.out, format, stdout, stderr)
+	in, decideErr := decideAndReport(res, rf.out, format, string(rf.dashboard), stdout, stderr)
 	if runErr != nil {
 		// The run's failure decides the exit code; the report of what was
 		// measured has been written all the same.
@@ -271,11 +276,12 @@ func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.
 // decideAndReport decides res, writes report.md and decisions.json into
 // out, prints the report in format on stdout ("": none), and returns the
 // gate's outcome as an exit error.
-func decideAndReport(res *baselines.Results, out, format string, stdout, stderr io.Writer) (*report.Input, error) {
+func decideAndReport(res *baselines.Results, out, format, dashboard string, stdout, stderr io.Writer) (*report.Input, error) {
 	in, err := report.Decide(res)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
+	in.Dashboard = dashboard
 	if err := report.WriteFiles(out, in); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/export"
+	"github.com/benchgate/benchgate/report"
+)
+
+// cmdExport is "benchgate export" (package export): a results file or a
+// history in another tool's format, on stdout or into -out. Bad flags, a
+// file that cannot be read or exported exit 2; a failed write exits 3.
+func cmdExport(args []string, stdout, stderr io.Writer) error {
+	format := report.NewFormatFlag(export.Formats...)
+	format.Name = "" // required: no format is the obvious one
+	var results, history, out string
+	var opt export.Options
+	fs, err := parseFlagSet("export", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
+		fs.Var(&format, "format", "the `format`: bmf (Bencher), gab (github-action-benchmark) or csv")
+		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` of a complete run")
+		fs.StringVar(&history, "history", "", "export this history `file` (JSON Lines) instead of a results file")
+		fs.StringVar(&out, "out", "", "write to this `file` instead of stdout")
+		fs.StringVar(&opt.Target, "target", "", "`target`: candidate or baseline (default candidate), or for csv all (its default)")
+		fs.StringVar(&opt.Run, "run", "", "with -history: the run `id` to export (default: bmf and gab the latest run, csv every run)")
+		fs.StringVar(&opt.Direction, "direction", "", "with -format gab: the metrics the file holds, by `direction`: smaller (customSmallerIsBetter) or bigger (customBiggerIsBetter)")
+	})
+	if err != nil {
+		return err
+	}
+	opt.Format = format.Name
+	switch {
+	case format.Name == "":
+		return withCode(exitUsage, errors.New("export needs -format: bmf, gab or csv"))
+	case given(fs, "results") && given(fs, "history"):
+		return withCode(exitUsage, errors.New("-results and -history: give one, the file to export"))
+	}
+	if err := opt.Check(); err != nil {
+		return withCode(exitUsage, err)
+	}
+	var src export.Source
+	if given(fs, "history") {
+		recs, err := baselines.ReadHistory(history)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		src, err = export.FromHistory(recs, history)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+	} else {
+		res, err := baselines.Read(results)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		if src, err = export.FromResults(res, results); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
+	write, err := export.New(src, opt)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if out == "" {
+		return withCode(exitRunFailed, write(stdout))
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return withCode(exitRunFailed, err)
+	}
+	if err := baselines.WriteFile(out, write); err != nil {
+		return withCode(exitRunFailed, fmt.Errorf("export: %s: %w", out, err))
+	}
+	fmt.Fprintf(stderr, "export: %s\n", out)
+	return nil
+}

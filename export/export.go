@@ -1,0 +1,291 @@
+// Package export writes what benchgate measured in the formats other
+// tools read: Bencher's metric format (BMF), github-action-benchmark's
+// custom JSON, and CSV for a spreadsheet.
+//
+// Everything exported is a history record (baselines.Record): per run,
+// cell, target and metric the mean, the half-width of its interval and the
+// repetitions. A results file becomes the record of its one run through
+// decide.Record, the decision compare and history append make, so a run
+// exports the same numbers whether it is read from its results file or
+// from the history it was appended to. BMF and github-action-benchmark
+// take one target of one run; CSV takes every row. The formats are built
+// whole in memory before anything is written: a name that cannot be
+// exported is an error, never half a file.
+//
+// Names come from the scenario, which a pull request controls. JSON is
+// written by encoding/json, so any name stays a string; CSV cells that a
+// spreadsheet would run as a formula get a leading apostrophe (csv.go).
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
+	"github.com/benchgate/benchgate/gate"
+)
+
+// The formats.
+const (
+	BMF = "bmf" // Bencher Metric Format (bmf.go)
+	GAB = "gab" // github-action-benchmark's customSmallerIsBetter / customBiggerIsBetter JSON (gab.go)
+	CSV = "csv" // one row per run, cell, target and metric (csv.go)
+)
+
+// Formats lists the formats, in the order the help names them.
+var Formats = []string{BMF, GAB, CSV}
+
+// Reporter writes an export.
+type Reporter func(io.Writer) error
+
+// Source is what is exported: the record of a results file's run, or the
+// records of a history.
+type Source struct {
+	// Name is the file read, named in errors.
+	Name string
+	// History is set when the records are a history's, in date order; a
+	// results file gives one record.
+	History bool
+	Records []baselines.Record
+	// HigherBetterFor is the direction of the metrics whose direction the
+	// results' gate section declares (a Go benchmark's custom units), as
+	// decide.Rules reads it; nil for a history, whose direction is the
+	// metric's own (gate.Metric.HigherIsBetter), as drift takes it.
+	HigherBetterFor map[gate.Metric]bool
+}
+
+// undated stands in for the start time that results compared from files
+// lack while decide.Record makes their record; the record's date is then
+// reset to zero. An export needs no date: CSV leaves the column empty.
+var undated = time.Date(1, 1, 2, 0, 0, 0, 0, time.UTC)
+
+// FromResults is the source of a results file read from name: the record
+// of its run, decided by decide.Record. Only a complete run is exported:
+// a cancelled or failed one measured fewer rounds than it planned, and
+// its numbers are not comparable with the runs a dashboard holds.
+func FromResults(res *baselines.Results, name string) (Source, error) {
+	if err := decide.Unfinished(res); err != nil {
+		return Source{}, fmt.Errorf("%s: only a complete run is exported: %w", name, err)
+	}
+	var opt decide.RecordOptions
+	if res.Env.Start.IsZero() {
+		opt.Date = undated
+	}
+	rec, err := decide.Record(res, opt)
+	if err != nil {
+		return Source{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if opt.Date.Equal(undated) {
+		rec.Date = time.Time{}
+	}
+	settings, _ := decide.Rules(res)
+	return Source{Name: name, Records: []baselines.Record{rec}, HigherBetterFor: settings.HigherBetterFor}, nil
+}
+
+// FromHistory is the source of a history's records (baselines.ReadHistory)
+// read from name. An empty history has nothing to export: an error, so a
+// workflow does not upload an empty file as a run.
+func FromHistory(recs []baselines.Record, name string) (Source, error) {
+	if len(recs) == 0 {
+		return Source{}, fmt.Errorf("%s: the history has no records: nothing to export", name)
+	}
+	return Source{Name: name, History: true, Records: recs}, nil
+}
+
+// Options are the export's choices, the CLI's flags of the same names.
+// The zero value of each is its default.
+type Options struct {
+	// Format is one of Formats.
+	Format string
+	// Target is the side exported: "candidate" or "baseline", and for CSV
+	// also "all". "" is candidate for BMF and github-action-benchmark,
+	// which chart one build, and all for CSV.
+	Target string
+	// Run is the run id of the history record BMF and
+	// github-action-benchmark export ("" the latest), or the one run CSV
+	// exports ("" all). A results file holds one run: Run must be "".
+	Run string
+	// Direction is, for github-action-benchmark, which metrics the file
+	// holds: "smaller" (customSmallerIsBetter: latency, errors, CPU,
+	// memory, most Go units) or "bigger" (customBiggerIsBetter:
+	// throughput and rates). Required for GAB, refused for the others.
+	Direction string
+}
+
+// Directions are the values of Options.Direction, with the
+// github-action-benchmark tool each one's file is read as.
+var Directions = map[string]string{"smaller": "customSmallerIsBetter", "bigger": "customBiggerIsBetter"}
+
+// Check says what is wrong with o whatever the source: an unknown format,
+// target or direction, or an option the format does not take. Its errors
+// name the flags.
+func (o Options) Check() error {
+	var errs []error
+	if !slices.Contains(Formats, o.Format) {
+		errs = append(errs, fmt.Errorf("-format %q: want %s", o.Format, strings.Join(Formats, ", ")))
+	}
+	one := o.Format == BMF || o.Format == GAB
+	switch {
+	case o.Target == "", o.Target == "candidate", o.Target == "baseline":
+	case o.Target == "all" && one:
+		errs = append(errs, fmt.Errorf("-target all: -format %s exports one target, candidate or baseline", o.Format))
+	case o.Target != "all":
+		errs = append(errs, fmt.Errorf("-target %q: want candidate, baseline or (csv) all", o.Target))
+	}
+	switch _, ok := Directions[o.Direction]; {
+	case o.Format == GAB && o.Direction == "":
+		errs = append(errs, errors.New("-format gab needs -direction smaller or bigger: github-action-benchmark reads one direction per file (tool: customSmallerIsBetter or customBiggerIsBetter); export each to its own file"))
+	case o.Format == GAB && !ok:
+		errs = append(errs, fmt.Errorf("-direction %q: want smaller or bigger", o.Direction))
+	case o.Format != GAB && o.Direction != "":
+		errs = append(errs, errors.New("-direction goes with -format gab"))
+	}
+	return errors.Join(errs...)
+}
+
+// target is the side o exports: "candidate", "baseline" or "all".
+func (o Options) target() string {
+	switch {
+	case o.Target != "":
+		return o.Target
+	case o.Format == CSV:
+		return "all"
+	}
+	return "candidate"
+}
+
+// New checks o against src and builds the export: a Reporter that only
+// writes it. Every error is one of the input (the options, the source,
+// a name the format cannot hold), found before anything is written.
+func New(src Source, o Options) (Reporter, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if len(src.Records) == 0 {
+		return nil, fmt.Errorf("%s: no run: nothing to export", src.Name)
+	}
+	if o.Run != "" && !src.History {
+		return nil, fmt.Errorf("-run picks a run of a history; %s is a results file, which holds one run", src.Name)
+	}
+	var b []byte
+	var err error
+	switch o.Format {
+	case CSV:
+		recs := src.Records
+		if o.Run != "" {
+			r, err := src.run(o.Run)
+			if err != nil {
+				return nil, err
+			}
+			recs = []baselines.Record{r}
+		}
+		b, err = csvBytes(recs, o.target())
+	default:
+		var r baselines.Record
+		if r, err = src.run(o.Run); err != nil {
+			return nil, err
+		}
+		var rows []row
+		if rows, err = rowsOf(src, r, o); err != nil {
+			return nil, fmt.Errorf("%s: %w", src.Name, err)
+		}
+		if o.Format == BMF {
+			b, err = bmfBytes(rows)
+		} else {
+			b, err = gabBytes(rows, r)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src.Name, err)
+	}
+	return func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}, nil
+}
+
+// run is the record of run id among src's records: the latest when id is
+// "".
+func (src Source) run(id string) (baselines.Record, error) {
+	if id == "" {
+		return src.Records[len(src.Records)-1], nil
+	}
+	var found []baselines.Record
+	for _, r := range src.Records {
+		if r.RunID == id {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return baselines.Record{}, fmt.Errorf("-run %q: %s has no run of that id (its latest is the %s)", id, src.Name, describe(src.Records[len(src.Records)-1]))
+	}
+	var dates []string
+	for _, r := range found {
+		dates = append(dates, r.Date.UTC().Format(time.RFC3339))
+	}
+	return baselines.Record{}, fmt.Errorf("-run %q: %s has %d runs of that id (%s): export them as csv, or remove the duplicates", id, src.Name, len(found), strings.Join(dates, ", "))
+}
+
+// describe names a record in errors: "run ID of DATE", either part
+// left out when the record lacks it (results compared from files have
+// neither).
+func describe(r baselines.Record) string {
+	s := "run"
+	if r.RunID != "" {
+		s += " " + r.RunID
+	}
+	if !r.Date.IsZero() {
+		s += " of " + r.Date.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// row is one metric of one cell of the exported target, for BMF and
+// github-action-benchmark: the cell's name (its benchmark), the metric
+// and the record's summary of it.
+type row struct {
+	name   string
+	cell   baselines.Cell
+	metric string
+	c      baselines.RecordCell
+}
+
+// rowsOf are the rows of r that o exports, in the record's order (the
+// comparison's cells, each metric in report order). Two cells of one
+// name would be one benchmark, so they are an error, not a merge.
+func rowsOf(src Source, r baselines.Record, o Options) ([]row, error) {
+	target := o.target()
+	higher := gate.Settings{HigherBetterFor: src.HigherBetterFor}
+	named := map[string]baselines.Cell{}
+	var rows []row
+	for _, c := range r.Cells {
+		if c.Target != target {
+			continue
+		}
+		if o.Format == GAB && higher.HigherIsBetter(gate.Metric(c.Metric)) != (o.Direction == "bigger") {
+			continue
+		}
+		name := c.Cell.String()
+		if prev, ok := named[name]; ok && prev != c.Cell {
+			return nil, fmt.Errorf("two cells have the name %q (%+v and %+v): an export names a benchmark by its cell", name, prev, c.Cell)
+		}
+		named[name] = c.Cell
+		rows = append(rows, row{name: name, cell: c.Cell, metric: c.Metric, c: c})
+	}
+	if len(rows) == 0 {
+		what := "metric"
+		if o.Format == GAB {
+			what = "metric whose " + o.Direction + " value is better"
+		}
+		return nil, fmt.Errorf("the %s of the %s has no %s: nothing to export", target, describe(r), what)
+	}
+	return rows, nil
+}

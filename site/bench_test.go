@@ -1,0 +1,61 @@
+package site
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkSiteYear builds the site of a synthetic year: 365 nights of a
+// 200-cell grid, the 7 service metrics of both targets, 2% noise, a 5×
+// step in one cell. It reports the build time (Render and the writing of
+// every file), the site's total size, the index's, the largest page's,
+// and, when a Chromium is found, the time the index takes to load in it
+// (navigation start to the load event, from the file system). Run it with
+//
+//	go test -run '^$' -bench SiteYear -benchtime 1x ./site
+func BenchmarkSiteYear(b *testing.B) {
+	recs := synthesize(synthOptions{nights: 365, cells: 200, noise: 0.02, stepAt: 300, stepCell: 17, stepMetric: "p99", baselineAt: 200})
+	dir := filepath.Join(b.TempDir(), "site")
+	var s *Site
+	start := time.Now()
+	for b.Loop() {
+		var err error
+		if s, err = Build(dir, recs, DefaultOptions); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "build-ms")
+	var index, largest int
+	var largestPath string
+	for _, f := range s.Files {
+		switch {
+		case f.Path == "index.html":
+			index = len(f.Data)
+		case strings.HasSuffix(f.Path, ".html") && len(f.Data) > largest:
+			largest, largestPath = len(f.Data), f.Path
+		}
+	}
+	b.ReportMetric(float64(s.Bytes())/(1<<20), "total-MB")
+	b.ReportMetric(float64(index)/1024, "index-KB")
+	b.ReportMetric(float64(largest)/1024, "page-KB")
+	b.ReportMetric(float64(len(s.Files)), "files")
+	b.Logf("%s; largest page %s", s.Summary(dir), largestPath)
+	if chromium() == "" {
+		b.Log("no chromium: index load time not measured")
+		return
+	}
+	br := newBrowser(b)
+	var best float64
+	for i := range 3 { // the first load warms the browser's caches
+		ms := br.open(b, filepath.Join(dir, "index.html"))
+		if i == 0 || ms < best {
+			best = ms
+		}
+		b.Logf("index load %d: %.0f ms", i+1, ms)
+	}
+	b.ReportMetric(best, "index-load-ms")
+	page := filepath.Join(dir, filepath.FromSlash(largestPath))
+	b.ReportMetric(br.open(b, page), "page-load-ms")
+}

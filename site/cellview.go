@@ -1,0 +1,363 @@
+package site
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"html/template"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/charts"
+)
+
+type cellView struct {
+	Scenario, Cell string
+	Sections       []sectionView
+}
+
+type sectionView struct {
+	ID                   string
+	Fingerprint, Profile string
+	Machine              string
+	Current              bool
+	Runs                 int
+	First, Last          string
+	Note                 string
+	Changes              []changeView
+	BaselineChanges      []baselineView
+	Metrics              []metricView
+	RunRowsHTML          template.HTML
+}
+
+type runRow struct {
+	Date       string
+	Cand, Base link
+	RunID      string
+}
+
+type changeView struct {
+	Metric, Target   string
+	Kind             string // "worse", "better"
+	Change           string
+	Before, After    string
+	PValue           string
+	From, To         link
+	Compare          string
+	FromDate, ToDate string
+	Note             string
+}
+
+type baselineView struct {
+	From, To         link
+	FromDate, ToDate string
+}
+
+type metricView struct {
+	ID, Name, Direction string
+	SVG                 template.HTML
+	Nights              int
+	RowsHTML            template.HTML
+	Changes             int
+}
+
+type tableRow struct {
+	Date               string
+	Cand, Base         link
+	CandMean, BaseMean string
+	CandN, BaseN       string
+	Mark               string // a change point or baseline change at this run
+	MarkKind           string
+}
+
+func (m *model) cellView(c *cell) cellView {
+	v := cellView{Scenario: scenarioName(c.id.scenario), Cell: show(c.id.cell.String())}
+	for i, sec := range c.sections {
+		v.Sections = append(v.Sections, m.sectionView(c, sec, i))
+	}
+	return v
+}
+
+func (m *model) sectionView(c *cell, sec *section, i int) sectionView {
+	sv := sectionView{
+		ID: "m" + strconv.Itoa(i+1), Fingerprint: fpShort(sec.id.fingerprint), Profile: show(sec.id.profile),
+		Machine: show(sec.machine), Current: i == 0, Runs: len(sec.runs), Note: m.sectionNote(sec),
+	}
+	if len(sec.runs) > 0 {
+		sv.First, sv.Last = day(sec.runs[0].date), day(sec.last())
+	}
+	withTime := sameDay(sec.runs)
+	var rr []runRow
+	for _, r := range sec.runs {
+		rr = append(rr, runRow{Date: rowDate(r.date, withTime), Cand: m.commit(r.cand), Base: m.commit(r.baseline), RunID: show(r.runID)})
+	}
+	sv.RunRowsHTML = runRowsHTML(rr)
+	baseChanges := sec.baselineChanges()
+	for _, bc := range baseChanges {
+		sv.BaselineChanges = append(sv.BaselineChanges, baselineView{
+			From: m.commit(bc.from.baseline), To: m.commit(bc.to.baseline), FromDate: day(bc.from.date), ToDate: day(bc.to.date)})
+	}
+	for j, mt := range sec.metrics {
+		for k := len(mt.findings) - 1; k >= 0; k-- {
+			sv.Changes = append(sv.Changes, m.changeView(mt, mt.findings[k]))
+		}
+		sv.Metrics = append(sv.Metrics, m.metricView(c, sec, mt, sv.ID+"-"+strconv.Itoa(j+1), baseChanges, withTime))
+	}
+	// Newest first, across metrics.
+	sortChanges(sv.Changes)
+	return sv
+}
+
+func sortChanges(cs []changeView) {
+	// ToDate is ISO: string order is date order. Stable keeps metric order.
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].ToDate > cs[j-1].ToDate; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+func (m *model) changeView(mt *metric, f baselines.DriftFinding) changeView {
+	d := decimals(f.Change.Before, f.Change.After)
+	cv := changeView{
+		Metric: show(mt.name), Target: f.Target, Kind: kind(f), Change: percent(f.Change.Change),
+		Before: num(f.Change.Before, d), After: num(f.Change.After, d), PValue: pValue(f.Change.PValue),
+		From: m.commit(f.FromCommit), To: m.commit(f.ToCommit), Compare: m.compare(f.FromCommit, f.ToCommit),
+		FromDate: day(f.FromDate), ToDate: day(f.ToDate),
+	}
+	switch {
+	case f.Target == "baseline" && f.FromBaseline == f.ToBaseline:
+		cv.Note = "baseline unchanged: the machine's or the environment's step, not the code's"
+	case f.Target == "candidate":
+		if b, ok := mt.latestAt("baseline", f.ToDate); ok && b.FromBaseline == b.ToBaseline {
+			cv.Note = "the baseline stepped the same night: suspect the machine"
+		}
+	}
+	return cv
+}
+
+// latestAt is the change point of the metric's target series whose first
+// run after it is at date.
+func (mt *metric) latestAt(target string, date time.Time) (baselines.DriftFinding, bool) {
+	for _, f := range mt.findings {
+		if f.Target == target && f.ToDate.Equal(date) {
+			return f, true
+		}
+	}
+	return baselines.DriftFinding{}, false
+}
+
+func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseChanges []baselineChange, withTime bool) metricView {
+	mv := metricView{ID: id + "-" + idPart(mt.name), Name: show(mt.name), Direction: direction(mt.name), Changes: len(mt.findings)}
+
+	// The table: one row per run of the section.
+	index := func(s *baselines.Series) map[runKey]baselines.SeriesPoint {
+		out := map[runKey]baselines.SeriesPoint{}
+		if s != nil {
+			for _, p := range s.Points {
+				out[runKey{p.Date.UnixNano(), p.RunID}] = p
+			}
+		}
+		return out
+	}
+	cand, base := index(mt.candidate), index(mt.baseline)
+	var means []float64
+	for _, s := range []*baselines.Series{mt.candidate, mt.baseline} {
+		if s != nil {
+			means = append(means, s.Means()...)
+		}
+	}
+	d := decimals(means...)
+	marks := map[runKey][]string{}
+	markKinds := map[runKey]string{}
+	for _, f := range mt.findings {
+		k := runKey{f.ToDate.UnixNano(), ""}
+		marks[k] = append(marks[k], fmt.Sprintf("%s change %s (%s)", f.Target, percent(f.Change.Change), kind(f)))
+		if kind(f) == "worse" || markKinds[k] == "" {
+			markKinds[k] = kind(f)
+		}
+	}
+	for _, bc := range baseChanges {
+		k := runKey{bc.to.date.UnixNano(), ""}
+		marks[k] = append(marks[k], "baseline now "+show(shortCommit(bc.to.baseline)))
+		if markKinds[k] == "" {
+			markKinds[k] = "neutral"
+		}
+	}
+	var rows []tableRow
+	for _, r := range sec.runs {
+		k := runKey{r.date.UnixNano(), r.runID}
+		cp, cok := cand[k]
+		bp, bok := base[k]
+		if !cok && !bok {
+			continue
+		}
+		row := tableRow{Date: rowDate(r.date, withTime), CandMean: "—", BaseMean: "—"}
+		if cok {
+			row.CandMean, row.CandN = meanHW(cp, d), strconv.Itoa(cp.N)
+		}
+		if bok {
+			row.BaseMean, row.BaseN = meanHW(bp, d), strconv.Itoa(bp.N)
+		}
+		dk := runKey{r.date.UnixNano(), ""}
+		row.Mark, row.MarkKind = show(strings.Join(marks[dk], "; ")), markKinds[dk]
+		delete(marks, dk)
+		rows = append(rows, row)
+	}
+	mv.Nights, mv.RowsHTML = len(rows), rowsHTML(rows)
+
+	// The chart: both targets' means and intervals by date, the change
+	// points and baseline changes marked between their two runs.
+	tl := charts.Timeline{
+		Title:  mt.name + " · " + c.id.cell.String(),
+		YLabel: mt.name + " (mean and interval)",
+	}
+	for _, s := range []struct {
+		name   string
+		series *baselines.Series
+	}{{"baseline", mt.baseline}, {"candidate", mt.candidate}} {
+		cs := charts.Series{Name: s.name}
+		if s.series != nil {
+			for _, p := range s.series.Points {
+				commit := p.CandidateCommit
+				if s.name == "baseline" {
+					commit = p.BaselineCommit
+				}
+				cs.Points = append(cs.Points, charts.Point{X: days(p.Date), Y: p.Mean, Lo: p.Mean - p.HalfWidth, Hi: p.Mean + p.HalfWidth,
+					Label: shortCommit(commit)})
+			}
+		}
+		tl.Series = append(tl.Series, cs)
+	}
+	if len(sec.runs) > 0 {
+		tl.Ticks = dateTicks(sec.runs[0].date, sec.last())
+	}
+	for _, f := range mt.findings {
+		label := percent(f.Change.Change) + " " + commitRange(f.FromCommit, f.ToCommit)
+		if f.Target == "baseline" {
+			label = "baseline " + percent(f.Change.Change)
+		}
+		tl.Marks = append(tl.Marks, charts.Mark{
+			X: (days(f.FromDate) + days(f.ToDate)) / 2, Kind: markKind(f), Label: label,
+			Text: fmt.Sprintf("%s %s: %s, %s → %s, p %s, in %s (%s → %s), for the %s", f.Target, mt.name, percent(f.Change.Change),
+				sig4(f.Change.Before), sig4(f.Change.After), pValue(f.Change.PValue), commitRange(f.FromCommit, f.ToCommit), day(f.FromDate), day(f.ToDate), kind(f)),
+			Data: [][2]string{{"target", f.Target}, {"from", f.FromCommit}, {"to", f.ToCommit}, {"change", percent(f.Change.Change)}, {"kind", kind(f)}},
+		})
+	}
+	for _, bc := range baseChanges {
+		tl.Marks = append(tl.Marks, charts.Mark{
+			X: (days(bc.from.date) + days(bc.to.date)) / 2, Kind: charts.MarkNeutral, Label: "baseline → " + shortCommit(bc.to.baseline),
+			Text: fmt.Sprintf("baseline commit %s → %s (%s → %s)", shortCommit(bc.from.baseline), shortCommit(bc.to.baseline), day(bc.from.date), day(bc.to.date)),
+			Data: [][2]string{{"from", bc.from.baseline}, {"to", bc.to.baseline}, {"kind", "baseline"}},
+		})
+	}
+	mv.SVG = svgHTML(func(b *bytes.Buffer) error { return charts.TimelineSVG(b, tl) })
+	return mv
+}
+
+// The tables' rows are most of a page, and html/template's reflection
+// most of the time to build one: they are written here, every field
+// escaped by html.EscapeString (text, and attribute values in double
+// quotes, alike).
+
+func rowsHTML(rows []tableRow) template.HTML {
+	var b strings.Builder
+	e := html.EscapeString
+	for _, r := range rows {
+		b.WriteString("<tr")
+		if r.MarkKind != "" {
+			b.WriteString(` class="mark ` + e(r.MarkKind) + `"`)
+		}
+		b.WriteString("><td>" + e(r.Date) + "<td>" + e(r.CandMean) + "<td>" + e(r.CandN) + "<td>" + e(r.BaseMean) + "<td>" + e(r.BaseN) + "<td>" + e(r.Mark) + "\n")
+	}
+	return template.HTML(b.String()) //nolint:gosec // every field escaped
+}
+
+func runRowsHTML(rows []runRow) template.HTML {
+	var b strings.Builder
+	e := html.EscapeString
+	a := func(l link) string {
+		if l.Href != "" {
+			return `<a href="` + e(l.Href) + `" title="` + e(l.Title) + `">` + e(l.Text) + "</a>"
+		}
+		return `<span title="` + e(l.Title) + `">` + e(l.Text) + "</span>"
+	}
+	for _, r := range rows {
+		b.WriteString("<tr><td>" + e(r.Date) + "<td>" + a(r.Cand) + "<td>" + a(r.Base) + "<td>" + e(r.RunID) + "\n")
+	}
+	return template.HTML(b.String()) //nolint:gosec // every field escaped
+}
+
+func meanHW(p baselines.SeriesPoint, d int) string {
+	if p.N < 2 {
+		return num(p.Mean, d)
+	}
+	return num(p.Mean, d) + " ±" + num(p.HalfWidth, d)
+}
+
+// days is a date on the charts' x axis: days since 1970.
+func days(t time.Time) float64 { return float64(t.Unix()) / 86400 }
+
+// dateTicks are the x ticks of a chart from first to last: the first of
+// each month (every third month beyond two years), or each Monday when
+// the range is under two months.
+func dateTicks(first, last time.Time) []charts.Tick {
+	first, last = first.UTC(), last.UTC()
+	var out []charts.Tick
+	if last.Sub(first) < 60*24*time.Hour {
+		t := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, time.UTC)
+		for t.Weekday() != time.Monday {
+			t = t.AddDate(0, 0, 1)
+		}
+		for ; !t.After(last); t = t.AddDate(0, 0, 7) {
+			out = append(out, charts.Tick{X: days(t), Label: t.Format("Jan 2")})
+		}
+		return out
+	}
+	step := 1
+	if last.Sub(first) > 2*366*24*time.Hour {
+		step = 3
+	}
+	t := time.Date(first.Year(), first.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
+	for ; !t.After(last); t = t.AddDate(0, step, 0) {
+		label := t.Format("Jan")
+		if t.Month() <= time.Month(step) || len(out) == 0 {
+			label = t.Format("Jan 2006")
+		}
+		out = append(out, charts.Tick{X: days(t), Label: label})
+	}
+	return out
+}
+
+func rowDate(t time.Time, withTime bool) string {
+	if withTime {
+		return t.UTC().Format("2006-01-02 15:04")
+	}
+	return day(t)
+}
+
+// sameDay says whether two runs share a day, so that tables give times.
+func sameDay(runs []run) bool {
+	for i := 1; i < len(runs); i++ {
+		if day(runs[i].date) == day(runs[i-1].date) {
+			return true
+		}
+	}
+	return false
+}
+
+// idPart reduces a metric's name to an HTML id's part.
+func idPart(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,260 @@
+package site
+
+import (
+	"bytes"
+	"cmp"
+	"embed"
+	"fmt"
+	"html/template"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/textsafe"
+)
+
+//go:embed templates/*.html templates/site.css
+var templateFiles embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{}).ParseFS(templateFiles, "templates/*.html"))
+
+var styleSheet = func() []byte {
+	b, err := templateFiles.ReadFile("templates/site.css")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// Marker is the file every site has at its root: Build replaces only a
+// directory that holds it (or an empty one), so an -out mistyped as a
+// directory of other things is refused rather than replaced.
+const Marker = ".benchgate-site"
+
+// Render makes the site of records (in any order; ReadHistory's are in
+// date order) under opt: the index, one page per cell, the style sheet,
+// Marker, and .nojekyll (GitHub Pages then serves the files as they are).
+// Records of no cell give an index that says there is nothing yet.
+func Render(records []baselines.Record, opt Options) (*Site, error) {
+	m, err := newModel(records, opt)
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{Records: len(m.records), Dropped: m.dropped, Cells: len(m.cells)}
+	for i, r := range m.records {
+		if i == 0 || r.Date.Before(s.From) {
+			s.From = r.Date
+		}
+		if r.Date.After(s.To) {
+			s.To = r.Date
+		}
+	}
+	idx := m.index(s)
+	s.Worse = idx.Worse
+	var b bytes.Buffer
+	if err := templates.ExecuteTemplate(&b, "index.html", idx); err != nil {
+		return nil, fmt.Errorf("index.html: %w", err)
+	}
+	s.Files = append(s.Files,
+		File{Path: Marker, Data: []byte("benchgate history site: this directory is replaced as a whole by \"benchgate history site\"\n")},
+		File{Path: ".nojekyll", Data: []byte{}},
+		File{Path: "site.css", Data: styleSheet},
+		File{Path: "index.html", Data: slices.Clone(b.Bytes())},
+	)
+	for _, c := range m.cells {
+		b.Reset()
+		if err := templates.ExecuteTemplate(&b, "cell.html", m.cellView(c)); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.page, err)
+		}
+		s.Files = append(s.Files, File{Path: c.page, Data: slices.Clone(b.Bytes())})
+	}
+	return s, nil
+}
+
+// link is a text and, when the site has a repository, where it points.
+type link struct {
+	Text, Title, Href string
+}
+
+func (m *model) commit(c string) link {
+	if c == "" {
+		return link{Text: "—"}
+	}
+	l := link{Text: show(shortCommit(c)), Title: show(c)}
+	if m.repo != "" {
+		l.Href = m.repo + "/commit/" + url.PathEscape(c)
+	}
+	return l
+}
+
+func (m *model) compare(from, to string) string {
+	if m.repo == "" || from == "" || to == "" || from == to {
+		return ""
+	}
+	return m.repo + "/compare/" + url.PathEscape(from) + "..." + url.PathEscape(to)
+}
+
+// show is text from a history file as a page shows it: anything that is
+// not printable, or could reorder the text around it, written as a
+// visible escape (textsafe); html/template then escapes the markup.
+func show(s string) string { return textsafe.Escape(s, 0) }
+
+// shortCommit is a commit as tables show it: a hash to 7 digits, any
+// other name to 40 runes.
+func shortCommit(c string) string {
+	if len(c) > 7 && strings.Trim(strings.ToLower(c), "0123456789abcdef") == "" {
+		return c[:7]
+	}
+	if r := []rune(c); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return c
+}
+
+func scenarioName(name string) string { return show(cmp.Or(name, "(unnamed scenario)")) }
+
+func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// percent is a relative change as drift prints it.
+func percent(f float64) string {
+	if math.Abs(f*100) < 0.05 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", f*100)
+}
+
+// decimals is how many decimals give 4 significant digits of the smallest
+// non-zero magnitude of vs; -1 when one needs an exponent.
+func decimals(vs ...float64) int {
+	lo := math.Inf(1)
+	for _, v := range vs {
+		a := math.Abs(v)
+		if a >= 1e9 || a > 0 && a < 1e-6 || math.IsNaN(a) || math.IsInf(a, 0) {
+			return -1
+		}
+		if a > 0 {
+			lo = min(lo, a)
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return 0
+	}
+	return min(max(3-int(math.Floor(math.Log10(lo))), 0), 9)
+}
+
+func num(v float64, d int) string {
+	if d < 0 {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	s := strconv.FormatFloat(v, 'f', d, 64)
+	if s == "-0" || strings.Trim(s, "-0.") == "" && strings.HasPrefix(s, "-") {
+		s = s[1:]
+	}
+	return s
+}
+
+// compact is a value to 4 significant digits, thousands and up with k, M
+// or G, as a narrow column shows it.
+func compact(v float64) string {
+	for _, u := range []struct {
+		f float64
+		s string
+	}{{1e9, "G"}, {1e6, "M"}, {1e4, "k"}} {
+		if math.Abs(v) >= u.f && !math.IsInf(v, 0) {
+			f := u.f
+			if u.s == "k" {
+				f = 1e3
+			}
+			return sig4(v/f) + u.s
+		}
+	}
+	return sig4(v)
+}
+
+// sig4 is one value to 4 significant digits.
+func sig4(v float64) string { return num(v, decimals(v)) }
+
+func pValue(p float64) string {
+	if p < 1e-300 {
+		return "< 1e-300"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// direction says which way a metric improves, as drift judges it.
+func direction(metric string) string {
+	if gate.Metric(metric).HigherIsBetter() {
+		return "higher is better"
+	}
+	return "lower is better"
+}
+
+// kind is a change's class and word: "worse", "better" or "" (none).
+func kind(f baselines.DriftFinding) string {
+	switch {
+	case f.Worse:
+		return "worse"
+	case f.Change.Change != 0:
+		return "better"
+	}
+	return ""
+}
+
+func markKind(f baselines.DriftFinding) charts.MarkKind {
+	switch kind(f) {
+	case "worse":
+		return charts.MarkWorse
+	case "better":
+		return charts.MarkBetter
+	}
+	return charts.MarkNeutral
+}
+
+// commitRange is FROM..TO as drift names a change point's commits.
+func commitRange(from, to string) string {
+	return shortCommit(cmp.Or(from, "?")) + ".." + shortCommit(cmp.Or(to, "?"))
+}
+
+// fpShort is a fingerprint as a heading names it.
+func fpShort(fp string) string {
+	if fp == "" {
+		return "(no fingerprint)"
+	}
+	return show(fp)
+}
+
+// needRuns is how many runs a series needs for change points to be looked
+// for.
+func (m *model) needRuns() int { return 2 * m.opt.ChangePoints.WithDefaults().MinWindow }
+
+// sectionNote says why a section's series have no change points, if they
+// cannot have any.
+func (m *model) sectionNote(sec *section) string {
+	switch {
+	case strings.HasPrefix(sec.id.fingerprint, baselines.MixedPrefix):
+		return "The shards of these runs ran on machines of different fingerprints: which one measured a cell is not known, so no change points are looked for."
+	case len(sec.runs) < m.needRuns():
+		return fmt.Sprintf("%d run(s): too few to look for change points (need %d).", len(sec.runs), m.needRuns())
+	}
+	return ""
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), sep)
+}
+
+func svgHTML(write func(*bytes.Buffer) error) template.HTML {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return "" // a Buffer does not fail
+	}
+	// The charts package escapes every text it draws: the SVG is markup
+	// made here, not text from the history.
+	return template.HTML(b.String()) //nolint:gosec
+}

@@ -1,0 +1,352 @@
+package site
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/textsafe"
+)
+
+// Options are the settings of a site. DefaultOptions holds the defaults;
+// a zero ChangePoints field takes baselines' default.
+type Options struct {
+	// RepoURL, when set, is the repository's https address
+	// (https://github.com/OWNER/REPO): commits link to RepoURL/commit/SHA
+	// and commit ranges to RepoURL/compare/FROM...TO. Check refuses any
+	// other kind of URL.
+	RepoURL string
+	// Months keeps only the records of the last Months months before the
+	// newest record (0: every record), so that a site built every night
+	// from a history that only grows stays the same size.
+	Months int
+	// ChangePoints are the knobs of change-point detection, as history
+	// drift takes them.
+	ChangePoints baselines.ChangePointOptions
+}
+
+// DefaultOptions: a year of records, no commit links, drift's defaults.
+var DefaultOptions = Options{Months: 12}
+
+// Check refuses options that cannot make a site, each named as the CLI's
+// flag is: a RepoURL that is not a plain https URL, a negative Months.
+func (o Options) Check() error {
+	var errs []error
+	if o.Months < 0 {
+		errs = append(errs, errors.New("-months: want 0 (all records) or more months"))
+	}
+	if _, err := repoBase(o.RepoURL); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// repoBase is the validated RepoURL without a trailing "/", "" for none:
+// https only, a host, no user, query or fragment, and none of the
+// characters that could end an attribute or start markup.
+func repoBase(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("-repo-url %q: %s; want the repository's https address, such as https://github.com/OWNER/REPO", raw, why)
+	}
+	if strings.ContainsFunc(raw, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || strings.ContainsRune("\"'<>\\`{}|^", r) || r > 0x7e
+	}) {
+		return "", bad("it holds a space, a quote, a bracket or a character outside printable ASCII")
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "", bad("not a URL")
+	case u.Scheme != "https":
+		return "", bad("not https")
+	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
+		return "", bad("no host")
+	case u.User != nil:
+		return "", bad("it holds a user name")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
+		return "", bad("it has a query or a fragment")
+	case strings.Contains(u.Path, "/../") || strings.HasSuffix(u.Path, "/..") || strings.Contains(u.Path, "/./"):
+		return "", bad("its path has dot segments")
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+// File is one file of a site: its path relative to the site's root, with
+// "/" between folders, and its content.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Site is a rendered site: its files and what it was made of.
+type Site struct {
+	Files []File
+	// Records are the records the site shows; Dropped those older than
+	// Options.Months left out. From and To are the dates of the oldest
+	// and newest shown.
+	Records, Dropped int
+	From, To         time.Time
+	// Cells counts the cells (scenario and cell), each a page; Worse
+	// those whose latest change is for the worse.
+	Cells, Worse int
+}
+
+// Bytes is the size of all the site's files together.
+func (s *Site) Bytes() int64 {
+	var n int64
+	for _, f := range s.Files {
+		n += int64(len(f.Data))
+	}
+	return n
+}
+
+// prune keeps the records of the last months months before the newest
+// record (all of them for months <= 0), in the order given.
+func prune(records []baselines.Record, months int) (kept []baselines.Record, dropped int) {
+	if months <= 0 || len(records) == 0 {
+		return records, 0
+	}
+	newest := records[0].Date
+	for _, r := range records {
+		if r.Date.After(newest) {
+			newest = r.Date
+		}
+	}
+	cutoff := newest.AddDate(0, -months, 0)
+	for _, r := range records {
+		if r.Date.Before(cutoff) {
+			dropped++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, dropped
+}
+
+// cellID names a cell of the site: one page.
+type cellID struct {
+	scenario string
+	cell     baselines.Cell
+}
+
+// sectionID names a section of a cell's page: one machine and profile.
+type sectionID struct {
+	profile, fingerprint string
+}
+
+// run is one record as a section sees it.
+type run struct {
+	date           time.Time
+	runID          string
+	baseline, cand string
+}
+
+type runKey struct {
+	date  int64
+	runID string
+}
+
+// section is the series of one cell on one machine fingerprint and
+// profile.
+type section struct {
+	id      sectionID
+	machine string
+	group   baselines.FingerprintGroup
+	metrics []*metric // in baselines.SeriesMetrics order
+	runs    []run     // every run of any series of the section, in date order
+}
+
+// metric is one metric of a section: the series of both targets and the
+// change points found in them.
+type metric struct {
+	name                string
+	baseline, candidate *baselines.Series
+	findings            []baselines.DriftFinding // both targets, by date
+}
+
+// cell is one page of the site.
+type cell struct {
+	id       cellID
+	page     string
+	sections []*section // the current (newest record) first
+}
+
+// model is what the site shows, built once from the records.
+type model struct {
+	opt      Options
+	repo     string
+	records  []baselines.Record
+	dropped  int
+	drift    baselines.DriftResult
+	cells    []*cell
+	scenario map[string][]string // a scenario's metrics, in report order
+}
+
+func newModel(records []baselines.Record, opt Options) (*model, error) {
+	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	repo, _ := repoBase(opt.RepoURL)
+	kept, dropped := prune(records, opt.Months)
+	m := &model{opt: opt, repo: repo, records: kept, dropped: dropped, scenario: map[string][]string{}}
+	m.drift = baselines.AnalyzeDrift(kept, opt.ChangePoints)
+	groups := map[string]baselines.FingerprintGroup{}
+	for _, g := range m.drift.Fingerprints {
+		groups[g.Fingerprint] = g
+	}
+	type seriesID struct {
+		fp, scenario, profile string
+		cell                  baselines.Cell
+		target, metric        string
+	}
+	findings := map[seriesID][]baselines.DriftFinding{}
+	for _, f := range m.drift.Findings {
+		k := seriesID{f.Fingerprint, f.Scenario, f.Profile, f.Cell, f.Target, f.Metric}
+		findings[k] = append(findings[k], f)
+	}
+
+	all := baselines.HistorySeries(kept)
+	byScenario := map[string][]baselines.Series{}
+	cells := map[cellID]*cell{}
+	sections := map[cellID]map[sectionID]*section{}
+	for i := range all {
+		s := &all[i]
+		k := s.Key
+		byScenario[k.Scenario] = append(byScenario[k.Scenario], *s)
+		cid := cellID{k.Scenario, k.Cell}
+		c := cells[cid]
+		if c == nil {
+			c = &cell{id: cid, page: CellPage(k.Scenario, k.Cell)}
+			cells[cid] = c
+			sections[cid] = map[sectionID]*section{}
+			m.cells = append(m.cells, c)
+		}
+		sid := sectionID{k.Profile, k.Fingerprint}
+		sec := sections[cid][sid]
+		if sec == nil {
+			g := groups[k.Fingerprint]
+			sec = &section{id: sid, group: g, machine: g.Machine}
+			sections[cid][sid] = sec
+			c.sections = append(c.sections, sec)
+		}
+		var mt *metric
+		for _, x := range sec.metrics {
+			if x.name == k.Metric {
+				mt = x
+			}
+		}
+		if mt == nil {
+			mt = &metric{name: k.Metric}
+			sec.metrics = append(sec.metrics, mt)
+		}
+		switch k.Target {
+		case "baseline":
+			mt.baseline = s
+		default:
+			mt.candidate = s
+		}
+		mt.findings = append(mt.findings, findings[seriesID{k.Fingerprint, k.Scenario, k.Profile, k.Cell, k.Target, k.Metric}]...)
+	}
+	for name, ss := range byScenario {
+		m.scenario[name] = baselines.SeriesMetrics(ss)
+	}
+	for _, c := range m.cells {
+		for _, sec := range c.sections {
+			order := m.scenario[c.id.scenario]
+			slices.SortStableFunc(sec.metrics, func(a, b *metric) int {
+				return cmp.Compare(slices.Index(order, a.name), slices.Index(order, b.name))
+			})
+			for _, mt := range sec.metrics {
+				slices.SortStableFunc(mt.findings, func(a, b baselines.DriftFinding) int { return a.ToDate.Compare(b.ToDate) })
+			}
+			sec.runs = sectionRuns(sec)
+		}
+		slices.SortStableFunc(c.sections, func(a, b *section) int {
+			return cmp.Or(b.last().Compare(a.last()), cmp.Compare(len(b.runs), len(a.runs)),
+				strings.Compare(a.id.fingerprint, b.id.fingerprint), strings.Compare(a.id.profile, b.id.profile))
+		})
+	}
+	return m, nil
+}
+
+// sectionRuns are the runs of any series of the section, once each, in
+// date order.
+func sectionRuns(sec *section) []run {
+	seen := map[runKey]bool{}
+	var runs []run
+	for _, mt := range sec.metrics {
+		for _, s := range []*baselines.Series{mt.candidate, mt.baseline} {
+			if s == nil {
+				continue
+			}
+			for _, p := range s.Points {
+				k := runKey{p.Date.UnixNano(), p.RunID}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				runs = append(runs, run{date: p.Date, runID: p.RunID, baseline: p.BaselineCommit, cand: p.CandidateCommit})
+			}
+		}
+	}
+	slices.SortStableFunc(runs, func(a, b run) int { return cmp.Or(a.date.Compare(b.date), strings.Compare(a.runID, b.runID)) })
+	return runs
+}
+
+func (s *section) last() time.Time {
+	if len(s.runs) == 0 {
+		return time.Time{}
+	}
+	return s.runs[len(s.runs)-1].date
+}
+
+// latest is the newest change point of a series of the section's metric
+// (of the candidate, or the baseline), and whether there is one.
+func (mt *metric) latest(target string) (baselines.DriftFinding, bool) {
+	for i := len(mt.findings) - 1; i >= 0; i-- {
+		if mt.findings[i].Target == target {
+			return mt.findings[i], true
+		}
+	}
+	return baselines.DriftFinding{}, false
+}
+
+// baselineChange is a night whose record names another baseline commit
+// than the night before: a new reference, which moves the baseline's own
+// series and every comparison with it.
+type baselineChange struct {
+	from, to run
+}
+
+func (s *section) baselineChanges() []baselineChange {
+	var out []baselineChange
+	for i := 1; i < len(s.runs); i++ {
+		if s.runs[i].baseline != s.runs[i-1].baseline {
+			out = append(out, baselineChange{from: s.runs[i-1], to: s.runs[i]})
+		}
+	}
+	return out
+}
+
+// Summary is the line, without its newline, that tells a terminal the
+// site was written to dir.
+func (s *Site) Summary(dir string) string {
+	span := "no records"
+	if s.Records > 0 {
+		span = fmt.Sprintf("%d record(s) from %s to %s", s.Records, day(s.From), day(s.To))
+	}
+	if s.Dropped > 0 {
+		span += fmt.Sprintf(", %d older left out", s.Dropped)
+	}
+	return fmt.Sprintf("site: %d cell page(s), %d with a latest change for the worse, of %s: %s, %d KB",
+		s.Cells, s.Worse, span, textsafe.Escape(filepath.Join(dir, "index.html"), 0), (s.Bytes()+1023)/1024)
+}

@@ -1,0 +1,407 @@
+package site
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchgate/benchgate/baselines"
+)
+
+// stepHistory is the history the tests know by heart: 60 nights of 8
+// cells on one machine, the candidate's p95 of cell 3 (Q01 c=64) 5× from
+// night 40 (commit c040) on, the baseline commit v1.0.0 → v1.1.0 from
+// night 20; then 5 nights of 2 cells on another machine.
+func stepHistory() []baselines.Record {
+	recs := synthesize(synthOptions{nights: 60, cells: 8, stepAt: 40, stepCell: 3, stepMetric: "p95", baselineAt: 20})
+	return append(recs, synthesize(synthOptions{nights: 5, cells: 2, fingerprint: "9e8d7c6b5a49", machine: "AMD EPYC 7763 × 4",
+		start: recs[len(recs)-1].Date.AddDate(0, 0, 1)})...)
+}
+
+func render(t *testing.T, recs []baselines.Record, opt Options) (*Site, map[string]string) {
+	t.Helper()
+	s, err := Render(recs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, f := range s.Files {
+		if _, dup := files[f.Path]; dup {
+			t.Fatalf("%s written twice", f.Path)
+		}
+		files[f.Path] = string(f.Data)
+	}
+	return s, files
+}
+
+func TestRenderStructure(t *testing.T) {
+	t.Parallel()
+	s, files := render(t, stepHistory(), DefaultOptions)
+	if s.Records != 65 || s.Dropped != 0 || s.Cells != 8 || s.Worse != 1 {
+		t.Errorf("site of %d records (%d dropped), %d cells, %d worse; want 65, 0, 8, 1", s.Records, s.Dropped, s.Cells, s.Worse)
+	}
+	for _, p := range []string{"index.html", "site.css", Marker, ".nojekyll"} {
+		if _, ok := files[p]; !ok {
+			t.Errorf("no %s", p)
+		}
+	}
+	pages := 0
+	for p := range files {
+		if strings.HasPrefix(p, cellsDir+"/") {
+			pages++
+		}
+	}
+	if pages != 8 {
+		t.Errorf("%d cell pages, want 8", pages)
+	}
+
+	idx := files["index.html"]
+	// Regressions first: the row of Q01 c=64, marked worse in words.
+	rows := regexp.MustCompile(`<tr class="row (\w+)" data-status="\w+"><th scope="row"><a href="([^"]+)">([^<]+)</a>`).FindAllStringSubmatch(idx, -1)
+	if len(rows) != 8 {
+		t.Fatalf("index: %d rows, want 8", len(rows))
+	}
+	if rows[0][1] != "worse" || rows[0][3] != "Q01 c=64" || rows[0][2] != CellPage("demo-api", synthCell(3)) {
+		t.Errorf("index: first row %q, want the worse Q01 c=64 linking to its page", rows[0][1:])
+	}
+	for _, r := range rows[1:] {
+		if r[1] != "steady" {
+			t.Errorf("index: row %q, want steady", r[1:])
+		}
+	}
+	for _, want := range []string{
+		`<span class="badge worse">worse: p95</span>`,
+		`<span class="chg worse">&#43;400.0% worse</span>`, // "+" as html/template writes it
+		`c039..c040 · 2025-03-13`,
+		`<th scope="col" title="higher is better">rps</th>`,
+		`too few runs (5 of 6)`, // the cells whose newest runs are the other machine's
+		`65 nightly record(s) from 2025-02-01 to 2025-04-06, the last 12 month(s)`,
+	} {
+		if !strings.Contains(idx, want) {
+			t.Errorf("index: no %q", want)
+		}
+	}
+	if n := strings.Count(idx, `<svg class="spark"`); n != 8*7 {
+		t.Errorf("index: %d sparklines, want 56", n)
+	}
+	checkSVGs(t, "index.html", idx)
+
+	page := files[CellPage("demo-api", synthCell(3))]
+	for _, want := range []string{
+		`<title>Q01 c=64 · demo-api — benchgate history</title>`,
+		`<tr class="change worse" data-metric="p95" data-target="candidate" data-kind="worse" data-from="c039" data-to="c040">`,
+		`10.00 → 50.00`,
+		`<li class="baseline-change" data-from="v1.0.0" data-to="v1.1.0">2025-02-21: baseline`,
+		// Night 40: 10 × 0.98 × 5, the interval ±0.1; night 39: 10 × 1.01.
+		`<tr class="mark worse"><td>2025-03-13<td>49.000 ±0.100<td>5<td>9.800 ±0.100<td>5<td>candidate change +400.0% (worse)`,
+		`<tr><td>2025-03-12<td>10.100 ±0.100<td>5<td>10.100 ±0.100<td>5<td>`,
+		`<g class="mark worse" data-x="`,
+		`data-target="candidate" data-from="c039" data-to="c040" data-change="+400.0%" data-kind="worse">`,
+		`<g class="mark neutral"`,
+		`<h2>Machine 3f2a9c1b7d4e · profile nightly <span class="badge current">current</span></h2>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page of Q01 c=64: no %q", want)
+		}
+	}
+	if n := strings.Count(page, `<section class="metric"`); n != 7 {
+		t.Errorf("page of Q01 c=64: %d metric sections, want 7", n)
+	}
+	if n := strings.Count(page, "<table class=\"runs\""); n != 7 {
+		t.Errorf("page of Q01 c=64: %d tables, want one per chart (7)", n)
+	}
+	checkSVGs(t, "Q01 c=64", page)
+
+	// Two machines, two sections: the newest (the other machine's 5
+	// nights) first, the 60 nights of the first machine after it.
+	two := files[CellPage("demo-api", synthCell(0))]
+	secs := regexp.MustCompile(`<section class="machine" id="(m\d)" data-fingerprint="(\w+)"`).FindAllStringSubmatch(two, -1)
+	if len(secs) != 2 || secs[0][2] != "9e8d7c6b5a49" || secs[1][2] != "3f2a9c1b7d4e" {
+		t.Errorf("page of Q01 c=1: sections %q, want 9e8d7c6b5a49 then 3f2a9c1b7d4e", secs)
+	}
+	if !strings.Contains(two, "5 run(s): too few to look for change points (need 6).") {
+		t.Error("page of Q01 c=1: the short machine's section does not say why it has no change points")
+	}
+
+	// No page names anything outside the site.
+	for p, body := range files {
+		if strings.Contains(strings.ReplaceAll(body, `xmlns="http://www.w3.org/2000/svg"`, ""), "http://") || regexp.MustCompile(`(src|href)="(https?:)?//`).MatchString(body) {
+			t.Errorf("%s links outside the site", p)
+		}
+	}
+}
+
+// checkSVGs parses every inline SVG of a page as strict XML.
+func checkSVGs(t *testing.T, name, page string) {
+	t.Helper()
+	for _, svg := range regexp.MustCompile(`(?s)<svg.*?</svg>`).FindAllString(page, -1) {
+		d := xml.NewDecoder(strings.NewReader(svg))
+		d.Strict = true
+		for {
+			_, err := d.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: SVG is not well-formed: %v\n%.300s", name, err, svg)
+			}
+		}
+	}
+}
+
+func TestHostileNames(t *testing.T) {
+	t.Parallel()
+	recs := synthesize(synthOptions{nights: 8, cells: 1, stepAt: 4, stepMetric: "rps",
+		scenario: `<script>alert("s")</script>`, fingerprint: `fp"><script>alert(1)</script>`, machine: "m\u202eevil</title><script>x</script>"})
+	for i := range recs {
+		recs[i].Profile = `'><img src=x onerror=alert(2)>`
+		recs[i].CandidateCommit = `javascript:alert(3)//"` + string(rune('a'+i))
+		recs[i].BaselineCommit = "../../evil?x=<b>#"
+		for j := range recs[i].Cells {
+			recs[i].Cells[j].Cell = baselines.Cell{Class: `Q"/><svg onload=alert(4)>`, Variant: "v\x1b[31m", Pins: "{{.}}", Concurrency: 8}
+			if recs[i].Cells[j].Metric == "p50" {
+				recs[i].Cells[j].Metric = `B/op"><script>`
+			}
+		}
+	}
+	_, files := render(t, recs, Options{RepoURL: "https://github.com/o/r/", Months: 0})
+	if len(files) != 5 {
+		t.Fatalf("%d files, want 5", len(files))
+	}
+	for p, body := range files {
+		if !strings.HasSuffix(p, ".html") {
+			continue
+		}
+		for _, bad := range []string{"<script", "<img", "<svg onload", `href="javascript:`, "\u202e", "\x1b", "<b>"} {
+			if strings.Contains(body, bad) {
+				i := strings.Index(body, bad)
+				t.Errorf("%s holds %q: %.120s", p, bad, body[max(0, i-60):])
+			}
+		}
+		for _, href := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+			h := href[1]
+			if !strings.HasPrefix(h, "https://github.com/o/r/") && !strings.HasPrefix(h, "cells/") && !strings.HasPrefix(h, "#") && !strings.HasPrefix(h, "../") && h != "site.css" {
+				t.Errorf("%s: link %q", p, h)
+			}
+		}
+		checkSVGs(t, p, body)
+	}
+	page := files[CellPage(recs[0].Scenario, recs[0].Cells[0].Cell)]
+	for _, want := range []string{
+		`href="https://github.com/o/r/commit/javascript:alert%283%29%2F%2F%22a"`,
+		`href="https://github.com/o/r/commit/..%2F..%2Fevil%3Fx=%3Cb%3E%23"`,
+		`m\u202eevil&lt;/title&gt;&lt;script&gt;x&lt;/script&gt;`,
+		`&lt;script&gt;alert(&#34;s&#34;)&lt;/script&gt;`,
+		`v\x1b[31m`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("cell page: no %q", want)
+		}
+	}
+}
+
+func TestRepoURL(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{
+		"javascript:alert(1)", "JavaScript://github.com/x", "http://github.com/o/r", "https://github.com/o/r\"onmouseover=x",
+		"https://github.com/o/r'", "https://user:pw@github.com/o/r", "https://github.com/o/r?tab=x", "https://github.com/o/r#x",
+		"https:///o/r", "https:github.com/o/r", "https://github.com/o r", "https://github.com/<o>/r", "data:text/html,x",
+		"//github.com/o/r", "https://github.com/o/../r", "https://gith\u00fcb.com/o/r",
+	} {
+		err := Options{RepoURL: bad}.Check()
+		if err == nil || !strings.HasPrefix(err.Error(), "-repo-url ") {
+			t.Errorf("-repo-url %q: %v, want refused naming the flag", bad, err)
+		}
+	}
+	for in, want := range map[string]string{"https://github.com/o/r": "https://github.com/o/r", "https://github.com/o/r/": "https://github.com/o/r",
+		"https://git.example.com:8443/group/sub/r": "https://git.example.com:8443/group/sub/r", "": ""} {
+		got, err := repoBase(in)
+		if err != nil || got != want {
+			t.Errorf("repoBase(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if err := (Options{Months: -1}).Check(); err == nil || !strings.HasPrefix(err.Error(), "-months") {
+		t.Errorf("-months -1: %v", err)
+	}
+}
+
+func TestCellPage(t *testing.T) {
+	t.Parallel()
+	// Stable: these paths are in PR comments already posted.
+	for _, c := range []struct {
+		scenario string
+		cell     baselines.Cell
+		want     string
+	}{
+		{"demo-api", baselines.Cell{Class: "Q01", Concurrency: 8}, "cells/demo-api-q01-c-8-"},
+		{"demo-api", baselines.Cell{Pins: "cpus=1", Variant: "csv", Class: "Search", Concurrency: 4, Rate: 100}, "cells/demo-api-cpus-1-csv-search-c-4-100-s-"},
+		{"", baselines.Cell{Class: "日本"}, "cells/cell-"},
+	} {
+		got := CellPage(c.scenario, c.cell)
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("CellPage(%q, %+v) = %q, want %q…", c.scenario, c.cell, got, c.want)
+		}
+		if got != CellPage(c.scenario, c.cell) {
+			t.Errorf("CellPage(%q, %+v) is not stable", c.scenario, c.cell)
+		}
+	}
+	if got, want := CellPage("demo-api", baselines.Cell{Class: "Q01", Concurrency: 8}), "cells/demo-api-q01-c-8-"+cellHash("demo-api", baselines.Cell{Class: "Q01", Concurrency: 8})+".html"; got != want {
+		t.Errorf("CellPage = %q, want %q", got, want)
+	}
+	// The hash computed by a second tool (Python hashlib over the same bytes).
+	if got := cellHash("demo-api", baselines.Cell{Class: "Q01", Concurrency: 8}); got != "a2b400654a6b" {
+		t.Errorf("hash of demo-api Q01 c=8 = %s, want a2b400654a6b (changing it breaks every link already posted)", got)
+	}
+
+	// Distinct cells never share a page, however alike their names.
+	cells := []struct {
+		s string
+		c baselines.Cell
+	}{
+		{"a", baselines.Cell{Class: "Q01"}}, {"a", baselines.Cell{Class: "q01"}}, {"a", baselines.Cell{Class: "Q-01"}},
+		{"a", baselines.Cell{Class: "Q 01"}}, {"a b", baselines.Cell{Class: "Q01"}}, {"a", baselines.Cell{Class: "b Q01"}},
+		{"a", baselines.Cell{Variant: "b", Class: "Q01"}}, {"a", baselines.Cell{Pins: "b", Class: "Q01"}},
+		{"a", baselines.Cell{Class: "Q01", Concurrency: 8}}, {"a", baselines.Cell{Class: "Q01", Rate: 8}},
+		{"a", baselines.Cell{Class: "Q01 c=8"}}, {"a", baselines.Cell{Class: "\xff"}}, {"a", baselines.Cell{Class: "\xfe"}},
+		{"a", baselines.Cell{Class: "\ufffd"}}, {"", baselines.Cell{Class: "aQ01"}}, {"aQ", baselines.Cell{Class: "01"}},
+		{"a", baselines.Cell{Class: strings.Repeat("x", 200) + "1"}}, {"a", baselines.Cell{Class: strings.Repeat("x", 200) + "2"}},
+	}
+	seen := map[string]int{}
+	shape := regexp.MustCompile(`^cells/[a-z0-9-]{1,48}-[0-9a-f]{12}\.html$`)
+	for i, c := range cells {
+		p := CellPage(c.s, c.c)
+		if !shape.MatchString(p) || strings.Contains(p, "--") {
+			t.Errorf("CellPage(%q, %+v) = %q: not cells/SLUG-HASH.html", c.s, c.c, p)
+		}
+		if j, dup := seen[strings.ToLower(p)]; dup {
+			t.Errorf("cells %d and %d share page %s", j, i, p)
+		}
+		seen[strings.ToLower(p)] = i
+	}
+}
+
+func TestMonths(t *testing.T) {
+	t.Parallel()
+	// Two years of nightly records, 2024-01-01 to 2025-12-30.
+	recs := synthesize(synthOptions{nights: 730, cells: 1, start: time.Date(2024, 1, 1, 2, 0, 0, 0, time.UTC)})
+	for _, c := range []struct{ months, records int }{{12, 366}, {1, 31}, {0, 730}, {60, 730}} {
+		s, files := render(t, recs, Options{Months: c.months})
+		newest := recs[len(recs)-1].Date
+		cutoff := newest.AddDate(0, -c.months, 0)
+		want := 0
+		for _, r := range recs {
+			if c.months == 0 || !r.Date.Before(cutoff) {
+				want++
+			}
+		}
+		if want != c.records || s.Records != want || s.Dropped != len(recs)-want {
+			t.Errorf("-months %d: %d records shown, %d dropped; want %d, %d", c.months, s.Records, s.Dropped, want, len(recs)-want)
+		}
+		if day(s.To) != "2025-12-30" || (c.months == 0 && day(s.From) != "2024-01-01") {
+			t.Errorf("-months %d: records from %s to %s", c.months, day(s.From), day(s.To))
+		}
+		page := files[CellPage("demo-api", synthCell(0))]
+		rps := page[strings.Index(page, `<table class="runs" data-metric="rps">`):]
+		rps = rps[:strings.Index(rps, "</table>")]
+		if rows := strings.Count(rps, "<tr><td>20"); rows != want {
+			t.Errorf("-months %d: the page has rows of %d nights, want %d", c.months, rows, want)
+		}
+		if d := s.Dropped; d > 0 && !strings.Contains(files["index.html"], "older record(s) left out") {
+			t.Errorf("-months %d: the index does not say %d records were left out", c.months, d)
+		}
+	}
+}
+
+func TestEmptyHistory(t *testing.T) {
+	t.Parallel()
+	s, files := render(t, nil, DefaultOptions)
+	if s.Cells != 0 || len(files) != 4 {
+		t.Errorf("empty history: %d cells, files %v", s.Cells, slices.Sorted(mapsKeys(files)))
+	}
+	if !strings.Contains(files["index.html"], `<p class="empty" id="empty">No records yet`) {
+		t.Errorf("empty history: the index does not say so:\n%s", files["index.html"])
+	}
+	if got := s.Summary("out"); got != "site: 0 cell page(s), 0 with a latest change for the worse, of no records: out/index.html, 7 KB" {
+		t.Errorf("Summary = %q", got)
+	}
+}
+
+func mapsKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func TestBuild(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	out := filepath.Join(parent, "site")
+	recs := stepHistory()
+	if _, err := Build(out, recs, DefaultOptions); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(out, filepath.FromSlash(CellPage("demo-api", synthCell(7))))
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatal(err)
+	}
+	// A history of fewer cells: the pages of cells gone are gone too.
+	if _, err := Build(out, synthesize(synthOptions{nights: 6, cells: 2}), DefaultOptions); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale page %s: %v, want it gone", stale, err)
+	}
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 1 || entries[0].Name() != "site" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the site: %v, want only site", names)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("site directory: %v %v", fi.Mode(), err)
+	}
+
+	// Refused, naming the flag and the path: a file, a directory of other
+	// things, a symbolic link. Nothing is written.
+	file := filepath.Join(parent, "file.html")
+	other := filepath.Join(parent, "home")
+	link := filepath.Join(parent, "link")
+	os.WriteFile(file, []byte("x"), 0o644)
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("keep"), 0o644)
+	os.Symlink(out, link)
+	for dir, want := range map[string]string{
+		file:  "-out " + file + ": a file, not a directory",
+		other: "-out " + other + ": a directory that holds no benchgate site",
+		link:  "-out " + link + ": a symbolic link",
+		"":    "-out: want a directory",
+	} {
+		_, err := Build(dir, recs, DefaultOptions)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Build(%q): %v, want %q…", dir, err, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(other, "notes.txt")); !bytes.Equal(b, []byte("keep")) {
+		t.Error("the directory of other things was touched")
+	}
+	// An empty directory is fine.
+	empty := filepath.Join(parent, "empty")
+	os.Mkdir(empty, 0o755)
+	if _, err := Build(empty, recs, DefaultOptions); err != nil {
+		t.Errorf("Build into an empty directory: %v", err)
+	}
+}
