@@ -101,24 +101,10 @@ func SVG(w io.Writer, c Chart) error {
 		}
 	}
 
-	// The y axis: nice ticks over every mean and interval.
-	ylo, yhi := 0.0, 1.0
-	if len(all) > 0 {
-		ylo, yhi = math.Inf(1), math.Inf(-1)
-		for _, p := range all {
-			ylo, yhi = min(ylo, p.Lo), max(yhi, p.Hi)
-		}
-	}
-	yt, ystep := niceTicks(ylo, yhi, 6)
-	ylabels := tickText(yt, ystep)
-
-	// The frame: room on the left for the widest tick label, on the top
-	// for the title and the legend's rows.
-	widest := 0.0
-	for _, l := range ylabels {
-		widest = max(widest, textWidth(l, 11))
-	}
-	left := max(56, 30+widest+8)
+	// The y axis: nice ticks over every mean and interval. The frame:
+	// room on the left for the widest tick label, on the top for the
+	// title and the legend's rows.
+	yt, ylabels, left := yTicks(all, 6)
 	right := float64(Width - 24)
 	legend := legendLayout(ss, left, right)
 	top := 44.0 + 18*float64(legend.rows)
@@ -396,4 +382,24 @@ func (l legendBox) write(b *bytes.Buffer, ss []series) {
 // legendMarker is a series' marker in the legend, without data.
 func legendMarker(shape string, x, y, r float64, col string) string {
 	return markerElement(shape, x, y, r, fmt.Sprintf(`fill="%s" stroke="#ffffff" stroke-width="1"`, col), "")
+}
+
+// yTicks are the y axis's nice ticks over every mean and interval of all
+// (about n of them), their labels, and the frame's left edge: room for
+// the widest label. Every chart of this package lays its y axis out so.
+func yTicks(all []Point, n int) (ticks []float64, labels []string, left float64) {
+	ylo, yhi := 0.0, 1.0
+	if len(all) > 0 {
+		ylo, yhi = math.Inf(1), math.Inf(-1)
+		for _, p := range all {
+			ylo, yhi = min(ylo, p.Lo), max(yhi, p.Hi)
+		}
+	}
+	ticks, step := niceTicks(ylo, yhi, n)
+	labels = tickText(ticks, step)
+	widest := 0.0
+	for _, l := range labels {
+		widest = max(widest, textWidth(l, 11))
+	}
+	return ticks, labels, max(56, 30+widest+8)
 }

@@ -106,20 +106,7 @@ func TimelineSVG(w io.Writer, t Timeline) error {
 	for _, s := range ss {
 		all = append(all, s.points...)
 	}
-	ylo, yhi := 0.0, 1.0
-	if len(all) > 0 {
-		ylo, yhi = math.Inf(1), math.Inf(-1)
-		for _, p := range all {
-			ylo, yhi = min(ylo, p.Lo), max(yhi, p.Hi)
-		}
-	}
-	yt, ystep := niceTicks(ylo, yhi, 5)
-	ylabels := tickText(yt, ystep)
-	widest := 0.0
-	for _, l := range ylabels {
-		widest = max(widest, textWidth(l, 11))
-	}
-	left := max(56, 30+widest+8)
+	yt, ylabels, left := yTicks(all, 5)
 	right := float64(TimelineWidth - 16)
 	legend := legendLayout(ss, left, right)
 

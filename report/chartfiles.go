@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // chartsDir is the folder of the results directory the SVG charts go to.
@@ -157,24 +158,7 @@ func uniqueName(taken map[string]bool, base string) string {
 // trailing '.' and '-' go (no "..", no hidden file), and the result is cut
 // to chartNamePartBytes; a name with nothing left is "x".
 func safeNamePart(s string) string {
-	var b strings.Builder
-	afterDash := false
-	for _, r := range s {
-		switch {
-		case r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'):
-			b.WriteRune(r)
-			afterDash = r == '-'
-		case !afterDash:
-			b.WriteByte('-')
-			afterDash = true
-		}
-	}
-	out := strings.Trim(b.String(), ".-")
-	if len(out) > chartNamePartBytes {
-		out = strings.TrimRight(out[:chartNamePartBytes], ".-")
-	}
-	if out == "" {
-		out = "x"
-	}
-	return out
+	return textsafe.Slug(s, func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+	}, ".-", chartNamePartBytes, "x")
 }

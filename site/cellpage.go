@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // cellsDir is the folder of the site holding the cells' pages.
@@ -37,25 +38,9 @@ func CellPage(scenario string, c baselines.Cell) string {
 const slugBytes = 48
 
 func cellSlug(scenario string, c baselines.Cell) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(scenario + " " + c.String()) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	s := strings.Trim(b.String(), "-")
-	if len(s) > slugBytes {
-		s = strings.TrimRight(s[:slugBytes], "-")
-	}
-	if s == "" {
-		s = "cell"
-	}
-	return s
+	return textsafe.Slug(strings.ToLower(scenario+" "+c.String()), func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+	}, "-", slugBytes, "cell")
 }
 
 // cellHash hashes the scenario and the cell's fields, each prefixed by

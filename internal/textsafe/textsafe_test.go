@@ -120,3 +120,27 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	alnum := func(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
+	file := func(r rune) bool { return alnum(r) || r >= 'A' && r <= 'Z' || r == '.' || r == '_' || r == '-' }
+	for _, c := range []struct {
+		s, trim, want string
+		keep          func(rune) bool
+		max           int
+	}{
+		{"demo-api q01 c=8", "-", "demo-api-q01-c-8", alnum, 48},
+		{"  ../..//x  ", ".-", "x", file, 48},
+		{"a--b", ".-", "a--b", file, 48},     // kept dashes stay, none added after them
+		{"a -b", ".-", "a--b", file, 48},     // a refused run, then a kept '-'
+		{"ünïcödé", "-", "n-c-d", alnum, 48}, // only ASCII is kept
+		{"abcdef-ghij", "-", "abcdef", alnum, 7},
+		{"<>", "-", "cell", alnum, 48},
+	} {
+		fallback := "cell"
+		if got := Slug(c.s, c.keep, c.trim, c.max, fallback); got != c.want {
+			t.Errorf("Slug(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
