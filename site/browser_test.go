@@ -40,6 +40,9 @@ type browser struct {
 func newBrowser(tb testing.TB) *browser {
 	tb.Helper()
 	bin := chromium()
+	if bin == "" && os.Getenv("CI") != "" {
+		tb.Fatal("no chromium binary found: .ci/run installs Debian's chromium")
+	}
 	if bin == "" {
 		tb.Skip("no chromium binary found (install Debian's chromium, or set BENCHGATE_CHROMIUM): the site is not checked in a browser")
 	}
