@@ -173,27 +173,12 @@ func AppendHistory(path string, r Record) error {
 	if r.Version == 0 {
 		r.Version = HistoryVersion
 	}
-	line, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("history record: %w", err)
-	}
-	line = append(line, '\n')
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	if needsNewline(path) {
-		line = append([]byte{'\n'}, line...)
-	}
-	_, werr := f.Write(line)
-	serr := f.Sync()
-	cerr := f.Close()
-	return errors.Join(werr, serr, cerr)
+	return appendRecords(path, []Record{r})
 }
 
 // needsNewline says whether the file at path is not empty and does not

@@ -116,6 +116,19 @@ func HistoryHeld(rec baselines.Record, file string) string {
 		TerminalText(rec.RunID), rec.Date.UTC().Format(time.RFC3339), TerminalText(file))
 }
 
+// HistoryPruned is the line, without its newline, that tells a terminal
+// what benchgate history prune did to the history file named file.
+func HistoryPruned(p baselines.Pruned, file, archive string) string {
+	switch {
+	case p.Moved == 0:
+		return fmt.Sprintf("history: %s holds %d record(s), none older than the months kept: unchanged", TerminalText(file), p.Kept)
+	case archive == "":
+		return fmt.Sprintf("history: %s keeps %d record(s); %d older record(s) dropped", TerminalText(file), p.Kept, p.Moved)
+	}
+	return fmt.Sprintf("history: %s keeps %d record(s); %d older record(s) archived in %s (%d file(s) written)",
+		TerminalText(file), p.Kept, p.Moved, TerminalText(archive), len(p.Archives))
+}
+
 // leftTable writes tab-separated lines as columns two spaces apart, as
 // text/tabwriter lays them out, without the padding after a line's last
 // cell: a terminal line ends where its text does.

@@ -109,29 +109,6 @@ func (s *Site) Bytes() int64 {
 	return n
 }
 
-// prune keeps the records of the last months months before the newest
-// record (all of them for months <= 0), in the order given.
-func prune(records []baselines.Record, months int) (kept []baselines.Record, dropped int) {
-	if months <= 0 || len(records) == 0 {
-		return records, 0
-	}
-	newest := records[0].Date
-	for _, r := range records {
-		if r.Date.After(newest) {
-			newest = r.Date
-		}
-	}
-	cutoff := newest.AddDate(0, -months, 0)
-	for _, r := range records {
-		if r.Date.Before(cutoff) {
-			dropped++
-			continue
-		}
-		kept = append(kept, r)
-	}
-	return kept, dropped
-}
-
 // cellID names a cell of the site: one page.
 type cellID struct {
 	scenario string
@@ -196,7 +173,8 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 		return nil, err
 	}
 	repo, _ := repoBase(opt.RepoURL)
-	kept, dropped := prune(records, opt.Months)
+	kept, older := baselines.SplitHistory(records, opt.Months)
+	dropped := len(older)
 	m := &model{opt: opt, repo: repo, records: kept, dropped: dropped, scenario: map[string][]string{}}
 	m.drift = baselines.AnalyzeDrift(kept, opt.ChangePoints)
 	groups := map[string]baselines.FingerprintGroup{}

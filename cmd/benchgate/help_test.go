@@ -21,7 +21,7 @@ func TestHelpTexts(t *testing.T) {
 		names = append(names, strings.ReplaceAll(strings.TrimSuffix(e.Name(), ".txt"), "-", " "))
 	}
 	slices.Sort(names)
-	want := []string{"calibrate", "comment", "compare", "doctor", "export", "gate", "history", "history append", "history drift", "history show", "history site", "init", "merge", "run", "usage"}
+	want := []string{"calibrate", "comment", "compare", "doctor", "export", "gate", "history", "history append", "history drift", "history prune", "history show", "history site", "init", "merge", "run", "usage"}
 	if !slices.Equal(names, want) {
 		t.Errorf("help texts %v, want %v", names, want)
 	}

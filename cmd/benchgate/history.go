@@ -22,7 +22,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	_, _ = ctx, getenv
 	if len(args) == 0 {
 		fmt.Fprint(stderr, help("history"))
-		return withCode(exitUsage, errors.New("history needs a command: append, show, drift or site"))
+		return withCode(exitUsage, errors.New("history needs a command: append, show, drift, site or prune"))
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -34,6 +34,8 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return historyDrift(rest, stdout, stderr)
 	case "site":
 		return historySite(rest, stderr)
+	case "prune":
+		return historyPrune(rest, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, help("history"))
 		return nil
@@ -206,5 +208,27 @@ func historySite(args []string, stderr io.Writer) error {
 		return withCode(exitRunFailed, err)
 	}
 	fmt.Fprintln(stderr, s.Summary(out))
+	return nil
+}
+
+func historyPrune(args []string, stderr io.Writer) error {
+	var file, archive string
+	var months int
+	err := parseFlags("history prune", args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&file, "history", defaultHistoryFile, "history `file` (JSON Lines) to keep short")
+		fs.IntVar(&months, "months", 0, "keep the records of the last `n` months before the newest (required)")
+		fs.StringVar(&archive, "archive", "", "append the older records to `dir`/YYYY-MM.jsonl, their month's archive (default: drop them)")
+	})
+	if err != nil {
+		return err
+	}
+	if months <= 0 {
+		return withCode(exitUsage, errors.New("-months: want the number of months to keep, 1 or more"))
+	}
+	p, err := baselines.PruneHistory(file, months, archive)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	fmt.Fprintln(stderr, report.HistoryPruned(p, file, archive))
 	return nil
 }
