@@ -293,6 +293,9 @@ type SeriesPoint struct {
 type Series struct {
 	Key    SeriesKey     `json:"key"`
 	Points []SeriesPoint `json:"points"`
+	// HigherIsBetter is the metric's direction as the newest record of
+	// the series has it (Record.HigherIsBetter).
+	HigherIsBetter bool `json:"higher_is_better"`
 }
 
 // Means are the series' values, as ChangePoints takes them.
@@ -322,6 +325,7 @@ func HistorySeries(records []Record) []Series {
 				idx[k] = i
 				out = append(out, Series{Key: k})
 			}
+			out[i].HigherIsBetter = r.HigherIsBetter(c.Metric) // the newest record's, in date order
 			out[i].Points = append(out[i].Points, SeriesPoint{
 				Date: r.Date, RunID: r.RunID, BaselineCommit: r.BaselineCommit, CandidateCommit: r.CandidateCommit,
 				Mean: c.Mean, HalfWidth: c.HalfWidth, N: c.N,
@@ -468,7 +472,7 @@ func AnalyzeDrift(records []Record, opt ChangePointOptions) DriftResult {
 			continue
 		}
 		g.Series++
-		higher := gate.Metric(s.Key.Metric).HigherIsBetter()
+		higher := s.HigherIsBetter
 		for _, cp := range ChangePoints(s.Means(), opt) {
 			from, to := s.Points[cp.Index-1], s.Points[cp.Index]
 			res.Findings = append(res.Findings, DriftFinding{

@@ -47,6 +47,21 @@ type Record struct {
 	Fingerprint string       `json:"fingerprint"`
 	Machine     string       `json:"machine,omitempty"`
 	Cells       []RecordCell `json:"cells"`
+	// HigherBetter are the directions the run's gate decided its metrics
+	// in where they are not the metric name's own
+	// (gate.Metric.HigherIsBetter): a Go benchmark unit declared better
+	// higher, an imported customBiggerIsBetter value. Drift, the site and
+	// exports judge a change by them (HigherIsBetter).
+	HigherBetter map[string]bool `json:"higher_better,omitempty"`
+}
+
+// HigherIsBetter is the direction metric is judged in: the one the run's
+// gate declared (HigherBetter), else the metric name's own.
+func (r Record) HigherIsBetter(metric string) bool {
+	if h, ok := r.HigherBetter[metric]; ok {
+		return h
+	}
+	return gate.Metric(metric).HigherIsBetter()
 }
 
 // RecordCell is one metric of one target in one cell of a run: the
@@ -112,6 +127,12 @@ func NewRecord(res *Results, c gate.Comparison) Record {
 					Cell: cell, Target: side.target, Metric: string(d.Metric),
 					Mean: s.Mean, HalfWidth: s.HalfWidth, N: s.N,
 				})
+				if h := c.Settings.HigherIsBetter(d.Metric); h != d.Metric.HigherIsBetter() {
+					if r.HigherBetter == nil {
+						r.HigherBetter = map[string]bool{}
+					}
+					r.HigherBetter[string(d.Metric)] = h
+				}
 			}
 		}
 	}

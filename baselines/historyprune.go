@@ -17,16 +17,21 @@ import (
 // SplitHistory splits records at months months before the newest record:
 // kept are the records of those last months (every record when months
 // <= 0), older the rest, each in the order given. The history site shows
-// the kept ones and `history prune` keeps them in the file.
-func SplitHistory(records []Record, months int) (kept, older []Record) {
+// the kept ones and `history prune` keeps them in the file. A record
+// dated after now (a runner whose clock is wrong) does not move the cut:
+// the newest record at or before now does; a zero now puts no such cap.
+func SplitHistory(records []Record, months int, now time.Time) (kept, older []Record) {
 	if months <= 0 || len(records) == 0 {
 		return records, nil
 	}
-	newest := records[0].Date
+	var newest time.Time
 	for _, r := range records {
-		if r.Date.After(newest) {
+		if r.Date.After(newest) && (now.IsZero() || !r.Date.After(now)) {
 			newest = r.Date
 		}
+	}
+	if newest.IsZero() { // every record is after now: keep them all
+		return records, nil
 	}
 	cutoff := newest.AddDate(0, -months, 0)
 	for _, r := range records {
@@ -52,31 +57,32 @@ type Pruned struct {
 // "2026-01.jsonl".
 func ArchiveName(t time.Time) string { return t.UTC().Format("2006-01") + ".jsonl" }
 
-// PruneHistory keeps the history file at path to its last months months
-// (SplitHistory): the older records go, each appended to the archive of
-// its month in the directory archive (ArchiveName: a history file of its
-// own, read by every history command), or are dropped when archive is
-// "". A month's archive is written once, as its records age out, and
-// then not again, so each file stays the size of one month and a git
-// branch holding them grows by what was added (text that only grows is
-// what git stores as deltas). The archives are written before the history
-// is rewritten (by a rename), so a prune cut short leaves every record
-// in the history, its archive or both, never in neither; a record already
-// in its archive (same run id and date) is not written twice, so running
-// the prune again completes it. months must be positive.
-func PruneHistory(path string, months int, archive string) (Pruned, error) {
+// PruneHistory keeps the history file at path, whose records are recs
+// (as ReadHistory read them), to its last months months before the newest
+// record not after now (SplitHistory): the older records go, each
+// appended to the archive of its month in the directory archive
+// (ArchiveName: a history file of its own, read by every history
+// command), or are dropped when archive is "". A month's archive is
+// written once, as its records age out, and then not again, so each file
+// stays the size of one month and a git branch holding them grows by
+// what was added (text that only grows is what git stores as deltas).
+// The archives are written before the history is rewritten (by a
+// rename), and an append that fails is cut back off, so a prune cut short
+// leaves every record in the history, its archive or both, never in
+// neither, and no broken line; a record already in its archive (the same
+// JSON line) is not written twice, so running the prune again completes
+// it. months must be positive. Its errors are writing's: the records were
+// read and checked before.
+func PruneHistory(path string, recs []Record, months int, archive string, now time.Time) (Pruned, error) {
 	if months <= 0 {
 		return Pruned{}, fmt.Errorf("prune: months %d: want 1 or more", months)
 	}
-	recs, err := ReadHistory(path)
-	if err != nil {
-		return Pruned{}, err
-	}
-	kept, older := SplitHistory(recs, months)
+	kept, older := SplitHistory(recs, months, now)
 	p := Pruned{Kept: len(kept), Moved: len(older)}
 	if len(older) == 0 {
 		return p, nil
 	}
+	var err error
 	if archive != "" {
 		if p.Archives, err = archiveRecords(archive, older); err != nil {
 			return Pruned{}, err
@@ -111,19 +117,23 @@ func archiveRecords(dir string, recs []Record) ([]string, error) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return written, fmt.Errorf("prune: archive: %w", err)
 		}
-		type key struct {
-			run  string
-			date int64
-		}
-		have := map[key]bool{}
+		// A record is in the archive when its JSON line is: a prune cut
+		// short and run again finds the very records it wrote, run id or
+		// none.
+		have := map[string]bool{}
 		for _, o := range old {
-			if o.RunID != "" {
-				have[key{o.RunID, o.Date.UnixNano()}] = true
+			if b, err := json.Marshal(o); err == nil {
+				have[string(b)] = true
 			}
 		}
 		var add []Record
 		for _, r := range byMonth[n] {
-			if r.RunID == "" || !have[key{r.RunID, r.Date.UnixNano()}] {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return written, fmt.Errorf("prune: history record: %w", err)
+			}
+			if !have[string(b)] {
+				have[string(b)] = true
 				add = append(add, r)
 			}
 		}
@@ -166,7 +176,19 @@ func appendRecords(path string, recs []Record) error {
 	if err != nil {
 		return err
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
 	_, werr := f.Write(b.Bytes())
 	serr := f.Sync()
+	if werr != nil || serr != nil {
+		// A write cut short (the disk full) leaves no broken line: the
+		// file is what it was.
+		if terr := f.Truncate(st.Size()); terr != nil {
+			werr = errors.Join(werr, fmt.Errorf("cutting the failed write back off: %w", terr))
+		}
+	}
 	return errors.Join(werr, serr, f.Close())
 }

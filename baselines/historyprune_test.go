@@ -1,11 +1,14 @@
 package baselines
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 // TestPruneHistory: 100 nights from 2026-01-01; pruned to 2 months the
@@ -23,7 +26,7 @@ func TestPruneHistory(t *testing.T) {
 		}
 	}
 	archive := filepath.Join(dir, "archive")
-	p, err := PruneHistory(path, 2, archive)
+	p, err := prune(t, path, 2, archive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestPruneHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := PruneHistory(path, 2, archive); err != nil {
+	if _, err := prune(t, path, 2, archive); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := ReadHistory(jan); len(again) != 31 {
@@ -82,31 +85,160 @@ func TestPruneHistory(t *testing.T) {
 
 	// Nothing old enough: nothing changes; without an archive the old
 	// records are dropped.
-	p, err = PruneHistory(path, 6, archive)
+	p, err = prune(t, path, 6, archive)
 	if err != nil || p.Moved != 0 || len(p.Archives) != 0 {
 		t.Errorf("prune to 6 months of 2: %+v %v", p, err)
 	}
-	p, err = PruneHistory(path, 1, "")
+	p, err = prune(t, path, 1, "")
 	if left, _ := ReadHistory(path); err != nil || p.Moved == 0 || len(left) != p.Kept || len(p.Archives) != 0 {
 		t.Errorf("prune without an archive: %+v %v, %d left", p, err, len(left))
 	}
-	if _, err := PruneHistory(path, 0, archive); err == nil {
+	if _, err := PruneHistory(path, nil, 0, archive, time.Time{}); err == nil {
 		t.Error("prune to 0 months accepted")
 	}
-	if _, err := PruneHistory(filepath.Join(dir, "missing.jsonl"), 1, archive); err == nil {
-		t.Error("a missing history was pruned")
+}
+
+// prune is PruneHistory of the file as ReadHistory reads it, now 2027.
+func prune(t *testing.T, path string, months int, archive string) (Pruned, error) {
+	t.Helper()
+	recs, err := ReadHistory(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return PruneHistory(path, recs, months, archive, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 func TestSplitHistory(t *testing.T) {
 	t.Parallel()
 	recs := records("aaaaaaaaaaaa", 40, 1, day0, flat(1000), flat(0.004))
 	slices.Reverse(recs) // any order: the newest is found
-	kept, older := SplitHistory(recs, 1)
+	kept, older := SplitHistory(recs, 1, time.Time{})
 	if len(kept)+len(older) != 40 || len(older) != 8 || !kept[0].Date.Equal(recs[0].Date) {
 		t.Errorf("kept %d (first %v), older %d", len(kept), kept[0].Date, len(older))
 	}
-	if k, o := SplitHistory(recs, 0); len(k) != 40 || o != nil {
+	if k, o := SplitHistory(recs, 0, time.Time{}); len(k) != 40 || o != nil {
 		t.Errorf("months 0: %d kept, %d older", len(k), len(o))
+	}
+}
+
+// TestDirectionFromRecords: a metric the gate decided better higher
+// (customBiggerIsBetter's "score") drifts for the worse when it drops,
+// though its name alone would say lower is better; records of a default
+// metric carry no direction.
+func TestDirectionFromRecords(t *testing.T) {
+	t.Parallel()
+	recs := records("aaaaaaaaaaaa", 12, 1, day0, flat(1000), flat(0.004))
+	for i := range recs {
+		v := 100.0
+		if i >= 6 {
+			v = 50
+		}
+		recs[i].Cells = append(recs[i].Cells, RecordCell{Cell: recs[i].Cells[0].Cell, Target: "candidate", Metric: "score", Mean: v, HalfWidth: 1, N: 5})
+		recs[i].HigherBetter = map[string]bool{"score": true}
+	}
+	d := AnalyzeDrift(recs, ChangePointOptions{})
+	var found bool
+	for _, f := range d.Findings {
+		if f.Metric == "score" {
+			found = true
+			if !f.Worse {
+				t.Errorf("score halved, declared better higher: not worse: %+v", f)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no change point in score")
+	}
+	if !recs[0].HigherIsBetter("score") || !recs[0].HigherIsBetter("rps") || recs[0].HigherIsBetter("p95") {
+		t.Error("Record.HigherIsBetter: want the declared direction, else the name's")
+	}
+}
+
+// TestNewRecordDirections: the record keeps the directions the gate
+// declared against the metric's name, and only those.
+func TestNewRecordDirections(t *testing.T) {
+	t.Parallel()
+	res := &Results{Env: Environment{Start: day0}}
+	s := gate.Summary{N: 3, Mean: 10, HalfWidth: 1}
+	c := gate.Comparison{Cells: []gate.CellResult{{Key: gate.CellKey{Class: "b"}, Decisions: []gate.Decision{
+		{Metric: "score", Baseline: s, Candidate: s}, {Metric: "sec/op", Baseline: s, Candidate: s}, {Metric: "B/s", Baseline: s, Candidate: s},
+	}}}}
+	c.Settings.HigherBetterFor = map[gate.Metric]bool{"score": true, "B/s": true, "sec/op": false}
+	r := NewRecord(res, c)
+	if len(r.HigherBetter) != 1 || !r.HigherBetter["score"] {
+		t.Errorf("HigherBetter %v, want score alone (B/s and sec/op go by their names)", r.HigherBetter)
+	}
+}
+
+// TestPruneHistoryRobust: a record dated after now moves no cut; a record
+// without a run id archived by a prune cut short is not archived twice; an
+// append that fails (to /dev/full) is an error.
+func TestPruneHistoryRobust(t *testing.T) {
+	t.Parallel()
+	recs := records("aaaaaaaaaaaa", 90, 1, day0, flat(1000), flat(0.004))
+	now := recs[89].Date.Add(time.Hour)
+	future := recs[0]
+	future.Date, future.RunID = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), "future"
+	kept, older := SplitHistory(append(slices.Clone(recs), future), 1, now)
+	if len(kept) != 30 || len(older) != 61 {
+		t.Errorf("a record of 2099 moved the cut: %d kept, %d older; want 30 (Mar 3 to 31, the cut of Mar 31 less a month, and 2099) and 61", len(kept), len(older))
+	}
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "h.jsonl")
+	for i := range recs {
+		recs[i].RunID = ""
+		if err := AppendHistory(path, recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "archive")
+	all, _ := ReadHistory(path)
+	if _, err := PruneHistory(path, all, 1, archive, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, orig, 0o644); err != nil { // as a crash before the rename leaves it
+		t.Fatal(err)
+	}
+	if _, err := PruneHistory(path, all, 1, archive, now); err != nil {
+		t.Fatal(err)
+	}
+	if jan, _ := ReadHistory(filepath.Join(archive, "2026-01.jsonl")); len(jan) != 31 {
+		t.Errorf("January archived %d times over: %d records, want 31", len(jan)/31, len(jan))
+	}
+
+	if _, err := os.Stat("/dev/full"); err == nil {
+		if err := appendRecords("/dev/full", recs[:1]); err == nil {
+			t.Error("an append to /dev/full reported no error")
+		}
+	}
+}
+
+// TestWriteFile: the file is 0644, and a rename that fails (onto a
+// directory) leaves no temporary file beside it.
+func TestWriteFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "{}\n"); return err }
+	if err := WriteFile(path, write); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v (%v), want 0644", fi.Mode(), err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, "full"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(sub, write); err == nil {
+		t.Fatal("a rename onto a non-empty directory reported no error")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }

@@ -586,7 +586,9 @@ func Write(dir string, r *Results) error {
 
 // WriteFile writes path through a temporary file in the same directory and
 // renames it into place, so a reader sees the old file or the new one,
-// never half of one.
+// never half of one. The file is readable by all (0644), as a file
+// created by hand is; the temporary file goes whatever fails (a rename
+// onto a directory included).
 func WriteFile(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
@@ -594,11 +596,17 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	}
 	werr := write(tmp)
 	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	err = errors.Join(werr, cerr)
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
 	}
-	return os.Rename(tmp.Name(), path)
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // Read loads a results file, refusing versions this code does not know.

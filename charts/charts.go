@@ -185,8 +185,19 @@ func niceTicks(lo, hi float64, n int) ([]float64, float64) {
 	step := niceNum(niceNum(hi-lo, false)/float64(max(n-1, 1)), true)
 	first := math.Floor(lo/step + 1e-9)
 	last := math.Ceil(hi/step - 1e-9)
+	count := last - first + 1
+	if !(count >= 1 && count <= float64(4*max(n, 1)+4)) || first+1 == first {
+		// The step is below the values' precision (means of 1e17 a few
+		// units apart: k+1 == k, and counting from first to last would
+		// never end), or not a number: the range's ends are the ticks.
+		if !(hi > lo) || !finite(hi-lo) {
+			return []float64{lo}, 0
+		}
+		return []float64{lo, hi}, hi - lo
+	}
 	var ticks []float64
-	for k := first; k <= last; k++ {
+	for i := 0; i < int(count); i++ {
+		k := first + float64(i)
 		v := k * step
 		// k*step of a decimal step is not exact: round to the step's
 		// precision so ticks print and compare as the numbers they are.

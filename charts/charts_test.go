@@ -621,3 +621,24 @@ func TestMermaidHostileNamesStayInside(t *testing.T) {
 		}
 	}
 }
+
+// TestNiceTicksBounded: means a few units apart at 1e17 (a step below the
+// values' precision, where counting ticks by k++ never ends) and ranges
+// that are not numbers give a few ticks, not a loop.
+func TestNiceTicksBounded(t *testing.T) {
+	t.Parallel()
+	for _, c := range [][2]float64{{1e17, 1e17 + 16}, {1e300, 1.0000000000001e300}, {-1e308, 1e308}, {5, 5}, {0, 0}} {
+		ticks, _ := niceTicks(c[0], c[1], 6)
+		if len(ticks) == 0 || len(ticks) > 28 {
+			t.Errorf("niceTicks(%g, %g): %d ticks", c[0], c[1], len(ticks))
+		}
+	}
+	var b strings.Builder
+	ch := Chart{Title: "big", Series: []Series{{Name: "s", Points: []Point{{X: 1, Y: 1e17, Lo: 1e17, Hi: 1e17}, {X: 2, Y: 1e17 + 16, Lo: 1e17 + 16, Hi: 1e17 + 16}}}}}
+	if err := SVG(&b, ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := TimelineSVG(&b, Timeline{Series: ch.Series}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -27,7 +27,6 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/decide"
-	"github.com/benchgate/benchgate/gate"
 )
 
 // The formats.
@@ -52,11 +51,6 @@ type Source struct {
 	// results file gives one record.
 	History bool
 	Records []baselines.Record
-	// HigherBetterFor is the direction of the metrics whose direction the
-	// results' gate section declares (a Go benchmark's custom units), as
-	// decide.Rules reads it; nil for a history, whose direction is the
-	// metric's own (gate.Metric.HigherIsBetter), as drift takes it.
-	HigherBetterFor map[gate.Metric]bool
 }
 
 // undated stands in for the start time that results compared from files
@@ -83,8 +77,7 @@ func FromResults(res *baselines.Results, name string) (Source, error) {
 	if opt.Date.Equal(undated) {
 		rec.Date = time.Time{}
 	}
-	settings, _ := decide.Rules(res)
-	return Source{Name: name, Records: []baselines.Record{rec}, HigherBetterFor: settings.HigherBetterFor}, nil
+	return Source{Name: name, Records: []baselines.Record{rec}}, nil
 }
 
 // FromHistory is the source of a history's records (baselines.ReadHistory)
@@ -263,14 +256,13 @@ type row struct {
 // name would be one benchmark, so they are an error, not a merge.
 func rowsOf(src Source, r baselines.Record, o Options) ([]row, error) {
 	target := o.target()
-	higher := gate.Settings{HigherBetterFor: src.HigherBetterFor}
 	named := map[string]baselines.Cell{}
 	var rows []row
 	for _, c := range r.Cells {
 		if c.Target != target {
 			continue
 		}
-		if o.Format == GAB && higher.HigherIsBetter(gate.Metric(c.Metric)) != (o.Direction == "bigger") {
+		if o.Format == GAB && r.HigherIsBetter(c.Metric) != (o.Direction == "bigger") {
 			continue
 		}
 		name := c.Cell.String()

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
-	"github.com/benchgate/benchgate/gate"
 )
 
 // HistorySeries is one series of a history as History shows it.
@@ -62,7 +61,7 @@ func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePoi
 	worse := 0
 	for _, cp := range cps {
 		marks[cp.Index] = cp
-		if isWorse(k.Metric, cp) {
+		if isWorse(s.HigherIsBetter, cp) {
 			worse++
 		}
 	}
@@ -89,7 +88,7 @@ func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePoi
 		mark := ""
 		if cp, ok := marks[i]; ok {
 			mark = fmt.Sprintf("◀ change %s (%s → %s, p %s)", percent(cp.Change), sig4(cp.Before), sig4(cp.After), pValue(cp.PValue))
-			if isWorse(k.Metric, cp) {
+			if isWorse(s.HigherIsBetter, cp) {
 				mark += " WORSE"
 			}
 		}
@@ -144,10 +143,10 @@ func leftTable(b *strings.Builder, lines []string) {
 	}
 }
 
-// isWorse says whether a change point is for the worse by the metric's
-// direction, as drift detection decides it.
-func isWorse(metric string, cp baselines.ChangePoint) bool {
-	return cp.Change != 0 && (cp.Change < 0) == gate.Metric(metric).HigherIsBetter()
+// isWorse says whether a change point is for the worse in a series whose
+// metric is better higher or not (baselines.Series.HigherIsBetter).
+func isWorse(higher bool, cp baselines.ChangePoint) bool {
+	return cp.Change != 0 && (cp.Change < 0) == higher
 }
 
 // scenarioName names a series' scenario and profile: "demo-api

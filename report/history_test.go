@@ -14,7 +14,7 @@ import (
 // unknown and the fifth has one repetition and no baseline commit.
 func trendSeries() baselines.Series {
 	s := baselines.Series{Key: baselines.SeriesKey{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly",
-		Cell: baselines.Cell{Class: "Q01", Concurrency: 8}, Target: "candidate", Metric: "rps"}}
+		Cell: baselines.Cell{Class: "Q01", Concurrency: 8}, Target: "candidate", Metric: "rps"}, HigherIsBetter: true}
 	for i, p := range []struct {
 		cand, base string
 		mean, hw   float64

@@ -3,6 +3,7 @@ package site
 import (
 	"errors"
 	"fmt"
+	"github.com/benchgate/benchgate/internal/fsx"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,16 +22,25 @@ import (
 // dir may be missing (it is created, its parent too), an empty directory,
 // or a directory holding Marker (a site Build wrote). Anything else is
 // refused, naming dir: a file, a symbolic link, a directory of other
-// things (so a mistyped -out never deletes a home directory).
+// things (so a mistyped -out never deletes a home directory), the root,
+// the working directory or one holding it.
+//
+// Records of more than MaxCells cells are refused (CellsError) before
+// anything is written. Each page is written as it is rendered, so the
+// site is never in memory whole; the Site returned has no Files.
 func Build(dir string, records []baselines.Record, opt Options) (*Site, error) {
 	if err := CheckOut(dir); err != nil {
 		return nil, err
 	}
-	s, err := Render(records, opt)
+	m, err := newModel(records, opt)
 	if err != nil {
 		return nil, err
 	}
-	return s, write(dir, s)
+	s := m.site()
+	if err := write(dir, func(emit func(string, []byte) error) error { return m.render(s, emit) }); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // CheckOut refuses an output directory Build must not replace, as Build
@@ -40,7 +50,16 @@ func CheckOut(dir string) error {
 	if dir == "" {
 		return errors.New("-out: want a directory to write the site into")
 	}
-	fi, err := os.Lstat(dir)
+	// The site is written beside dir, in its parent: "." has to be
+	// resolved to have one.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", dir, err)
+	}
+	if filepath.Dir(abs) == abs {
+		return fmt.Errorf("-out %s: the root directory, which a site cannot replace: give a directory of its own, such as public", dir)
+	}
+	fi, err := os.Lstat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -51,30 +70,64 @@ func CheckOut(dir string) error {
 	case !fi.IsDir():
 		return fmt.Errorf("-out %s: a file, not a directory", dir)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, Marker)); err == nil {
-		return nil
+	if _, err := os.Lstat(filepath.Join(abs, Marker)); err != nil {
+		entries, err := os.ReadDir(abs)
+		if err != nil {
+			return fmt.Errorf("-out %s: %w", dir, err)
+		}
+		if len(entries) > 0 {
+			return fmt.Errorf("-out %s: a directory that holds no benchgate site (no %s) and is not empty: refusing to replace it; give a new or empty directory", dir, Marker)
+		}
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("-out %s: %w", dir, err)
-	}
-	if len(entries) > 0 {
-		return fmt.Errorf("-out %s: a directory that holds no benchgate site (no %s) and is not empty: refusing to replace it; give a new or empty directory", dir, Marker)
+	if holdsWorkingDir(fi) {
+		return fmt.Errorf("-out %s: the working directory, or one holding it: the site replaces -out by renaming the old one away, "+
+			"which would leave the working directory (and a shell's in it) removed; run from the directory above it, with -out and its name", dir)
 	}
 	return nil
 }
 
-// write writes s into a new directory beside dir and renames it into
-// dir's place.
-func write(dir string, s *Site) (err error) {
-	dir = filepath.Clean(dir)
+// holdsWorkingDir says whether the directory fi is the working directory
+// or one of its parents.
+func holdsWorkingDir(fi fs.FileInfo) bool {
+	wd, err := os.Getwd()
+	if err != nil {
+		return false // removed already: nothing to strand
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real // its parents, not a symbolic link's
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if di, err := os.Stat(d); err == nil && os.SameFile(di, fi) {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
+// write writes the files fill hands to emit into a new directory beside
+// dir and renames it into dir's place. Errors name dir as given.
+func write(name string, fill func(emit func(path string, data []byte) error) error) (err error) {
+	dir, err := filepath.Abs(name)
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", name, err)
+	}
 	parent, base := filepath.Dir(dir), filepath.Base(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("-out %s: %w", dir, err)
+	// The directories made for -out's parent go again when the build
+	// fails: a failed build leaves nothing.
+	madeDirs, err := fsx.Mkdirs(parent)
+	defer func() {
+		if err != nil {
+			fsx.Rmdirs(madeDirs)
+		}
+	}()
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", name, err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
 	if err != nil {
-		return fmt.Errorf("-out %s: %w", dir, err)
+		return fmt.Errorf("-out %s: %w", name, err)
 	}
 	defer func() {
 		if err != nil {
@@ -82,38 +135,42 @@ func write(dir string, s *Site) (err error) {
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("-out %s: %w", dir, err)
+		return fmt.Errorf("-out %s: %w", name, err)
 	}
 	made := map[string]bool{}
-	for _, f := range s.Files {
-		if !filepath.IsLocal(filepath.FromSlash(f.Path)) || strings.Contains(f.Path, "\\") {
-			return fmt.Errorf("site: refusing file name %q", f.Path) // Render makes none such
+	err = fill(func(p string, data []byte) error {
+		if !filepath.IsLocal(filepath.FromSlash(p)) || strings.Contains(p, "\\") {
+			return fmt.Errorf("site: refusing file name %q", p) // render makes none such
 		}
-		path := filepath.Join(tmp, filepath.FromSlash(f.Path))
+		path := filepath.Join(tmp, filepath.FromSlash(p))
 		if d := filepath.Dir(path); !made[d] {
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return fmt.Errorf("-out %s: %w", dir, err)
+				return fmt.Errorf("-out %s: %w", name, err)
 			}
 			made[d] = true
 		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-			return fmt.Errorf("-out %s: %w", dir, err)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("-out %s: %w", name, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	var old string
 	if _, err := os.Lstat(dir); err == nil {
 		// Check again: the directory may have changed since Build looked.
-		if err := CheckOut(dir); err != nil {
+		if err := CheckOut(name); err != nil {
 			return err
 		}
 		aside, err := os.MkdirTemp(parent, "."+base+".old-")
 		if err != nil {
-			return fmt.Errorf("-out %s: %w", dir, err)
+			return fmt.Errorf("-out %s: %w", name, err)
 		}
 		old = filepath.Join(aside, base)
 		if err := os.Rename(dir, old); err != nil {
 			os.Remove(aside)
-			return fmt.Errorf("-out %s: moving the old site aside: %w", dir, err)
+			return fmt.Errorf("-out %s: moving the old site aside: %w", name, err)
 		}
 		defer os.RemoveAll(aside)
 	}
@@ -121,7 +178,7 @@ func write(dir string, s *Site) (err error) {
 		if old != "" {
 			_ = os.Rename(old, dir) // put the old site back
 		}
-		return fmt.Errorf("-out %s: %w", dir, err)
+		return fmt.Errorf("-out %s: %w", name, err)
 	}
 	return nil
 }

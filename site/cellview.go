@@ -150,37 +150,46 @@ func (mt *metric) latestAt(target string, date time.Time) (baselines.DriftFindin
 }
 
 func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseChanges []baselineChange, withTime bool) metricView {
-	mv := metricView{ID: id + "-" + idPart(mt.name), Name: show(mt.name), Direction: direction(mt.name), Changes: len(mt.findings)}
+	mv := metricView{ID: id + "-" + idPart(mt.name), Name: show(mt.name), Direction: direction(mt.higherIsBetter()), Changes: len(mt.findings)}
 
 	// The table: one row per run of the section.
-	index := func(s *baselines.Series) map[runKey]baselines.SeriesPoint {
-		out := map[runKey]baselines.SeriesPoint{}
+	index := func(s *series) map[int]baselines.SeriesPoint {
+		out := map[int]baselines.SeriesPoint{}
 		if s != nil {
-			for _, p := range s.Points {
-				out[runKey{p.Date.UnixNano(), p.RunID}] = p
+			for j, p := range s.Points {
+				out[s.recs[j]] = p
 			}
 		}
 		return out
 	}
 	cand, base := index(mt.candidate), index(mt.baseline)
 	var means []float64
-	for _, s := range []*baselines.Series{mt.candidate, mt.baseline} {
+	for _, s := range []*series{mt.candidate, mt.baseline} {
 		if s != nil {
 			means = append(means, s.Means()...)
 		}
 	}
 	d := decimals(means...)
-	marks := map[runKey][]string{}
-	markKinds := map[runKey]string{}
+	// A change point is marked on the first run after it, a baseline
+	// change on the run that has the new baseline.
+	marks := map[int][]string{}
+	markKinds := map[int]string{}
 	for _, f := range mt.findings {
-		k := runKey{f.ToDate.UnixNano(), ""}
+		s := mt.candidate
+		if f.Target == "baseline" {
+			s = mt.baseline
+		}
+		if s == nil || f.Change.Index >= len(s.recs) {
+			continue // not a change point of this metric's series: drift finds none such
+		}
+		k := s.recs[f.Change.Index]
 		marks[k] = append(marks[k], fmt.Sprintf("%s change %s (%s)", f.Target, percent(f.Change.Change), kind(f)))
 		if kind(f) == "worse" || markKinds[k] == "" {
 			markKinds[k] = kind(f)
 		}
 	}
 	for _, bc := range baseChanges {
-		k := runKey{bc.to.date.UnixNano(), ""}
+		k := bc.to.rec
 		marks[k] = append(marks[k], "baseline now "+show(shortCommit(bc.to.baseline)))
 		if markKinds[k] == "" {
 			markKinds[k] = "neutral"
@@ -188,9 +197,8 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 	}
 	var rows []tableRow
 	for _, r := range sec.runs {
-		k := runKey{r.date.UnixNano(), r.runID}
-		cp, cok := cand[k]
-		bp, bok := base[k]
+		cp, cok := cand[r.rec]
+		bp, bok := base[r.rec]
 		if !cok && !bok {
 			continue
 		}
@@ -201,9 +209,7 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 		if bok {
 			row.BaseMean, row.BaseN = meanHW(bp, d), strconv.Itoa(bp.N)
 		}
-		dk := runKey{r.date.UnixNano(), ""}
-		row.Mark, row.MarkKind = show(strings.Join(marks[dk], "; ")), markKinds[dk]
-		delete(marks, dk)
+		row.Mark, row.MarkKind = show(strings.Join(marks[r.rec], "; ")), markKinds[r.rec]
 		rows = append(rows, row)
 	}
 	mv.Nights, mv.RowsHTML = len(rows), rowsHTML(rows)
@@ -216,7 +222,7 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 	}
 	for _, s := range []struct {
 		name   string
-		series *baselines.Series
+		series *series
 	}{{"baseline", mt.baseline}, {"candidate", mt.candidate}} {
 		cs := charts.Series{Name: s.name}
 		if s.series != nil {

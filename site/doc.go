@@ -15,8 +15,9 @@
 // fingerprint and profile form a section of their own, as drift
 // detection keeps them apart.
 //
-// Render is pure: records in, files out. Build writes them into a
-// directory, replacing an earlier build in one rename. Every text of the
+// Render is pure: records in, files out. Build writes each file as it
+// is rendered into a new directory, and replaces an earlier build with
+// it in one rename. A site has at most MaxCells cells. Every text of the
 // site that a history file holds (scenario, cell, commits, machine) is
 // written by html/template, so it is shown, never run.
 package site

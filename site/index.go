@@ -83,7 +83,7 @@ func (m *model) index(s *Site) indexView {
 		if sv == nil {
 			sv = &scenarioView{Name: scenarioName(c.id.scenario)}
 			for _, mt := range m.scenario[c.id.scenario] {
-				sv.Metrics = append(sv.Metrics, metricHead{Name: show(mt), Direction: direction(mt)})
+				sv.Metrics = append(sv.Metrics, metricHead{Name: show(mt), Direction: direction(m.higher[c.id.scenario][mt])})
 			}
 			byScenario[c.id.scenario] = sv
 			names = append(names, c.id.scenario)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
-	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -41,11 +40,25 @@ const Marker = ".benchgate-site"
 // date order) under opt: the index, one page per cell, the style sheet,
 // Marker, and .nojekyll (GitHub Pages then serves the files as they are).
 // Records of no cell give an index that says there is nothing yet.
+// Records of more than MaxCells cells are refused (CellsError).
 func Render(records []baselines.Record, opt Options) (*Site, error) {
 	m, err := newModel(records, opt)
 	if err != nil {
 		return nil, err
 	}
+	s := m.site()
+	err = m.render(s, func(path string, data []byte) error {
+		s.Files = append(s.Files, File{Path: path, Data: slices.Clone(data)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// site is the Site of the model, without its files.
+func (m *model) site() *Site {
 	s := &Site{Records: len(m.records), Dropped: m.dropped, Cells: len(m.cells)}
 	for i, r := range m.records {
 		if i == 0 || r.Date.Before(s.From) {
@@ -55,26 +68,43 @@ func Render(records []baselines.Record, opt Options) (*Site, error) {
 			s.To = r.Date
 		}
 	}
+	return s
+}
+
+// render renders the site's files one by one, each handed to emit (its
+// data valid until emit returns), and counts them into s: Build writes
+// each page as it is made, so that a site is never all in memory.
+func (m *model) render(s *Site, emit func(path string, data []byte) error) error {
+	put := func(path string, data []byte) error {
+		s.size += int64(len(data))
+		return emit(path, data)
+	}
 	idx := m.index(s)
 	s.Worse = idx.Worse
 	var b bytes.Buffer
 	if err := templates.ExecuteTemplate(&b, "index.html", idx); err != nil {
-		return nil, fmt.Errorf("index.html: %w", err)
+		return fmt.Errorf("index.html: %w", err)
 	}
-	s.Files = append(s.Files,
-		File{Path: Marker, Data: []byte("benchgate history site: this directory is replaced as a whole by \"benchgate history site\"\n")},
-		File{Path: ".nojekyll", Data: []byte{}},
-		File{Path: "site.css", Data: styleSheet},
-		File{Path: "index.html", Data: slices.Clone(b.Bytes())},
-	)
+	for _, f := range []File{
+		{Path: Marker, Data: []byte("benchgate history site: this directory is replaced as a whole by \"benchgate history site\"\n")},
+		{Path: ".nojekyll", Data: []byte{}},
+		{Path: "site.css", Data: styleSheet},
+		{Path: "index.html", Data: b.Bytes()},
+	} {
+		if err := put(f.Path, f.Data); err != nil {
+			return err
+		}
+	}
 	for _, c := range m.cells {
 		b.Reset()
 		if err := templates.ExecuteTemplate(&b, "cell.html", m.cellView(c)); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.page, err)
+			return fmt.Errorf("%s: %w", c.page, err)
 		}
-		s.Files = append(s.Files, File{Path: c.page, Data: slices.Clone(b.Bytes())})
+		if err := put(c.page, b.Bytes()); err != nil {
+			return err
+		}
 	}
-	return s, nil
+	return nil
 }
 
 // link is a text and, when the site has a repository, where it points.
@@ -188,8 +218,8 @@ func pValue(p float64) string {
 }
 
 // direction says which way a metric improves, as drift judges it.
-func direction(metric string) string {
-	if gate.Metric(metric).HigherIsBetter() {
+func direction(higher bool) string {
+	if higher {
 		return "higher is better"
 	}
 	return "lower is better"

@@ -26,6 +26,10 @@ type Options struct {
 	// newest record (0: every record), so that a site built every night
 	// from a history that only grows stays the same size.
 	Months int
+	// Now caps the newest record Months counts back from
+	// (baselines.SplitHistory): one dated later (a wrong clock) does not
+	// empty the site. Zero puts no cap.
+	Now time.Time
 	// ChangePoints are the knobs of change-point detection, as history
 	// drift takes them.
 	ChangePoints baselines.ChangePointOptions
@@ -45,6 +49,42 @@ func (o Options) Check() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// MaxCells bounds the distinct cells (scenario and cell) of the records
+// a site shows, each a page: as many as one run may hold
+// (baselines.MaxCells). A page is 8 KB or more and a history may hold
+// 2,000,000 values (baselines.MaxHistoryCells), so without it one record
+// of 20,000 cells made 20,000 pages, 169 MB on disk; at the bound a site
+// of one record is 10,000 pages, about 85 MB.
+const MaxCells = baselines.MaxCells
+
+// CellsError refuses a site of more than MaxCells cells, before anything
+// is rendered or written.
+type CellsError struct {
+	// Cells are the distinct cells of the Records shown; Months is
+	// Options.Months.
+	Cells, Records, Months int
+}
+
+func (e *CellsError) Error() string {
+	shown := fmt.Sprintf("the history's %d record(s)", e.Records)
+	if e.Months > 0 {
+		shown = fmt.Sprintf("the %d record(s) of the last %d month(s)", e.Records, e.Months)
+	}
+	return fmt.Sprintf("site: %s hold %d distinct cells (scenario and cell), each a page; a site holds at most %d: "+
+		"keep fewer months (-months), or give a history of fewer scenarios or cells", shown, e.Cells, MaxCells)
+}
+
+// countCells counts the distinct cells of records.
+func countCells(records []baselines.Record) int {
+	seen := map[cellID]bool{}
+	for _, r := range records {
+		for _, c := range r.Cells {
+			seen[cellID{r.Scenario, c.Cell}] = true
+		}
+	}
+	return len(seen)
 }
 
 // repoBase is the validated RepoURL without a trailing "/", "" for none:
@@ -89,6 +129,8 @@ type File struct {
 
 // Site is a rendered site: its files and what it was made of.
 type Site struct {
+	// Files are Render's, in the order made. Build's Site has none: it
+	// writes each file as it is made.
 	Files []File
 	// Records are the records the site shows; Dropped those older than
 	// Options.Months left out. From and To are the dates of the oldest
@@ -98,16 +140,12 @@ type Site struct {
 	// Cells counts the cells (scenario and cell), each a page; Worse
 	// those whose latest change is for the worse.
 	Cells, Worse int
+
+	size int64 // of all files
 }
 
 // Bytes is the size of all the site's files together.
-func (s *Site) Bytes() int64 {
-	var n int64
-	for _, f := range s.Files {
-		n += int64(len(f.Data))
-	}
-	return n
-}
+func (s *Site) Bytes() int64 { return s.size }
 
 // cellID names a cell of the site: one page.
 type cellID struct {
@@ -120,16 +158,21 @@ type sectionID struct {
 	profile, fingerprint string
 }
 
-// run is one record as a section sees it.
+// run is one record as a section sees it. rec, the record's index in
+// model.records, names it: two records may share a date and have no run
+// id, and each is a run of its own.
 type run struct {
+	rec            int
 	date           time.Time
 	runID          string
 	baseline, cand string
 }
 
-type runKey struct {
-	date  int64
-	runID string
+// series is a series of the history with, for each point, the index in
+// model.records of the record it came from.
+type series struct {
+	*baselines.Series
+	recs []int
 }
 
 // section is the series of one cell on one machine fingerprint and
@@ -146,8 +189,16 @@ type section struct {
 // change points found in them.
 type metric struct {
 	name                string
-	baseline, candidate *baselines.Series
+	baseline, candidate *series
 	findings            []baselines.DriftFinding // both targets, by date
+}
+
+// higherIsBetter is the metric's direction, as its series have it.
+func (mt *metric) higherIsBetter() bool {
+	if mt.candidate != nil {
+		return mt.candidate.HigherIsBetter
+	}
+	return mt.baseline != nil && mt.baseline.HigherIsBetter
 }
 
 // cell is one page of the site.
@@ -161,11 +212,14 @@ type cell struct {
 type model struct {
 	opt      Options
 	repo     string
-	records  []baselines.Record
+	records  []baselines.Record // in date order, as HistorySeries orders points
 	dropped  int
 	drift    baselines.DriftResult
 	cells    []*cell
 	scenario map[string][]string // a scenario's metrics, in report order
+	// higher is a scenario's metrics' directions, as its newest series
+	// have them (baselines.Series.HigherIsBetter).
+	higher map[string]map[string]bool
 }
 
 func newModel(records []baselines.Record, opt Options) (*model, error) {
@@ -173,7 +227,15 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 		return nil, err
 	}
 	repo, _ := repoBase(opt.RepoURL)
-	kept, older := baselines.SplitHistory(records, opt.Months)
+	kept, older := baselines.SplitHistory(records, opt.Months, opt.Now)
+	if n := countCells(kept); n > MaxCells {
+		return nil, &CellsError{Cells: n, Records: len(kept), Months: opt.Months}
+	}
+	// HistorySeries puts a series' points in date order, records of one
+	// date in the order given: the records sorted the same way give each
+	// point its record, and each record is a run of its own.
+	kept = slices.Clone(kept)
+	slices.SortStableFunc(kept, func(a, b baselines.Record) int { return a.Date.Compare(b.Date) })
 	dropped := len(older)
 	m := &model{opt: opt, repo: repo, records: kept, dropped: dropped, scenario: map[string][]string{}}
 	m.drift = baselines.AnalyzeDrift(kept, opt.ChangePoints)
@@ -193,13 +255,23 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 	}
 
 	all := baselines.HistorySeries(kept)
+	pointRecs := map[baselines.SeriesKey][]int{}
+	for i, r := range kept {
+		for _, c := range r.Cells {
+			k := baselines.SeriesKey{Fingerprint: r.Fingerprint, Scenario: r.Scenario, Profile: r.Profile, Cell: c.Cell, Target: c.Target, Metric: c.Metric}
+			pointRecs[k] = append(pointRecs[k], i)
+		}
+	}
 	byScenario := map[string][]baselines.Series{}
 	cells := map[cellID]*cell{}
 	sections := map[cellID]map[sectionID]*section{}
 	for i := range all {
-		s := &all[i]
+		s := &series{Series: &all[i], recs: pointRecs[all[i].Key]}
+		if len(s.recs) != len(s.Points) {
+			return nil, fmt.Errorf("site: series %v: %d points of %d records", s.Key, len(s.Points), len(s.recs)) // HistorySeries keeps every cell
+		}
 		k := s.Key
-		byScenario[k.Scenario] = append(byScenario[k.Scenario], *s)
+		byScenario[k.Scenario] = append(byScenario[k.Scenario], *s.Series)
 		cid := cellID{k.Scenario, k.Cell}
 		c := cells[cid]
 		if c == nil {
@@ -234,8 +306,19 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 		}
 		mt.findings = append(mt.findings, findings[seriesID{k.Fingerprint, k.Scenario, k.Profile, k.Cell, k.Target, k.Metric}]...)
 	}
+	m.higher = map[string]map[string]bool{}
 	for name, ss := range byScenario {
 		m.scenario[name] = baselines.SeriesMetrics(ss)
+		h := map[string]bool{}
+		var newest = map[string]int64{}
+		for _, s := range ss {
+			if n := len(s.Points); n > 0 {
+				if d := s.Points[n-1].Date.UnixNano(); d >= newest[s.Key.Metric] {
+					newest[s.Key.Metric], h[s.Key.Metric] = d, s.HigherIsBetter
+				}
+			}
+		}
+		m.higher[name] = h
 	}
 	for _, c := range m.cells {
 		for _, sec := range c.sections {
@@ -257,26 +340,24 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 }
 
 // sectionRuns are the runs of any series of the section, once each, in
-// date order.
+// date order (the records').
 func sectionRuns(sec *section) []run {
-	seen := map[runKey]bool{}
+	seen := map[int]bool{}
 	var runs []run
 	for _, mt := range sec.metrics {
-		for _, s := range []*baselines.Series{mt.candidate, mt.baseline} {
+		for _, s := range []*series{mt.candidate, mt.baseline} {
 			if s == nil {
 				continue
 			}
-			for _, p := range s.Points {
-				k := runKey{p.Date.UnixNano(), p.RunID}
-				if seen[k] {
-					continue
+			for j, p := range s.Points {
+				if rec := s.recs[j]; !seen[rec] {
+					seen[rec] = true
+					runs = append(runs, run{rec: rec, date: p.Date, runID: p.RunID, baseline: p.BaselineCommit, cand: p.CandidateCommit})
 				}
-				seen[k] = true
-				runs = append(runs, run{date: p.Date, runID: p.RunID, baseline: p.BaselineCommit, cand: p.CandidateCommit})
 			}
 		}
 	}
-	slices.SortStableFunc(runs, func(a, b run) int { return cmp.Or(a.date.Compare(b.date), strings.Compare(a.runID, b.runID)) })
+	slices.SortFunc(runs, func(a, b run) int { return cmp.Compare(a.rec, b.rec) })
 	return runs
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -403,5 +404,220 @@ func TestBuild(t *testing.T) {
 	os.Mkdir(empty, 0o755)
 	if _, err := Build(empty, recs, DefaultOptions); err != nil {
 		t.Errorf("Build into an empty directory: %v", err)
+	}
+}
+
+// TestSameDateRuns: records are runs by the record, not by date and run
+// id: two records of one date without run ids are two rows, and a change
+// point is marked on the run it names.
+func TestSameDateRuns(t *testing.T) {
+	t.Parallel()
+	rec := func(date, commit string, mean float64) baselines.Record {
+		d, err := time.Parse(time.RFC3339, date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return baselines.Record{Version: 1, Date: d, Scenario: "s", CandidateCommit: commit, Fingerprint: "fp",
+			Cells: []baselines.RecordCell{{Cell: baselines.Cell{Class: "Q", Concurrency: 1}, Target: "candidate", Metric: "rps", Mean: mean, N: 1}}}
+	}
+	recs := []baselines.Record{rec("2026-02-02T02:00:00Z", "c2", 3), rec("2026-02-01T02:00:00Z", "c0", 1), rec("2026-02-01T02:00:00Z", "c1", 2)}
+	_, files := render(t, recs, Options{})
+	page := files[CellPage("s", recs[0].Cells[0].Cell)]
+	for _, want := range []string{
+		"Table of the 3 night(s)",
+		"Table of the 3 run(s)",
+		// Oldest first, the records of one date in the order given.
+		"<tr><td>2026-02-01 02:00<td>1.000<td>1<td>—<td><td>\n<tr><td>2026-02-01 02:00<td>2.000<td>1<td>—<td><td>\n<tr><td>2026-02-02 02:00<td>3.000<td>1<td>—<td><td>\n",
+		`<tr><td>2026-02-01 02:00<td><span title="c0">c0</span><td><span title="">—</span><td>` + "\n" +
+			`<tr><td>2026-02-01 02:00<td><span title="c1">c1</span><td><span title="">—</span><td>` + "\n" +
+			`<tr><td>2026-02-02 02:00<td><span title="c2">c2</span><td><span title="">—</span><td>` + "\n",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page: no %q", want)
+		}
+	}
+	if got := regexp.MustCompile(`data-series="candidate"[^>]*data-y="([^"]*)"`).FindAllStringSubmatch(page, -1); len(got) != 3 {
+		t.Errorf("chart: %d candidate points, want 3", len(got))
+	}
+
+	// Nights 3 and 4 share a date; the 5× step in p95 is from night 4 on:
+	// the mark is on night 4's row (50.5), not on the first of the date.
+	recs = synthesize(synthOptions{nights: 8, cells: 1, stepAt: 4, stepMetric: "p95"})
+	for i := range recs {
+		recs[i].RunID = ""
+	}
+	recs[4].Date = recs[3].Date
+	_, files = render(t, recs, Options{})
+	page = files[CellPage("demo-api", synthCell(0))]
+	p95 := page[strings.Index(page, `<table class="runs" data-metric="p95">`):]
+	p95 = p95[:strings.Index(p95, "</table>")]
+	for _, want := range []string{
+		"<tr><td>2025-02-04 02:00<td>9.900 ±0.100<td>5<td>9.900 ±0.100<td>5<td>\n" +
+			`<tr class="mark worse"><td>2025-02-04 02:00<td>50.500 ±0.100<td>5<td>10.100 ±0.100<td>5<td>candidate change`,
+		"Table of the 8 night(s), 1 change point(s)",
+	} {
+		if !strings.Contains(p95, want) && !strings.Contains(page, want) {
+			t.Errorf("p95 table: no %q", want)
+		}
+	}
+	if n := strings.Count(p95, "<tr"); n != 8+1 { // and the header's
+		t.Errorf("p95 table: %d rows, want 8 and the header", n-1)
+	}
+}
+
+// manyCells is one record of n cells of one metric, at date.
+func manyCells(n int, date time.Time) baselines.Record {
+	r := baselines.Record{Version: 1, Date: date, Scenario: "s", Fingerprint: "fp"}
+	for i := range n {
+		r.Cells = append(r.Cells, baselines.RecordCell{Cell: baselines.Cell{Class: fmt.Sprintf("Q%05d", i), Concurrency: 1},
+			Target: "candidate", Metric: "rps", Mean: 1, N: 1})
+	}
+	return r
+}
+
+// TestMaxCells: a site of more than MaxCells cells is refused before
+// anything is rendered or written, saying how many and what to do; cells
+// only of records -months leaves out do not count.
+func TestMaxCells(t *testing.T) {
+	t.Parallel()
+	newest := time.Date(2026, 2, 1, 2, 0, 0, 0, time.UTC)
+	recs := []baselines.Record{manyCells(MaxCells+1, newest)}
+	_, err := Render(recs, DefaultOptions)
+	var ce *CellsError
+	if !errors.As(err, &ce) || ce.Cells != MaxCells+1 {
+		t.Fatalf("Render of %d cells: %v, want a CellsError of %d cells", MaxCells+1, err, MaxCells+1)
+	}
+	want := "site: the 1 record(s) of the last 12 month(s) hold 10001 distinct cells (scenario and cell), each a page; " +
+		"a site holds at most 10000: keep fewer months (-months), or give a history of fewer scenarios or cells"
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if _, err := Render(recs, Options{}); err == nil || !strings.HasPrefix(err.Error(), "site: the history's 1 record(s) hold 10001 distinct cells") {
+		t.Errorf("-months 0: %v", err)
+	}
+
+	parent := t.TempDir()
+	if _, err := Build(filepath.Join(parent, "p", "site"), recs, DefaultOptions); !errors.As(err, &ce) {
+		t.Errorf("Build: %v, want a CellsError", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("Build refused wrote %v", entries)
+	}
+
+	// Two years ago: outside -months 12, its cells not the site's.
+	recs = []baselines.Record{manyCells(MaxCells+1, newest.AddDate(-2, 0, 0)), manyCells(2, newest)}
+	s, _ := render(t, recs, DefaultOptions)
+	if s.Cells != 2 || s.Dropped != 1 {
+		t.Errorf("site of %d cells, %d records dropped; want 2, 1", s.Cells, s.Dropped)
+	}
+}
+
+// TestBuildOut: -out is resolved against the working directory, which
+// (or whose parents) a build refuses to replace, as it does the root.
+func TestBuildOut(t *testing.T) {
+	parent := t.TempDir()
+	t.Chdir(parent)
+	recs := synthesize(synthOptions{nights: 2, cells: 1})
+	if _, err := Build("public", recs, DefaultOptions); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir("empty", 0o755)
+	for _, c := range []struct{ wd, out, want string }{
+		{"empty", ".", "-out .: the working directory, or one holding it: "},
+		{"public", ".", "-out .: the working directory, or one holding it: "},
+		{"public/cells", "..", "-out ..: the working directory, or one holding it: "},
+		{"public", parent + "/public", "-out " + parent + "/public: the working directory, or one holding it: "},
+		{".", "/", "-out /: the root directory, which a site cannot replace"},
+	} {
+		t.Chdir(filepath.Join(parent, c.wd))
+		_, err := Build(c.out, recs, DefaultOptions)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("in %s, Build(%q): %v, want %q…", c.wd, c.out, err, c.want)
+		}
+		if err := CheckOut(c.out); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("in %s, CheckOut(%q): %v, want %q…", c.wd, c.out, err, c.want)
+		}
+	}
+	t.Chdir(parent)
+	var names []string
+	for _, dir := range []string{".", "empty"} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			names = append(names, filepath.Join(dir, e.Name()))
+		}
+	}
+	if want := []string{"empty", "public"}; !slices.Equal(names, want) {
+		t.Errorf("left %v, want %v", names, want)
+	}
+	if _, err := os.Stat(filepath.Join("public", "index.html")); err != nil {
+		t.Errorf("the site refused to replace: %v", err)
+	}
+	// From the directory above, the same directories are fine.
+	for _, out := range []string{"empty", "public", "./public/", "new/site"} {
+		if _, err := Build(out, recs, DefaultOptions); err != nil {
+			t.Errorf("Build(%q): %v", out, err)
+		}
+	}
+}
+
+// TestBuildFails: a build that fails part way (a disk full) leaves the
+// old site as it was and nothing beside it.
+func TestBuildFails(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	out := filepath.Join(parent, "site")
+	if _, err := Build(out, synthesize(synthOptions{nights: 2, cells: 1}), DefaultOptions); err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("no space left on device")
+	err := write(out, func(emit func(string, []byte) error) error {
+		if err := emit("index.html", []byte("new")); err != nil {
+			return err
+		}
+		return full
+	})
+	if !errors.Is(err, full) {
+		t.Errorf("write: %v, want %v", err, full)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 || entries[0].Name() != "site" {
+		t.Errorf("beside the site: %v, want only site", entries)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "index.html")); bytes.Equal(b, []byte("new")) || len(b) == 0 {
+		t.Errorf("the old site's index.html: %.40q", b)
+	}
+
+	// A first build into p/q/site that fails takes back p and q as well.
+	err = write(filepath.Join(parent, "p", "q", "site"), func(emit func(string, []byte) error) error { return full })
+	if !errors.Is(err, full) {
+		t.Errorf("write: %v, want %v", err, full)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "p")); !os.IsNotExist(err) {
+		t.Errorf("a failed build left the directories it made: %v", err)
+	}
+}
+
+// TestDeclaredDirection: a metric the gate decided better higher (an
+// imported customBiggerIsBetter "score") that halves is for the worse on
+// the site, and its chart says higher is better, though its name alone
+// would say lower.
+func TestDeclaredDirection(t *testing.T) {
+	t.Parallel()
+	var recs []baselines.Record
+	cell := baselines.Cell{Class: "bench"}
+	for i := range 12 {
+		v := 100.0
+		if i >= 6 {
+			v = 50
+		}
+		recs = append(recs, baselines.Record{Version: baselines.HistoryVersion, Date: time.Date(2026, 5, 1+i, 2, 0, 0, 0, time.UTC),
+			Scenario: "suite", Fingerprint: "f1", CandidateCommit: fmt.Sprintf("c%02d", i), HigherBetter: map[string]bool{"score": true},
+			Cells: []baselines.RecordCell{{Cell: cell, Target: "candidate", Metric: "score", Mean: v * (1 + 0.001*float64(i%3)), HalfWidth: 1, N: 5}}})
+	}
+	s, files := render(t, recs, DefaultOptions)
+	if s.Worse != 1 {
+		t.Errorf("%d cells worse, want 1: a higher-is-better score that halved", s.Worse)
+	}
+	if !strings.Contains(files[CellPage("suite", cell)], "higher is better") || strings.Contains(files[CellPage("suite", cell)], "lower is better") {
+		t.Errorf("the cell's page does not say score is better higher")
 	}
 }

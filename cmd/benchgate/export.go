@@ -69,12 +69,15 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		return withCode(exitRunFailed, write(stdout))
 	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return withCode(exitUsage, fmt.Errorf("-out %s: a directory: want the file to write", out))
+	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return withCode(exitRunFailed, err)
 	}
 	if err := baselines.WriteFile(out, write); err != nil {
 		return withCode(exitRunFailed, fmt.Errorf("export: %s: %w", out, err))
 	}
-	fmt.Fprintf(stderr, "export: %s\n", out)
+	fmt.Fprintf(stderr, "export: %s\n", report.TerminalText(out))
 	return nil
 }

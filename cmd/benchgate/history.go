@@ -179,6 +179,7 @@ func historyDrift(args []string, stdout, stderr io.Writer) error {
 func historySite(args []string, stderr io.Writer) error {
 	var cf changePointFlags
 	opt := site.DefaultOptions
+	opt.Now = time.Now()
 	var out string
 	err := parseFlags("history site", args, stderr, func(fs *flag.FlagSet) {
 		cf.register(fs)
@@ -204,7 +205,11 @@ func historySite(args []string, stderr io.Writer) error {
 		return err
 	}
 	s, err := site.Build(out, recs, opt)
-	if err != nil {
+	var tooMany *site.CellsError
+	switch {
+	case errors.As(err, &tooMany): // the history's, refused before anything is written
+		return withCode(exitUsage, err)
+	case err != nil:
 		return withCode(exitRunFailed, err)
 	}
 	fmt.Fprintln(stderr, s.Summary(out))
@@ -225,9 +230,13 @@ func historyPrune(args []string, stderr io.Writer) error {
 	if months <= 0 {
 		return withCode(exitUsage, errors.New("-months: want the number of months to keep, 1 or more"))
 	}
-	p, err := baselines.PruneHistory(file, months, archive)
+	recs, err := baselines.ReadHistory(file)
 	if err != nil {
 		return withCode(exitUsage, err)
+	}
+	p, err := baselines.PruneHistory(file, recs, months, archive, time.Now())
+	if err != nil {
+		return withCode(exitRunFailed, err)
 	}
 	fmt.Fprintln(stderr, report.HistoryPruned(p, file, archive))
 	return nil

@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchgate/benchgate/internal/fsx"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func Init(dir string, opts Options) (*Result, error) {
 	var made []string // directories this call created, outermost first
 	for _, f := range files {
 		path := filepath.Join(dir, f.Path)
-		created, err := mkdirs(filepath.Dir(path))
+		created, err := fsx.Mkdirs(filepath.Dir(path))
 		made = append(made, created...)
 		if err == nil {
 			err = write(path, f.Data, opts.Force)
@@ -126,9 +127,7 @@ func Init(dir string, opts Options) (*Result, error) {
 				for _, w := range res.Written {
 					os.Remove(w)
 				}
-				for i := len(made) - 1; i >= 0; i-- {
-					os.Remove(made[i]) // only when empty
-				}
+				fsx.Rmdirs(made)
 			}
 			return nil, err
 		}
@@ -138,31 +137,6 @@ func Init(dir string, opts Options) (*Result, error) {
 		return res, res.Summary(opts.Out)
 	}
 	return res, nil
-}
-
-// mkdirs makes dir and its missing parents, as os.MkdirAll does, and
-// returns those it made, outermost first.
-func mkdirs(dir string) ([]string, error) {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil {
-			break
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	var made []string
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return made, err
-		}
-		made = append(made, missing[i])
-	}
-	return made, nil
 }
 
 // write writes data to path, in a directory that exists. Without
