@@ -72,15 +72,6 @@ func chooseLatencyUnit(seconds []float64) latencyUnit {
 
 func (u latencyUnit) summary(s gate.Summary) string { return summary(s, u.scale, u.dec) }
 
-// percent prints a relative change as a signed percentage.
-func percent(f float64) string {
-	p := f * 100
-	if math.Abs(p) < 0.05 {
-		return "0.0%"
-	}
-	return fmt.Sprintf("%+.1f%%", p)
-}
-
 // rate prints an error rate so that one failure in 65,000 requests does not
 // round to 0%.
 func rate(f float64) string {

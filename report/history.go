@@ -3,13 +3,13 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/benchgate/benchgate/internal/numtext"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
 )
@@ -159,34 +159,6 @@ func scenarioName(name, profile string) string {
 	return name
 }
 
-// shortRef is shortCommit as the history has always printed a ref: a name
-// of more than 40 runes keeps 39 and the ellipsis, where shortCommit keeps
-// 40.
-func shortRef(c string) string {
-	if !(len(c) > 7 && isHex(c)) && utf8.RuneCountInString(c) > 40 {
-		return truncate(c, 39)
-	}
-	return shortCommit(c)
-}
-
-// sig4 prints a value with 4 significant digits, without an exponent in
-// the range of benchmark figures.
-func sig4(v float64) string {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	a := math.Abs(v)
-	if a >= 1e9 || a < 1e-6 {
-		return strconv.FormatFloat(v, 'g', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'f', sig4Decimals(a), 64)
-}
-
-// sig4Decimals is how many decimals give a (> 0) 4 significant digits.
-func sig4Decimals(a float64) int {
-	return min(max(3-int(math.Floor(math.Log10(a))), 0), 9)
-}
-
 // seriesDecimals is the decimals one table prints its means at: 4
 // significant digits of its smallest mean; -1 when a mean needs an
 // exponent.
@@ -222,14 +194,12 @@ func meanHW(m, hw float64, n, d int) string {
 	return f(m) + " ±" + f(hw)
 }
 
-// pValue prints a p-value with 2 significant digits, and one too small to
-// print (it may have underflowed to 0) as "< 1e-300".
-func pValue(p float64) string {
-	if p < 1e-300 {
-		return "< 1e-300"
-	}
-	return strconv.FormatFloat(p, 'g', 2, 64)
-}
-
-// historyDate is a run's day in a drift table or machine list.
-func historyDate(t time.Time) string { return t.UTC().Format("2006-01-02") }
+// The figures and commits the site shows alike (internal/numtext).
+var (
+	percent      = numtext.Percent
+	pValue       = numtext.PValue
+	sig4         = numtext.Sig4
+	sig4Decimals = numtext.Sig4Decimals
+	shortRef     = numtext.Commit
+	historyDate  = numtext.Day
+)

@@ -5,13 +5,13 @@ import (
 	"cmp"
 	"embed"
 	"fmt"
+	"github.com/benchgate/benchgate/internal/numtext"
 	"html/template"
 	"math"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
@@ -135,29 +135,7 @@ func (m *model) compare(from, to string) string {
 // visible escape (textsafe); html/template then escapes the markup.
 func show(s string) string { return textsafe.Escape(s, 0) }
 
-// shortCommit is a commit as tables show it: a hash to 7 digits, any
-// other name to 40 runes.
-func shortCommit(c string) string {
-	if len(c) > 7 && strings.Trim(strings.ToLower(c), "0123456789abcdef") == "" {
-		return c[:7]
-	}
-	if r := []rune(c); len(r) > 40 {
-		return string(r[:39]) + "…"
-	}
-	return c
-}
-
 func scenarioName(name string) string { return show(cmp.Or(name, "(unnamed scenario)")) }
-
-func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
-
-// percent is a relative change as drift prints it.
-func percent(f float64) string {
-	if math.Abs(f*100) < 0.05 {
-		return "0.0%"
-	}
-	return fmt.Sprintf("%+.1f%%", f*100)
-}
 
 // decimals is how many decimals give 4 significant digits of the smallest
 // non-zero magnitude of vs; -1 when one needs an exponent.
@@ -205,16 +183,6 @@ func compact(v float64) string {
 		}
 	}
 	return sig4(v)
-}
-
-// sig4 is one value to 4 significant digits.
-func sig4(v float64) string { return num(v, decimals(v)) }
-
-func pValue(p float64) string {
-	if p < 1e-300 {
-		return "< 1e-300"
-	}
-	return strconv.FormatFloat(p, 'g', 2, 64)
 }
 
 // direction says which way a metric improves, as drift judges it.
@@ -288,3 +256,12 @@ func svgHTML(write func(*bytes.Buffer) error) template.HTML {
 	// made here, not text from the history.
 	return template.HTML(b.String()) //nolint:gosec
 }
+
+// The figures and commits the reports show alike (internal/numtext).
+var (
+	percent     = numtext.Percent
+	pValue      = numtext.PValue
+	sig4        = numtext.Sig4
+	shortCommit = numtext.Commit
+	day         = numtext.Day
+)

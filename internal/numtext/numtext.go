@@ -1,0 +1,67 @@
+// Package numtext prints the figures and names that the terminal and
+// markdown reports (report) and the history site (site) show alike: a
+// relative change, a p-value, a value to 4 significant digits, a commit,
+// a day. One function each, so a change reads the same everywhere.
+package numtext
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Percent is a relative change as a signed percentage: "+12.3%",
+// "0.0%" for less than 0.05%.
+func Percent(f float64) string {
+	p := f * 100
+	if math.Abs(p) < 0.05 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", p)
+}
+
+// PValue is a p-value to 2 significant digits, and one too small to print
+// (it may have underflowed to 0) as "< 1e-300".
+func PValue(p float64) string {
+	if p < 1e-300 {
+		return "< 1e-300"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// Sig4 is a value to 4 significant digits, without an exponent in the
+// range of benchmark figures (1e-6 to 1e9).
+func Sig4(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	a := math.Abs(v)
+	if a >= 1e9 || a < 1e-6 {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', Sig4Decimals(a), 64)
+}
+
+// Sig4Decimals is how many decimals give a (> 0) 4 significant digits.
+func Sig4Decimals(a float64) int {
+	return min(max(3-int(math.Floor(math.Log10(a))), 0), 9)
+}
+
+// Commit is a commit as a history table shows it: a git hash to 7 digits,
+// any other name (a tag) whole up to 40 runes, else its first 39 and an
+// ellipsis.
+func Commit(c string) string {
+	if len(c) > 7 && strings.Trim(strings.ToLower(c), "0123456789abcdef") == "" {
+		return c[:7]
+	}
+	if utf8.RuneCountInString(c) > 40 {
+		return string([]rune(c)[:39]) + "…"
+	}
+	return c
+}
+
+// Day is a run's day: "2026-01-31", in UTC.
+func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }

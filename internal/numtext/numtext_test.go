@@ -1,0 +1,24 @@
+package numtext
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNumtext(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ got, want string }{
+		{Percent(0.1234), "+12.3%"}, {Percent(-0.5), "-50.0%"}, {Percent(0.0004), "0.0%"},
+		{PValue(0.00123), "0.0012"}, {PValue(0), "< 1e-300"},
+		{Sig4(1234.5678), "1235"}, {Sig4(0.0123456), "0.01235"}, {Sig4(2e9), "2e+09"}, {Sig4(0), "0"}, {Sig4(math.NaN()), "NaN"},
+		{Commit("0123456789abcdef"), "0123456"}, {Commit("v1.0.0"), "v1.0.0"}, {Commit(strings.Repeat("é", 41)), strings.Repeat("é", 39) + "…"},
+		{Commit(strings.Repeat("x", 40)), strings.Repeat("x", 40)},
+		{Day(time.Date(2026, 1, 31, 23, 0, 0, 0, time.FixedZone("x", -3600))), "2026-02-01"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
