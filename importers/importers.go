@@ -21,6 +21,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
 )
@@ -476,9 +477,25 @@ func (o obj) byteCount(k string, x float64) (int64, error) {
 
 // short is a value for an error message.
 func short(v json.RawMessage) string {
+	// A value may be megabytes long: only its start is shown.
+	long := len(v) > 1024
+	if long {
+		n := 1024
+		for n > 0 && !utf8.RuneStart(v[n]) {
+			n--
+		}
+		v = v[:n]
+	}
 	s := strings.Join(strings.Fields(string(v)), " ")
 	if len(s) > 40 {
-		s = s[:40] + "…"
+		n := 40
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n-- // not inside a character
+		}
+		s, long = s[:n], true
+	}
+	if long {
+		s += "…"
 	}
 	return s
 }

@@ -117,9 +117,12 @@ func criterionBench(f *suiteFile, dir string) (suiteBench, error) {
 		if err != nil {
 			return jobj{}, false, err
 		}
+		if k := jsonKind(v.raw); k != "an object" {
+			return jobj{}, false, fmt.Errorf("%s: not a %s: the file holds %s, not an object", p, suiteWhat[f.format], k)
+		}
 		o, err := v.object()
 		if err != nil {
-			return jobj{}, false, fmt.Errorf("%s: not a %s: the file holds %s, not an object", p, suiteWhat[f.format], jsonKind(b))
+			return jobj{}, false, err
 		}
 		return o, true, nil
 	}
@@ -238,7 +241,8 @@ func perIteration(o jobj, itersKey, timesKey string) ([]float64, error) {
 	out := make([]float64, len(times))
 	for i := range times {
 		if !(iters[i] > 0) {
-			return nil, iv.child(fmt.Sprintf("[%d]", i), nil).errf("is %v, not a count of iterations", iters[i])
+			elems, _ := iv.array(MaxSuiteSamples)
+			return nil, elems[i].errf("is %v, not a count of iterations", iters[i])
 		}
 		out[i] = times[i] / iters[i]
 	}
@@ -281,18 +285,20 @@ func criterionMessages(f *suiteFile) ([]suiteBench, error) {
 	var out []suiteBench
 	index := map[string]int{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		lf := &suiteFile{path: fmt.Sprintf("%s:%d", f.path, n+1), format: f.format}
+		lf := &suiteFile{path: f.path, format: f.format, line: n + 1}
 		v, err := suiteBytes(lf, line)
 		if err != nil {
 			return nil, fmt.Errorf("%w (want a criterion directory, or cargo-criterion --message-format=json output: one JSON object a line)", err)
 		}
+		if k := jsonKind(v.raw); k != "an object" {
+			return nil, fmt.Errorf("%s: not a cargo-criterion message: the line holds %s, not an object", lf.where(), k)
+		}
 		o, err := v.object()
 		if err != nil {
-			return nil, fmt.Errorf("%s: not a cargo-criterion message: the line holds %s, not an object", lf.path, jsonKind(line))
+			return nil, err
 		}
 		reason, err := o.str("reason")
 		if err != nil {

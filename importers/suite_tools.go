@@ -3,6 +3,7 @@ package importers
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/benchgate/benchgate/gate"
@@ -159,6 +160,12 @@ var googleFields = map[string]bool{
 	"bytes_per_second": true, "items_per_second": true,
 }
 
+// googleDerived are the metrics a Google Benchmark run's own fields
+// make, by the field: a user counter so named is refused.
+var googleDerived = map[gate.Metric]string{
+	secPerOp: "real_time", "cpu-sec/op": "cpu_time", "B/s": "bytes_per_second", "items/s": "items_per_second",
+}
+
 // parseGoogleBenchmark reads Google Benchmark's JSON (--benchmark_format=json
 // or --benchmark_out): benchmarks[] of runs. Each iteration run (one per
 // --benchmark_repetitions) is one repetition of its run_name's cell:
@@ -225,7 +232,7 @@ func parseGoogleBenchmark(f *suiteFile) ([]suiteBench, error) {
 			}
 			continue
 		default:
-			return nil, eo.v.child("run_type", nil).errf("is %q, not iteration or aggregate", runType)
+			return nil, eo.field("run_type").errf("is %q, not iteration or aggregate", runType)
 		}
 		i, ok := index[name]
 		if !ok {
@@ -261,7 +268,7 @@ func googleRun(eo jobj, b *suiteBench) error {
 	}
 	scale, ok := timeUnits[unit]
 	if !ok {
-		return eo.v.child("time_unit", nil).errf("is %q, not ns, us, ms or s", unit)
+		return eo.field("time_unit").errf("is %q, not ns, us, ms or s", unit)
 	}
 	real, err := eo.num("real_time")
 	if err != nil {
@@ -288,17 +295,16 @@ func googleRun(eo jobj, b *suiteBench) error {
 			b.add(m, false, x)
 		}
 	}
-	keys, err := objectKeys(eo.v.raw)
-	if err != nil {
-		return eo.v.errf("%v", err)
-	}
-	for _, k := range keys {
+	for _, k := range eo.keys {
 		if googleFields[k] {
 			continue
 		}
 		v, ok := eo.get(k)
 		if !ok || jsonKind(v.raw) != "a number" {
 			continue // not a counter: counters are numbers
+		}
+		if from, ok := googleDerived[gate.Metric(k)]; ok {
+			return v.errf("is a user counter named as the metric of %s: its values would mix with %s's; rename the counter", from, from)
 		}
 		x, err := v.num()
 		if err != nil {
@@ -329,10 +335,14 @@ func jmhScoreUnit(unit string) (m gate.Metric, factor float64, ok bool) {
 // parseJMH reads JMH's JSON result (-rf json): an array of {benchmark,
 // mode, params, primaryMetric, secondaryMetrics}. The cell is the
 // benchmark with its params ("pkg.Bench.method:size=10,kind=a", params in
-// name order). The primary metric's unit is normalised (ops/ms is ops/s
-// ×1000, us/op is sec/op ×1e-6), and each measurement iteration of each
-// fork in rawData is one repetition; sample mode's rawDataHistogram gives
-// each iteration's mean. Secondary metrics are metrics by their names
+// name order); two entries whose benchmarks and params differ but make
+// one name (a param value holding "," or "=") are refused, as their
+// samples would mix. The primary metric's unit is normalised (ops/ms is
+// ops/s ×1000, us/op is sec/op ×1e-6), and each measurement iteration of
+// each fork in rawData is one repetition; sample mode's rawDataHistogram
+// gives each iteration's mean. Secondary metrics are metrics by their
+// names: one in a unit the primary's normalisation knows is NAME-ops/s or
+// NAME-sec/op, normalised alike, so that its name gives its direction
 // (·gc.alloc.rate.norm in B/op is B/op).
 func parseJMH(f *suiteFile) ([]suiteBench, error) {
 	top, err := readSuiteFile(f)
@@ -349,6 +359,7 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 	var out []suiteBench
 	index := map[string]int{}
 	modes := map[string]string{}
+	entries := map[string]string{} // cell name → the entry naming it, as jmhEntry describes it
 	for _, e := range list {
 		eo, err := e.object()
 		if err != nil {
@@ -359,30 +370,37 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 			return nil, err
 		}
 		name := bench
+		var params []string // k, v, k, v, … in name order
 		if pv, ok := eo.get("params"); ok {
 			po, err := pv.in(bench).object()
 			if err != nil {
 				return nil, err
 			}
-			keys := make([]string, 0, len(po.m))
-			for k := range po.m {
-				keys = append(keys, k)
-			}
+			keys := slices.Clone(po.keys)
 			slices.Sort(keys)
 			parts := make([]string, 0, len(keys))
 			for _, k := range keys {
-				v, _ := po.get(k)
+				v, ok := po.get(k)
+				if !ok {
+					return nil, po.field(k).errf("is null, not a param's value")
+				}
 				s, err := v.str()
 				if err != nil {
 					return nil, err
 				}
 				parts = append(parts, k+"="+s)
+				params = append(params, k, s)
 			}
 			if len(parts) > 0 {
 				name += ":" + strings.Join(parts, ",")
 			}
 		}
 		eo.v = eo.v.in(name)
+		entry := jmhEntry(bench, params)
+		if prev, ok := entries[name]; ok && prev != entry {
+			return nil, eo.v.errf("is the name of both %s and %s: their samples would mix (a param value holds \",\" or \"=\"?)", prev, entry)
+		}
+		entries[name] = entry
 		mode, err := eo.str("mode")
 		if err != nil {
 			return nil, err
@@ -390,7 +408,7 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 		switch mode {
 		case "thrpt", "avgt", "sample", "ss":
 		default:
-			return nil, eo.v.child("mode", nil).errf("is %q, not thrpt, avgt, sample or ss", mode)
+			return nil, eo.field("mode").errf("is %q, not thrpt, avgt, sample or ss", mode)
 		}
 		pmv, err := eo.need("primaryMetric")
 		if err != nil {
@@ -406,13 +424,14 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 		}
 		m, factor, ok := jmhScoreUnit(unit)
 		if !ok {
-			return nil, pm.v.child("scoreUnit", nil).errf("is %q, not ops/TIME or TIME/op", unit)
+			return nil, pm.field("scoreUnit").errf("is %q, not ops/TIME or TIME/op", unit)
 		}
 		i, seen := index[name]
 		if !seen {
 			i = len(out)
 			index[name] = i
 			out = append(out, newBench(name))
+			out[i].entry = entry
 			modes[name] = mode
 		} else if modes[name] != mode {
 			return nil, f.benchErrf(name, "run in modes %s and %s: give each mode its own files", modes[name], mode)
@@ -431,11 +450,8 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 			if err != nil {
 				return nil, err
 			}
-			keys, err := objectKeys(sv.raw)
-			if err != nil {
-				return nil, sv.errf("%v", err)
-			}
-			for _, k := range keys {
+			given := map[gate.Metric]string{m: "primaryMetric"} // this entry's metrics, by the field giving each
+			for _, k := range so.keys {
 				mv, ok := so.get(k)
 				if !ok {
 					continue
@@ -444,19 +460,65 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 				if err != nil {
 					return nil, err
 				}
-				sm := gate.Metric(strings.TrimPrefix(k, "·"))
-				if u, _ := mo.optStr("scoreUnit"); u == "B/op" && strings.HasSuffix(k, "gc.alloc.rate.norm") {
-					sm = "B/op"
+				sm, factor, err := jmhSecondary(k, mo)
+				if err != nil {
+					return nil, err
 				}
+				if prev, dup := given[sm]; dup {
+					return nil, mv.errf("is the metric %s, as %s is: their samples would mix", sm, strconv.Quote(prev))
+				}
+				given[sm] = "secondaryMetrics." + k
 				ys, err := jmhSamples(mo)
 				if err != nil {
 					return nil, err
+				}
+				for j := range ys {
+					ys[j] *= factor
 				}
 				b.add(sm, false, ys...)
 			}
 		}
 	}
 	return out, nil
+}
+
+// jmhEntry describes a JMH result entry by its benchmark and params
+// (k, v pairs), quoted: "a.B.c" with params {"a": "1,b=2"}.
+func jmhEntry(bench string, params []string) string {
+	if len(params) == 0 {
+		return strconv.Quote(bench) + " without params"
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Quote(bench) + " with params {")
+	for i := 0; i < len(params); i += 2 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(params[i]) + ": " + strconv.Quote(params[i+1]))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// jmhSecondary names secondary metric k of a JMH result, mo, and gives
+// the factor from its unit: gc.alloc.rate.norm in B/op is B/op; a unit
+// jmhScoreUnit knows makes NAME-ops/s or NAME-sec/op, normalised as the
+// primary metric is, so that a throughput is better higher (its name
+// ends in /s) whatever unit JMH wrote; any other unit keeps the name and
+// the values as they are.
+func jmhSecondary(k string, mo jobj) (gate.Metric, float64, error) {
+	unit, err := mo.optStr("scoreUnit")
+	if err != nil {
+		return "", 0, err
+	}
+	name := strings.TrimPrefix(k, "·")
+	switch m, factor, ok := jmhScoreUnit(unit); {
+	case unit == "B/op" && strings.HasSuffix(name, "gc.alloc.rate.norm"):
+		return "B/op", 1, nil
+	case ok:
+		return gate.Metric(name + "-" + string(m)), factor, nil
+	}
+	return gate.Metric(name), 1, nil
 }
 
 // jmhSamples are a JMH metric's samples: every iteration of every fork

@@ -99,43 +99,40 @@ func parseBMF(f *suiteFile) ([]suiteBench, error) {
 	if err != nil {
 		return nil, err
 	}
+	if k := jsonKind(top.raw); k != "an object" {
+		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an object of benchmarks", f.path, suiteWhat[f.format], k)
+	}
+	if _, n := splitJSON(top.raw, 0); n > maxEntries {
+		return nil, f.errf("%d benchmarks, more than %d", n, maxEntries)
+	}
 	o, err := top.object()
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an object of benchmarks", f.path, suiteWhat[f.format], jsonKind(top.raw))
-	}
-	if len(o.m) > maxEntries {
-		return nil, f.errf("%d benchmarks, more than %d", len(o.m), maxEntries)
+		return nil, err
 	}
 	if t := sniffSuite(o.m); t != "" {
 		return nil, fmt.Errorf("%s: not a %s (it looks like a %s)", f.path, suiteWhat[f.format], suiteWhat[t])
 	}
-	keys, err := objectKeys(top.raw)
-	if err != nil {
-		return nil, f.errf("%v", err)
-	}
 	var out []suiteBench
-	for _, name := range keys {
+	for _, name := range o.keys {
 		if err := badName(f, name); err != nil {
 			return nil, err
 		}
-		bv := top.in(name)
-		bv.raw = o.m[name]
+		bv := o.field(name).in(name)
+		if jsonKind(bv.raw) != "an object" {
+			return nil, bv.errf("is not an object of measures: %s", short(bv.raw))
+		}
 		measures, err := bv.object()
 		if err != nil {
-			return nil, f.benchErrf(name, "is not an object of measures: %s", short(bv.raw))
+			return nil, err
 		}
-		mkeys, err := objectKeys(bv.raw)
-		if err != nil {
-			return nil, f.benchErrf(name, "%v", err)
-		}
-		if len(mkeys) == 0 {
+		if len(measures.keys) == 0 {
 			return nil, f.benchErrf(name, "no measures")
 		}
 		b := newBench(name)
-		for _, measure := range mkeys {
-			mv, _ := measures.get(measure)
-			if mv.null() {
-				return nil, f.benchErrf(name, "measure %q is null", measure)
+		for _, measure := range measures.keys {
+			mv, ok := measures.get(measure)
+			if !ok {
+				return nil, measures.field(measure).errf("is null, not a measure")
 			}
 			mo, err := mv.object()
 			if err != nil {

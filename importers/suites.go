@@ -2,7 +2,6 @@ package importers
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -46,10 +45,12 @@ const (
 	// rounds. All files' samples together make the results' rungs,
 	// bounded by baselines.MaxRungs.
 	MaxSuiteSamples = 100_000
-	// maxNameBytes bounds a benchmark's name (Bencher's limit for a
-	// benchmark name is 1,024 characters), maxMetricBytes a metric's.
-	maxNameBytes   = 1024
-	maxMetricBytes = 256
+	// maxNameChars bounds a benchmark's name in characters (runes), as
+	// Bencher bounds a benchmark name and benchgate's BMF export checks
+	// it: a name that exports imports. maxMetricChars bounds a metric's.
+	// At most 4 bytes a character, the bytes are bounded too.
+	maxNameChars   = 1024
+	maxMetricChars = 256
 )
 
 // suiteParser reads one file (or, for criterion, a directory) of a
@@ -94,6 +95,11 @@ type suiteBench struct {
 	// higher records a direction the format states for a metric, where
 	// it states one (true: higher is better).
 	higher map[gate.Metric]bool
+	// entry, where the name alone does not say which benchmark it is,
+	// says it: JMH's benchmark and params, whose values may hold the
+	// "," and "=" that join them into the name. Two entries of one name
+	// in the files are refused.
+	entry string
 }
 
 func newBench(name string) suiteBench {
@@ -135,11 +141,38 @@ type suiteFile struct {
 	// data, when not nil, is the file's content (tests, fuzzing):
 	// nothing is read from path.
 	data []byte
+	// text is the JSON text being read, once read: the offsets of its
+	// values give an error's line and column. line, when not 0, is the
+	// line of the file text starts on (a line of cargo-criterion's
+	// messages), named with the path in every error.
+	text []byte
+	line int
+}
+
+// where names the file, and the line for a file read a line at a time:
+// "a.json", "a.json:3".
+func (f *suiteFile) where() string {
+	if f.line > 0 {
+		return f.path + ":" + strconv.Itoa(f.line)
+	}
+	return f.path
+}
+
+// at names the file and the line and column of byte off of its text:
+// "a.json:12:7" (the column counts bytes, as Go's tools count them).
+func (f *suiteFile) at(off int) string {
+	if off < 0 || off > len(f.text) {
+		return f.where()
+	}
+	before := f.text[:off]
+	line := max(f.line, 1) + bytes.Count(before, []byte("\n"))
+	col := off - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("%s:%d:%d", f.path, line, col)
 }
 
 // errf is an error about the file: "a.json: hyperfine JSON export: ...".
 func (f *suiteFile) errf(format string, args ...any) error {
-	return fmt.Errorf("%s: %s: %s", f.path, suiteWhat[f.format], fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %s: %s", f.where(), suiteWhat[f.format], fmt.Sprintf(format, args...))
 }
 
 // benchErrf is an error about one benchmark of the file.
@@ -198,6 +231,8 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 
 	type cellInfo struct {
 		source string // the benchmark's name before renaming
+		entry  string // and its suiteBench.entry
+		file   string // the file it was first read from
 		gated  []gate.Metric
 		sides  [2]map[gate.Metric]bool // metrics each side measured
 		rounds [2]int
@@ -225,11 +260,13 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 					if len(cells) == baselines.MaxCells {
 						return nil, f.benchErrf(b.name, "more than %d distinct benchmarks in the files, more than a results file can hold", baselines.MaxCells)
 					}
-					c = &cellInfo{source: b.name, sides: [2]map[gate.Metric]bool{{}, {}}}
+					c = &cellInfo{source: b.name, entry: b.entry, file: p, sides: [2]map[gate.Metric]bool{{}, {}}}
 					cells[class] = c
 					order = append(order, class)
 				} else if c.source != b.name {
 					return nil, fmt.Errorf("%s: benchmarks %q and %q are both named %q (by the rename rules?): their samples would mix", p, c.source, b.name, class)
+				} else if c.entry != b.entry {
+					return nil, f.benchErrf(b.name, "is the name of %s here and of %s in %s: their samples would mix (a param value holds \",\" or \"=\"?)", b.entry, c.entry, c.file)
 				}
 				for _, m := range b.gated {
 					if !slices.Contains(c.gated, m) {
@@ -433,8 +470,8 @@ func checkName(s string) error {
 	switch {
 	case s == "":
 		return errors.New("is empty")
-	case len(s) > maxNameBytes:
-		return fmt.Errorf("is %d bytes long, more than %d", len(s), maxNameBytes)
+	case utf8.RuneCountInString(s) > maxNameChars:
+		return fmt.Errorf("is %d characters long, more than %d", utf8.RuneCountInString(s), maxNameChars)
 	}
 	return checkText(s)
 }
@@ -444,8 +481,8 @@ func checkMetric(m gate.Metric) error {
 	switch {
 	case m == "":
 		return errors.New("is empty")
-	case len(m) > maxMetricBytes:
-		return fmt.Errorf("is %d bytes long, more than %d", len(m), maxMetricBytes)
+	case utf8.RuneCountInString(string(m)) > maxMetricChars:
+		return fmt.Errorf("is %d characters long, more than %d", utf8.RuneCountInString(string(m)), maxMetricChars)
 	}
 	return checkText(string(m))
 }
@@ -464,246 +501,6 @@ func checkText(s string) error {
 	return nil
 }
 
-// jval is one JSON value of a suite file, with the benchmark and field
-// path it is at for errors.
-type jval struct {
-	f     *suiteFile
-	bench string // "" outside a benchmark
-	path  string // "stats.mean", "benchmarks[3]"
-	raw   json.RawMessage
-}
-
-func (v jval) errf(format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
-	if v.path != "" {
-		msg = fmt.Sprintf("field %q %s", v.path, msg)
-	}
-	if v.bench != "" {
-		return v.f.benchErrf(v.bench, "%s", msg)
-	}
-	return v.f.errf("%s", msg)
-}
-
-func (v jval) null() bool { return len(v.raw) == 0 || isNull(v.raw) }
-
-func (v jval) child(seg string, raw json.RawMessage) jval {
-	p := seg
-	if v.path != "" && !strings.HasPrefix(seg, "[") {
-		p = v.path + "." + seg
-	} else if v.path != "" {
-		p = v.path + seg
-	}
-	return jval{f: v.f, bench: v.bench, path: p, raw: raw}
-}
-
-// in is v as the value of benchmark name, paths starting afresh.
-func (v jval) in(name string) jval { return jval{f: v.f, bench: name, raw: v.raw} }
-
-// object decodes v as an object.
-func (v jval) object() (jobj, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(v.raw, &m); err != nil || m == nil {
-		return jobj{}, v.errf("is not an object: %s", short(v.raw))
-	}
-	return jobj{v: v, m: m}, nil
-}
-
-// array decodes v as an array of at most max elements.
-func (v jval) array(max int) ([]jval, error) {
-	var a []json.RawMessage
-	if err := json.Unmarshal(v.raw, &a); err != nil || a == nil {
-		return nil, v.errf("is not an array: %s", short(v.raw))
-	}
-	if len(a) > max {
-		return nil, v.errf("has %d elements, more than %d", len(a), max)
-	}
-	out := make([]jval, len(a))
-	for i, r := range a {
-		out[i] = v.child("["+strconv.Itoa(i)+"]", r)
-	}
-	return out, nil
-}
-
-// num decodes v as a finite number.
-func (v jval) num() (float64, error) {
-	var x float64
-	if err := json.Unmarshal(v.raw, &x); err != nil || v.null() {
-		return 0, v.errf("is not a number: %s", short(v.raw))
-	}
-	return x, nil
-}
-
-// nums decodes v as an array of at most MaxSuiteSamples numbers.
-func (v jval) nums() ([]float64, error) {
-	elems, err := v.array(MaxSuiteSamples)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(elems))
-	for i, e := range elems {
-		if out[i], err = e.num(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// str decodes v as a string.
-func (v jval) str() (string, error) {
-	var s string
-	if err := json.Unmarshal(v.raw, &s); err != nil {
-		return "", v.errf("is not a string: %s", short(v.raw))
-	}
-	return s, nil
-}
-
-// jobj is a decoded JSON object of a suite file.
-type jobj struct {
-	v jval
-	m map[string]json.RawMessage
-}
-
-// get returns field k, and false when it is missing or null.
-func (o jobj) get(k string) (jval, bool) {
-	r, ok := o.m[k]
-	if !ok || isNull(r) {
-		return jval{}, false
-	}
-	return o.v.child(k, r), true
-}
-
-// need returns field k; missing or null is an error.
-func (o jobj) need(k string) (jval, error) {
-	v, ok := o.get(k)
-	if !ok {
-		return jval{}, o.missing(k)
-	}
-	return v, nil
-}
-
-func (o jobj) missing(k string) error {
-	c := o.v.child(k, nil)
-	if _, ok := o.m[k]; ok {
-		return c.errf("is null")
-	}
-	if c.bench != "" {
-		return c.f.benchErrf(c.bench, "no field %q", c.path)
-	}
-	return c.f.errf("no field %q", c.path)
-}
-
-func (o jobj) num(k string) (float64, error) {
-	v, err := o.need(k)
-	if err != nil {
-		return 0, err
-	}
-	return v.num()
-}
-
-func (o jobj) str(k string) (string, error) {
-	v, err := o.need(k)
-	if err != nil {
-		return "", err
-	}
-	return v.str()
-}
-
-// optStr is field k as a string, "" when missing or null.
-func (o jobj) optStr(k string) (string, error) {
-	v, ok := o.get(k)
-	if !ok {
-		return "", nil
-	}
-	return v.str()
-}
-
-// readSuiteFile reads a suite file of at most baselines.MaxReportBytes.
-func readSuiteFile(f *suiteFile) (jval, error) {
-	if f.data != nil {
-		return suiteBytes(f, f.data)
-	}
-	b, err := baselines.ReadFileLimited(f.path, baselines.MaxReportBytes)
-	if err != nil {
-		return jval{}, err
-	}
-	return suiteBytes(f, b)
-}
-
-// suiteBytes is the top-level JSON value of a file's bytes.
-func suiteBytes(f *suiteFile, b []byte) (jval, error) {
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return jval{}, fmt.Errorf("%s: empty file, not a %s", f.path, suiteWhat[f.format])
-	}
-	if !json.Valid(b) {
-		var x any
-		err := json.Unmarshal(b, &x)
-		return jval{}, fmt.Errorf("%s: not a %s: %v", f.path, suiteWhat[f.format], err)
-	}
-	return jval{f: f, raw: b}, nil
-}
-
-// topObject reads f as a JSON object with the fields the format's files
-// always have; another format's file is named as such.
-func topObject(f *suiteFile, v jval, want ...string) (jobj, error) {
-	o, err := v.object()
-	if err != nil {
-		return jobj{}, fmt.Errorf("%s: not a %s: the file holds %s, not an object", f.path, suiteWhat[f.format], jsonKind(v.raw))
-	}
-	for _, k := range want {
-		if _, ok := o.m[k]; !ok {
-			msg := fmt.Sprintf("%s: not a %s: no field %q", f.path, suiteWhat[f.format], k)
-			if t := sniffSuite(o.m); t != "" && suiteWhat[t] != suiteWhat[f.format] {
-				msg += fmt.Sprintf(" (it looks like a %s)", suiteWhat[t])
-			}
-			return jobj{}, errors.New(msg)
-		}
-	}
-	return o, nil
-}
-
-// sniffSuite names the format a top-level object looks like, for
-// errors: "" when none.
-func sniffSuite(top map[string]json.RawMessage) string {
-	has := func(ks ...string) bool {
-		for _, k := range ks {
-			if _, ok := top[k]; !ok {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case has("benchmarks", "machine_info"):
-		return "pytest-benchmark"
-	case has("benchmarks", "context"):
-		return "googlebenchmark"
-	case has("results") && !has("metrics"):
-		return "hyperfine"
-	}
-	return ""
-}
-
-// jsonKind names the kind of a JSON value: "an array", "a number".
-func jsonKind(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if s == "" {
-		return "nothing"
-	}
-	switch s[0] {
-	case '[':
-		return "an array"
-	case '{':
-		return "an object"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
-}
-
 // timeUnits are the seconds in a unit of time as the formats write it.
 var timeUnits = map[string]float64{
 	"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "sec": 1,
@@ -712,34 +509,6 @@ var timeUnits = map[string]float64{
 // secPerOp is the metric of a time per operation (per iteration, per
 // run), as Go benchmarks name it.
 const secPerOp gate.Metric = "sec/op"
-
-// objectKeys lists the keys of the JSON object b in file order, each
-// once: the order a file gives its benchmarks is the order a report shows
-// them.
-func objectKeys(b []byte) ([]string, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not an object")
-	}
-	var keys []string
-	seen := map[string]bool{}
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := t.(string)
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			return nil, err
-		}
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	return keys, nil
-}
 
 // Names lists every name "benchgate compare -import" takes: the load
 // tools, then the benchmark-suite formats.

@@ -1,6 +1,7 @@
 package importers
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -91,3 +92,49 @@ func FuzzHyperfine(f *testing.F) {
 }
 
 func FuzzJMH(f *testing.F) { fuzzSuite(f, "jmh", seeds("jmh", "baseline-1.json")...) }
+
+// FuzzSplitJSON: the scan that splits a suite file's arrays and objects
+// finds the elements and fields encoding/json finds, in any valid JSON.
+func FuzzSplitJSON(f *testing.F) {
+	for _, s := range []string{`[]`, `{}`, `[1, "a,]", [2, {"b": "}"}], null]`, `{"a\"": {"b": [1, 2]}, "a\"": 3, "c": "\\"}`, " [ \n1 ,\t2 ] "} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		sf := &suiteFile{path: "f.json", format: "bmf"}
+		v, err := suiteBytes(sf, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a []json.RawMessage
+		var m map[string]json.RawMessage
+		switch {
+		case json.Unmarshal(data, &a) == nil && a != nil:
+			elems, err := v.array(len(a))
+			if err != nil || len(elems) != len(a) {
+				t.Fatalf("%d elements (%v), encoding/json %d", len(elems), err, len(a))
+			}
+			for i, e := range elems {
+				if !bytes.Equal(e.raw, bytes.TrimSpace(a[i])) || !bytes.Equal(sf.text[e.off:e.off+len(e.raw)], e.raw) {
+					t.Fatalf("element %d: %q at %d, encoding/json %q", i, e.raw, e.off, a[i])
+				}
+			}
+			if _, err := v.array(len(a) - 1); len(a) > 0 && err == nil {
+				t.Fatalf("%d elements within a bound of %d", len(a), len(a)-1)
+			}
+		case json.Unmarshal(data, &m) == nil && m != nil:
+			o, err := v.objectOf(len(data))
+			if err != nil || len(o.m) != len(m) || len(o.keys) != len(m) {
+				t.Fatalf("%d fields, %d keys (%v), encoding/json %d", len(o.m), len(o.keys), err, len(m))
+			}
+			for k, raw := range m {
+				got, ok := o.m[k]
+				if !ok || !bytes.Equal(got.raw, bytes.TrimSpace(raw)) || !bytes.Equal(sf.text[got.off:got.off+len(got.raw)], got.raw) {
+					t.Fatalf("field %q: %q, encoding/json %q", k, got.raw, raw)
+				}
+			}
+		}
+	})
+}

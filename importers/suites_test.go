@@ -367,11 +367,11 @@ func TestReadSuiteRefusals(t *testing.T) {
 		format, data, want string
 	}{
 		{"hyperfine", `{"results":[{"command":"a","times":[1,"x"]}]}`,
-			`f.json: hyperfine JSON export: benchmark "a": field "times[1]" is not a number: "x"`},
+			`f.json:1:39: hyperfine JSON export: benchmark "a": field "times[1]" is not a number: "x"`},
 		{"hyperfine", `{"results":[{"command":"a"}]}`,
-			`f.json: hyperfine JSON export: benchmark "a": no field "mean"`},
+			`f.json:1:13: hyperfine JSON export: benchmark "a": no field "mean"`},
 		{"hyperfine", `{"results":[{"mean":1}]}`,
-			`f.json: hyperfine JSON export: no field "results[0].command"`},
+			`f.json:1:13: hyperfine JSON export: no field "results[0].command"`},
 		{"hyperfine", `{"results":[{"command":"a\u001b[31m","mean":1}]}`,
 			`f.json: hyperfine JSON export: benchmark "a\x1b[31m": the name holds the control character U+001B`},
 		{"hyperfine", `{"results":[{"command":"a\u202e","mean":1}]}`,
@@ -384,38 +384,38 @@ func TestReadSuiteRefusals(t *testing.T) {
 		{"hyperfine", `{"results":[]}`, `f.json: hyperfine JSON export: no benchmarks in the file`},
 		{"hyperfine", ``, `f.json: empty file, not a hyperfine JSON export`},
 		{"pytest-benchmark", `{"machine_info":{},"benchmarks":[{"fullname":"t::a","stats":{"mean":"fast"}}]}`,
-			`f.json: pytest-benchmark JSON: benchmark "t::a": field "stats.mean" is not a number: "fast"`},
+			`f.json:1:69: pytest-benchmark JSON: benchmark "t::a": field "stats.mean" is not a number: "fast"`},
 		{"pytest-benchmark", `{"machine_info":{},"benchmarks":[{"fullname":"t::a"}]}`,
-			`f.json: pytest-benchmark JSON: benchmark "t::a": no field "stats"`},
+			`f.json:1:34: pytest-benchmark JSON: benchmark "t::a": no field "stats"`},
 		{"googlebenchmark", `{"context":{},"benchmarks":[{"name":"BM_A","run_type":"iteration","real_time":1,"time_unit":"fortnights"}]}`,
-			`f.json: Google Benchmark JSON: benchmark "BM_A": field "time_unit" is "fortnights", not ns, us, ms or s`},
+			`f.json:1:93: Google Benchmark JSON: benchmark "BM_A": field "time_unit" is "fortnights", not ns, us, ms or s`},
 		{"googlebenchmark", `{"context":{},"benchmarks":[{"name":"BM_A","error_occurred":true,"error_message":"boom"}]}`,
 			`f.json: Google Benchmark JSON: benchmark "BM_A": failed: "boom"`},
 		{"jmh", `[{"benchmark":"a.B.c","mode":"avgt","primaryMetric":{"score":1,"scoreUnit":"furlongs"}}]`,
-			`f.json: JMH JSON result: benchmark "a.B.c": field "primaryMetric.scoreUnit" is "furlongs", not ops/TIME or TIME/op`},
+			`f.json:1:76: JMH JSON result: benchmark "a.B.c": field "primaryMetric.scoreUnit" is "furlongs", not ops/TIME or TIME/op`},
 		{"jmh", `[{"benchmark":"a.B.c","mode":"avgt","primaryMetric":{"scoreUnit":"us/op","rawData":[[1,null]]}}]`,
-			`f.json: JMH JSON result: benchmark "a.B.c": field "primaryMetric.rawData[0][1]" is not a number: null`},
+			`f.json:1:88: JMH JSON result: benchmark "a.B.c": field "primaryMetric.rawData[0][1]" is not a number: null`},
 		{"jmh", `{"benchmark":"a"}`, `f.json: not a JMH JSON result: the file holds an object, not an array of benchmarks`},
 		{"bmf", `{"a":{"latency":{"value":"1"}}}`,
-			`f.json: Bencher Metric Format JSON: benchmark "a": field "latency.value" is not a number: "1"`},
+			`f.json:1:26: Bencher Metric Format JSON: benchmark "a": field "latency.value" is not a number: "1"`},
 		{"bmf", `{"a":{"latency":{"lower_value":1}}}`,
-			`f.json: Bencher Metric Format JSON: benchmark "a": no field "latency.value"`},
+			`f.json:1:17: Bencher Metric Format JSON: benchmark "a": no field "latency.value"`},
 		{"bmf", `{"a\nb":{"latency":{"value":1}}}`,
 			`f.json: Bencher Metric Format JSON: benchmark "a\nb": the name holds the control character U+000A`},
 		{"bmf", `{"a":{"lat\tency":{"value":1}}}`,
 			`f.json: Bencher Metric Format JSON: benchmark "a": metric "lat\tency" holds the control character U+0009`},
 		{"bmf", `{"a":{}}`, `f.json: Bencher Metric Format JSON: benchmark "a": no measures`},
 		{FormatGABSmaller, `[{"name":"a","unit":"ms","value":"12"}]`,
-			`f.json: github-action-benchmark custom JSON: benchmark "a": field "value" is not a number: "12"`},
+			`f.json:1:34: github-action-benchmark custom JSON: benchmark "a": field "value" is not a number: "12"`},
 		{FormatGABSmaller, `[{"name":"a","value":12}]`,
-			`f.json: github-action-benchmark custom JSON: benchmark "a": no field "unit"`},
+			`f.json:1:2: github-action-benchmark custom JSON: benchmark "a": no field "unit"`},
 		{FormatGABSmaller, `[{"name":"","unit":"ms","value":12}]`,
 			`f.json: github-action-benchmark custom JSON: a benchmark without a name`},
 		{FormatGABSmaller, `{"a":1}`,
 			`f.json: not a github-action-benchmark custom JSON: the file holds an object, not an array of {name, unit, value}`},
 		{"criterion", `{"reason":"benchmark-complete","id":"a","iteration_count":[1,2],"measured_values":[5]}`,
-			`f.json:1: criterion output: benchmark "a": 2 iteration counts but 1 times`},
-		{"criterion", "not json\n", `f.json:1: not a criterion output: invalid character 'o' in literal null (expecting 'u') (want a criterion directory, or cargo-criterion --message-format=json output: one JSON object a line)`},
+			`f.json:1:1: criterion output: benchmark "a": 2 iteration counts but 1 times`},
+		{"criterion", "not json\n", `f.json:1:2: not a criterion output: invalid character 'o' in literal null (expecting 'u') (want a criterion directory, or cargo-criterion --message-format=json output: one JSON object a line)`},
 	} {
 		f := &suiteFile{path: "f.json", format: tc.format, data: []byte(tc.data)}
 		_, err := parseSuite(suiteParsers[tc.format], f)
@@ -452,14 +452,14 @@ func TestReadSuiteLimits(t *testing.T) {
 	times := strings.Repeat("1,", MaxSuiteSamples) + "1"
 	f := &suiteFile{path: "f.json", format: "hyperfine", data: []byte(`{"results":[{"command":"a","times":[` + times + `]}]}`)}
 	_, err = parseSuite(parseHyperfine, f)
-	want = fmt.Sprintf(`f.json: hyperfine JSON export: benchmark "a": field "times" has %d elements, more than %d`, MaxSuiteSamples+1, MaxSuiteSamples)
+	want = fmt.Sprintf(`f.json:1:36: hyperfine JSON export: benchmark "a": field "times" has %d elements, more than %d`, MaxSuiteSamples+1, MaxSuiteSamples)
 	if err == nil || err.Error() != want {
 		t.Errorf("too many samples: %v\nwant %s", err, want)
 	}
 
-	long := strings.Repeat("x", maxNameBytes+1)
+	long := strings.Repeat("x", maxNameChars+1)
 	f = &suiteFile{path: "f.json", format: "bmf", data: []byte(`{"` + long + `":{"latency":{"value":1}}}`)}
-	if _, err := parseSuite(parseBMF, f); err == nil || !strings.Contains(err.Error(), "the name is 1025 bytes long, more than 1024") {
+	if _, err := parseSuite(parseBMF, f); err == nil || !strings.Contains(err.Error(), "the name is 1025 characters long, more than 1024") {
 		t.Errorf("long name: %v", err)
 	}
 }

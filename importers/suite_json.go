@@ -1,0 +1,454 @@
+package importers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/benchgate/benchgate/baselines"
+)
+
+// The JSON of a suite file is read in place: an array or an object is
+// split into its elements by a scan of its bytes, which counts them
+// before any is decoded, so a file of 64 MB holding an array of 3·10⁷
+// numbers is refused for its length at the cost of one pass over it,
+// not after decoding every number. Each value keeps its offset in the
+// file, so an error names the line and column of the value it is about.
+
+// maxFields bounds the fields of an object of a suite file: a
+// benchmark's fields, its counters or measures, BMF's benchmarks
+// (maxEntries).
+const maxFields = maxEntries
+
+// jval is one JSON value of a suite file, with the benchmark and field
+// path it is at for errors.
+type jval struct {
+	f     *suiteFile
+	bench string // "" outside a benchmark
+	path  string // "stats.mean", "benchmarks"
+	// elem, when not 0, makes v element elem-1 of the array at path
+	// ("benchmarks[3]"): the element's path is made only for an error,
+	// as an array may hold 100,000 numbers.
+	elem int
+	raw  json.RawMessage
+	off  int // raw's offset in f.text
+}
+
+// where is v's path: "stats.mean", "benchmarks[3]".
+func (v jval) where() string {
+	if v.elem == 0 {
+		return v.path
+	}
+	return v.path + "[" + strconv.Itoa(v.elem-1) + "]"
+}
+
+// errf is an error about v: "a.json:3:14: hyperfine JSON export:
+// benchmark "a": field "times[1]" is not a number: "x"".
+func (v jval) errf(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	switch p := v.where(); {
+	case p != "":
+		msg = fmt.Sprintf("field %q %s", p, msg)
+	case v.bench == "":
+		msg = "the file " + msg
+	}
+	if v.bench != "" {
+		msg = fmt.Sprintf("benchmark %q: %s", v.bench, msg)
+	}
+	return fmt.Errorf("%s: %s: %s", v.f.at(v.off), suiteWhat[v.f.format], msg)
+}
+
+// null reports whether v is missing or null (v.raw, split from valid
+// JSON, holds no space around the value).
+func (v jval) null() bool { return len(v.raw) == 0 || string(v.raw) == "null" }
+
+// child is the value raw at offset off within v, at path segment seg
+// ("mean", "[3]").
+func (v jval) child(seg string, raw []byte, off int) jval {
+	p := seg
+	if base := v.where(); base != "" && !strings.HasPrefix(seg, "[") {
+		p = base + "." + seg
+	} else if base != "" {
+		p = base + seg
+	}
+	return jval{f: v.f, bench: v.bench, path: p, raw: raw, off: off}
+}
+
+// in is v as the value of benchmark name, paths starting afresh.
+func (v jval) in(name string) jval { return jval{f: v.f, bench: name, raw: v.raw, off: v.off} }
+
+// object splits v as an object of at most maxFields fields.
+func (v jval) object() (jobj, error) { return v.objectOf(maxFields) }
+
+// objectOf splits v as an object of at most max fields.
+func (v jval) objectOf(max int) (jobj, error) {
+	spans, err := v.split('{', max)
+	if err != nil {
+		return jobj{}, err
+	}
+	o := jobj{v: v, m: make(map[string]jval, len(spans)), keys: make([]string, 0, len(spans))}
+	for _, sp := range spans {
+		member := v.raw[sp[0]:sp[1]]
+		end := stringEnd(member)
+		k, err := jsonKey(member[:end])
+		if err != nil {
+			return jobj{}, v.errf("holds a bad key %s: %v", short(member[:end]), err)
+		}
+		at := end
+		for at < len(member) && (isJSONSpace(member[at]) || member[at] == ':') {
+			at++
+		}
+		if _, dup := o.m[k]; !dup {
+			o.keys = append(o.keys, k)
+		}
+		// A key given twice is its last value, as encoding/json
+		// decodes it.
+		o.m[k] = jval{f: v.f, raw: member[at:], off: v.off + sp[0] + at}
+	}
+	return o, nil
+}
+
+// array splits v as an array of at most max elements.
+func (v jval) array(max int) ([]jval, error) {
+	spans, err := v.split('[', max)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jval, len(spans))
+	a := v.asArray()
+	for i, sp := range spans {
+		out[i] = a.elemAt(i, sp)
+	}
+	return out, nil
+}
+
+// elemAt is element i of the array v, at span sp of v.raw; v is not an
+// element itself (see asArray).
+func (v jval) elemAt(i int, sp [2]int) jval {
+	return jval{f: v.f, bench: v.bench, path: v.path, elem: i + 1, raw: v.raw[sp[0]:sp[1]], off: v.off + sp[0]}
+}
+
+// asArray is v with its path made once, for its elements' paths.
+func (v jval) asArray() jval {
+	v.path, v.elem = v.where(), 0
+	return v
+}
+
+// split checks that v is an array (open '[') or an object ('{') of at
+// most max elements, counting them before it splits them.
+func (v jval) split(open byte, max int) ([][2]int, error) {
+	what, elems := "an array", "elements"
+	if open == '{' {
+		what, elems = "an object", "fields"
+	}
+	if len(v.raw) == 0 || v.raw[0] != open {
+		return nil, v.errf("is not %s: %s", what, short(v.raw))
+	}
+	_, n := splitJSON(v.raw, 0)
+	if n > max {
+		return nil, v.errf("has %d %s, more than %d", n, elems, max)
+	}
+	spans, _ := splitJSON(v.raw, n)
+	return spans, nil
+}
+
+// splitJSON scans raw, a valid JSON array or object without leading
+// space, for its elements (an object's "key": value members): n is how
+// many there are, and spans the start and end offsets in raw of the
+// first keep of them. With keep 0 it counts, allocating nothing; the
+// accessors count first and split only what they accept, so a value
+// too long costs one pass over its bytes and no memory.
+func splitJSON(raw []byte, keep int) (spans [][2]int, n int) {
+	if keep > 0 {
+		spans = make([][2]int, 0, keep)
+	}
+	depth, start, end := 0, -1, 0
+	add := func() {
+		if start < 0 {
+			return
+		}
+		if n++; n <= keep {
+			spans = append(spans, [2]int{start, end})
+		}
+		start = -1
+	}
+	for i := 1; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case isJSONSpace(c):
+			continue
+		case c == ',' && depth == 0:
+			add()
+			continue
+		case (c == ']' || c == '}') && depth == 0:
+			add()
+			return spans, n
+		}
+		if start < 0 && depth == 0 {
+			start = i
+		}
+		switch c {
+		case '"':
+			i += stringEnd(raw[i:]) - 1
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		}
+		end = i + 1
+	}
+	return spans, n
+}
+
+// stringEnd is the offset just past the JSON string b starts with.
+func stringEnd(b []byte) int {
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// jsonKey decodes an object's key, the JSON string b.
+func jsonKey(b []byte) (string, error) {
+	if len(b) < 2 {
+		return "", errors.New("not a string")
+	}
+	plain := true
+	for _, c := range b[1 : len(b)-1] {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(b[1 : len(b)-1]), nil
+	}
+	var k string
+	err := json.Unmarshal(b, &k)
+	return k, err
+}
+
+// num decodes v as a finite number. A JSON number is parsed as
+// encoding/json parses it, by strconv.ParseFloat, without its
+// reflection: a file may hold millions; one out of range is refused, as
+// encoding/json refuses it.
+func (v jval) num() (float64, error) {
+	if len(v.raw) > 0 && (v.raw[0] == '-' || '0' <= v.raw[0] && v.raw[0] <= '9') {
+		if x, err := strconv.ParseFloat(string(v.raw), 64); err == nil {
+			return x, nil
+		}
+	}
+	return 0, v.errf("is not a number: %s", short(v.raw))
+}
+
+// nums decodes v as an array of at most MaxSuiteSamples numbers.
+func (v jval) nums() ([]float64, error) {
+	// Split, not array: no jval is made for each of 100,000 numbers.
+	spans, err := v.split('[', MaxSuiteSamples)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(spans))
+	a := v.asArray()
+	for i, sp := range spans {
+		x, err := a.elemAt(i, sp).num()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// str decodes v as a string.
+func (v jval) str() (string, error) {
+	var s string
+	if err := json.Unmarshal(v.raw, &s); err != nil {
+		return "", v.errf("is not a string: %s", short(v.raw))
+	}
+	return s, nil
+}
+
+// jobj is a JSON object of a suite file, split into its fields.
+type jobj struct {
+	v jval
+	// m holds each field's value and offset; get and field give it its
+	// path from v, which a parser may set to v.in(name) once it knows
+	// the benchmark's name.
+	m    map[string]jval
+	keys []string // in file order, each once
+}
+
+// get returns field k, and false when it is missing or null.
+func (o jobj) get(k string) (jval, bool) {
+	v, ok := o.m[k]
+	if !ok || v.null() {
+		return jval{}, false
+	}
+	return o.v.child(k, v.raw, v.off), true
+}
+
+// field is field k for an error about it: where it is missing, at the
+// object.
+func (o jobj) field(k string) jval {
+	if v, ok := o.m[k]; ok {
+		return o.v.child(k, v.raw, v.off)
+	}
+	return o.v.child(k, nil, o.v.off)
+}
+
+// need returns field k; missing or null is an error.
+func (o jobj) need(k string) (jval, error) {
+	v, ok := o.get(k)
+	if !ok {
+		return jval{}, o.missing(k)
+	}
+	return v, nil
+}
+
+func (o jobj) missing(k string) error {
+	c := o.field(k)
+	if _, ok := o.m[k]; ok {
+		return c.errf("is null")
+	}
+	// "no field "stats.mean"", at the object missing it.
+	msg := fmt.Sprintf("no field %q", c.where())
+	if c.bench != "" {
+		msg = fmt.Sprintf("benchmark %q: %s", c.bench, msg)
+	}
+	return fmt.Errorf("%s: %s: %s", c.f.at(c.off), suiteWhat[c.f.format], msg)
+}
+
+func (o jobj) num(k string) (float64, error) {
+	v, err := o.need(k)
+	if err != nil {
+		return 0, err
+	}
+	return v.num()
+}
+
+func (o jobj) str(k string) (string, error) {
+	v, err := o.need(k)
+	if err != nil {
+		return "", err
+	}
+	return v.str()
+}
+
+// optStr is field k as a string, "" when missing or null.
+func (o jobj) optStr(k string) (string, error) {
+	v, ok := o.get(k)
+	if !ok {
+		return "", nil
+	}
+	return v.str()
+}
+
+// readSuiteFile reads a suite file of at most baselines.MaxReportBytes.
+func readSuiteFile(f *suiteFile) (jval, error) {
+	if f.data != nil {
+		return suiteBytes(f, f.data)
+	}
+	b, err := baselines.ReadFileLimited(f.path, baselines.MaxReportBytes)
+	if err != nil {
+		return jval{}, err
+	}
+	return suiteBytes(f, b)
+}
+
+// suiteBytes is the top-level JSON value of a file's bytes; f's text
+// becomes b.
+func suiteBytes(f *suiteFile, b []byte) (jval, error) {
+	f.text = b
+	trimmed := bytes.TrimLeft(b, " \t\r\n")
+	if len(bytes.TrimSpace(trimmed)) == 0 {
+		return jval{}, fmt.Errorf("%s: empty file, not a %s", f.where(), suiteWhat[f.format])
+	}
+	if !json.Valid(b) {
+		var x any
+		err := json.Unmarshal(b, &x)
+		where := f.where()
+		var se *json.SyntaxError
+		if errors.As(err, &se) && se.Offset > 0 {
+			where = f.at(int(se.Offset) - 1)
+		}
+		return jval{}, fmt.Errorf("%s: not a %s: %v", where, suiteWhat[f.format], err)
+	}
+	off := len(b) - len(trimmed)
+	return jval{f: f, raw: bytes.TrimRight(trimmed, " \t\r\n"), off: off}, nil
+}
+
+// topObject reads f as a JSON object with the fields the format's files
+// always have; another format's file is named as such.
+func topObject(f *suiteFile, v jval, want ...string) (jobj, error) {
+	if k := jsonKind(v.raw); k != "an object" {
+		return jobj{}, fmt.Errorf("%s: not a %s: the file holds %s, not an object", f.where(), suiteWhat[f.format], k)
+	}
+	o, err := v.object()
+	if err != nil {
+		return jobj{}, err
+	}
+	for _, k := range want {
+		if _, ok := o.m[k]; !ok {
+			msg := fmt.Sprintf("%s: not a %s: no field %q", f.where(), suiteWhat[f.format], k)
+			if t := sniffSuite(o.m); t != "" && suiteWhat[t] != suiteWhat[f.format] {
+				msg += fmt.Sprintf(" (it looks like a %s)", suiteWhat[t])
+			}
+			return jobj{}, errors.New(msg)
+		}
+	}
+	return o, nil
+}
+
+// sniffSuite names the format a top-level object looks like, for
+// errors: "" when none.
+func sniffSuite(top map[string]jval) string {
+	has := func(ks ...string) bool {
+		for _, k := range ks {
+			if _, ok := top[k]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case has("benchmarks", "machine_info"):
+		return "pytest-benchmark"
+	case has("benchmarks", "context"):
+		return "googlebenchmark"
+	case has("results") && !has("metrics"):
+		return "hyperfine"
+	}
+	return ""
+}
+
+// jsonKind names the kind of a JSON value: "an array", "a number".
+func jsonKind(b []byte) string {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
