@@ -61,5 +61,11 @@ func (m *model) dashboardLine() string {
 	if base == "" {
 		return ""
 	}
-	return "📈 [History of every cell](<" + base + ">): each failing cell links its own page.\n\n"
+	line := "📈 [History of every cell](<" + base + ">)"
+	for _, it := range m.failures {
+		if it.page != "" {
+			return line + ": each failing cell links its own page.\n\n"
+		}
+	}
+	return line + ".\n\n"
 }

@@ -46,6 +46,12 @@ func TestDashboardLinks(t *testing.T) {
 	if !strings.Contains(md, "· [history](<"+page(baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 8})+">)") {
 		t.Errorf("the report's failure does not link its cell's page")
 	}
+	// Nothing failed: the site is linked, with no word of failing cells.
+	pass := Input{Results: &baselines.Results{Scenario: baselines.ScenarioInfo{Name: "demo-api"}, Status: "complete"}, Dashboard: "https://o.github.io/r/"}
+	if got := markdown(t, pass); !strings.Contains(got, "📈 [History of every cell](<https://o.github.io/r/>).\n") {
+		t.Errorf("a report without failures:\n%s", got)
+	}
+
 	// An address that is not fit for a link links nothing.
 	in.Dashboard = "javascript:alert(1)"
 	if got := comment(t, in, CommentOptions{}); strings.Contains(got, "javascript") || strings.Contains(got, "[history]") {
