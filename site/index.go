@@ -120,10 +120,10 @@ func (m *model) index(s *Site) indexView {
 }
 
 // row is a cell's line of the index: its current section's candidate
-// series (the section with the newest run), a sparkline and the latest
-// change point per metric.
+// series (indexSection), a sparkline and the latest change point per
+// metric.
 func (m *model) row(c *cell, metrics []string) rowView {
-	sec := c.sections[0]
+	sec := m.indexSection(c)
 	r := rowView{Cell: show(c.id.cell.String()), Href: c.page, Machine: fpShort(sec.id.fingerprint), Profile: show(sec.id.profile),
 		Others: len(c.sections) - 1, Runs: len(sec.runs), Status: "steady"}
 	var worse, better []string
@@ -182,4 +182,17 @@ func (m *model) row(c *cell, metrics []string) rowView {
 		r.StatusText = "no change"
 	}
 	return r
+}
+
+// indexSection is the section a cell's index row shows: the newest one
+// (sections are newest first) with runs enough for change points on one
+// machine, so that a few nights of another runner or profile do not hide
+// the cell's trend; the newest of all when none has.
+func (m *model) indexSection(c *cell) *section {
+	for _, sec := range c.sections {
+		if len(sec.runs) >= m.needRuns() && !strings.HasPrefix(sec.id.fingerprint, baselines.MixedPrefix) {
+			return sec
+		}
+	}
+	return c.sections[0]
 }

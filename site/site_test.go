@@ -83,12 +83,17 @@ func TestRenderStructure(t *testing.T) {
 		`<span class="chg worse">&#43;400.0% worse</span>`, // "+" as html/template writes it
 		`c039..c040 · 2025-03-13`,
 		`<th scope="col" title="higher is better">rps</th>`,
-		`too few runs (5 of 6)`, // the cells whose newest runs are the other machine's
+		// The cells whose newest 5 runs are another machine's show the
+		// trend of the machine with runs enough, and point to the other.
+		`1 other machine(s) or profile(s)`,
 		`65 nightly record(s) from 2025-02-01 to 2025-04-06, the last 12 month(s)`,
 	} {
 		if !strings.Contains(idx, want) {
 			t.Errorf("index: no %q", want)
 		}
+	}
+	if strings.Contains(idx, "too few runs") {
+		t.Errorf("index: a cell shows a section of too few runs where another has enough")
 	}
 	if n := strings.Count(idx, `<svg class="spark"`); n != 8*7 {
 		t.Errorf("index: %d sparklines, want 56", n)
