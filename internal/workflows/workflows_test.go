@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
 )
 
 // repoWorkflows are the repository's workflows and its examples.
@@ -141,5 +143,64 @@ func TestLintRunsShellcheck(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no shellcheck SC2086 finding at the run: line (6) for an unquoted $RUNNER_TEMP: %v", got)
+	}
+}
+
+// TestOwnActionInputs: every input a workflow of the repository or its
+// examples gives benchgate's own actions (benchgate/benchgate@…, its
+// setup action) is one the action declares: actionlint knows neither
+// action, so a misspelt input would only show on GitHub.
+func TestOwnActionInputs(t *testing.T) {
+	t.Parallel()
+	declared := func(file string) map[string]bool {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct {
+			Inputs map[string]any `yaml:"inputs"`
+		}
+		if err := yaml.Unmarshal(b, &a); err != nil || len(a.Inputs) == 0 {
+			t.Fatalf("%s: %v (%d inputs)", file, err, len(a.Inputs))
+		}
+		in := map[string]bool{}
+		for k := range a.Inputs {
+			in[k] = true
+		}
+		return in
+	}
+	action, setup := declared("../../action.yml"), declared("../../setup/action.yml")
+	checked := 0
+	for _, f := range repoWorkflows(t) {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w workflow
+		if err := yaml.Unmarshal(src, &w); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for job, j := range w.Jobs {
+			for _, s := range j.Steps {
+				var want map[string]bool
+				switch {
+				case strings.HasPrefix(s.Uses, "benchgate/benchgate/setup@"):
+					want = setup
+				case strings.HasPrefix(s.Uses, "benchgate/benchgate@"):
+					want = action
+				default:
+					continue
+				}
+				checked++
+				for k := range s.With {
+					if !want[k] {
+						t.Errorf("%s: job %s: %s has no input %q", f, job, s.Uses, k)
+					}
+				}
+			}
+		}
+	}
+	if checked < 4 {
+		t.Errorf("only %d steps use benchgate's actions: the examples were not read", checked)
 	}
 }
