@@ -122,18 +122,12 @@ func archiveRecords(dir string, recs []Record) ([]string, error) {
 		// none.
 		have := map[string]bool{}
 		for _, o := range old {
-			if b, err := json.Marshal(o); err == nil {
-				have[string(b)] = true
-			}
+			have[recordKey(o)] = true
 		}
 		var add []Record
 		for _, r := range byMonth[n] {
-			b, err := json.Marshal(r)
-			if err != nil {
-				return written, fmt.Errorf("prune: history record: %w", err)
-			}
-			if !have[string(b)] {
-				have[string(b)] = true
+			if k := recordKey(r); !have[k] {
+				have[k] = true
 				add = append(add, r)
 			}
 		}
@@ -191,4 +185,47 @@ func appendRecords(path string, recs []Record) error {
 		}
 	}
 	return errors.Join(werr, serr, f.Close())
+}
+
+// recordKey is a record's identity as the files hold it: its JSON line.
+// Two records with the same key are one run written twice (a prune cut
+// short, the same archive given twice), whatever their run ids.
+func recordKey(r Record) string {
+	b, _ := json.Marshal(r) // a record read from a file marshals again
+	return string(b)
+}
+
+// ReadHistories reads several history files as one history: the records
+// of all of them in date order, a record in two of them (as a prune cut
+// short leaves it, in its archive and in the history) once. Each file is
+// read as ReadHistory reads it, and together they may hold at most
+// MaxHistoryBytes.
+func ReadHistories(paths []string) ([]Record, error) {
+	if len(paths) == 1 {
+		return ReadHistory(paths[0])
+	}
+	var all []Record
+	var total int64
+	seen := map[string]bool{}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if total += st.Size(); total > MaxHistoryBytes {
+			return nil, fmt.Errorf("%s: the history files together hold more than %d MiB, the most a history may: give fewer", p, MaxHistoryBytes>>20)
+		}
+		recs, err := ReadHistory(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if k := recordKey(r); !seen[k] {
+				seen[k] = true
+				all = append(all, r)
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(a, b Record) int { return a.Date.Compare(b.Date) })
+	return all, nil
 }

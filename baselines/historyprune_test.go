@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,5 +241,41 @@ func TestWriteFile(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestReadHistories: files read as one history, in date order, a record
+// in two of them once; a missing file named.
+func TestReadHistories(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	recs := records("aaaaaaaaaaaa", 10, 1, day0, flat(1000), flat(0.004))
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for i, r := range recs {
+		if i >= 4 {
+			if err := AppendHistory(a, r); err != nil { // the later ones first
+				t.Fatal(err)
+			}
+		}
+		if i <= 5 {
+			if err := AppendHistory(b, r); err != nil { // 4 and 5 in both
+				t.Fatal(err)
+			}
+		}
+	}
+	got, err := ReadHistories([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 10 {
+		t.Fatalf("%d records, want 10", len(got))
+	}
+	for i, r := range got {
+		if r.RunID != recs[i].RunID {
+			t.Errorf("record %d is %s, want %s", i, r.RunID, recs[i].RunID)
+		}
+	}
+	if _, err := ReadHistories([]string{a, filepath.Join(dir, "nope.jsonl")}); err == nil || !strings.Contains(err.Error(), "nope.jsonl") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

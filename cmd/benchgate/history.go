@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/benchgate/benchgate/importers"
 	"io"
 	"strings"
 	"time"
@@ -87,20 +88,26 @@ func historyAppend(args []string, stderr io.Writer) error {
 
 // changePointFlags are the change-point options show and drift share.
 type changePointFlags struct {
-	file string
-	opt  baselines.ChangePointOptions
+	file  string // the files as given, for messages
+	files importers.FileList
+	opt   baselines.ChangePointOptions
 }
 
 func (f *changePointFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "history", defaultHistoryFile, "history `file` (JSON Lines)")
+	f.files = importers.FileList{defaultHistoryFile}
+	fs.Var(&f.files, "history", "history `files` (JSON Lines), comma-separated: one, or prune's monthly archives and the history, read as one")
 	fs.Float64Var(&f.opt.MaxPValue, "max-pvalue", baselines.DefaultMaxPValue, "a change point needs a t-test `p`-value below this")
 	fs.Float64Var(&f.opt.MinMagnitude, "min-magnitude", baselines.DefaultMinMagnitude, "and a relative change of the means of at least this `fraction` (a tiny value such as 1e-9 keeps all)")
 	fs.IntVar(&f.opt.MinWindow, "min-window", baselines.DefaultMinWindow, "fewest `points` on each side of a change point (at least 2)")
 }
 
-// read reads the history file, its errors an exit code 2.
+// read reads the history files as one history, its errors an exit code 2.
 func (f *changePointFlags) read() ([]baselines.Record, error) {
-	recs, err := baselines.ReadHistory(f.file)
+	f.file = f.files.String()
+	if len(f.files) == 0 {
+		return nil, withCode(exitUsage, errors.New("-history: want a history file"))
+	}
+	recs, err := baselines.ReadHistories(f.files)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
