@@ -1,7 +1,6 @@
 package baselines
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,31 +215,6 @@ func TestPruneHistoryRobust(t *testing.T) {
 		if err := appendRecords("/dev/full", recs[:1]); err == nil {
 			t.Error("an append to /dev/full reported no error")
 		}
-	}
-}
-
-// TestWriteFile: the file is 0644, and a rename that fails (onto a
-// directory) leaves no temporary file beside it.
-func TestWriteFile(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.json")
-	write := func(w io.Writer) error { _, err := io.WriteString(w, "{}\n"); return err }
-	if err := WriteFile(path, write); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v (%v), want 0644", fi.Mode(), err)
-	}
-	sub := filepath.Join(dir, "sub")
-	if err := os.MkdirAll(filepath.Join(sub, "full"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(sub, write); err == nil {
-		t.Fatal("a rename onto a non-empty directory reported no error")
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(left) > 0 {
-		t.Errorf("left behind: %v", left)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // FormatVersion is the version of the results file this code writes.
@@ -584,30 +585,9 @@ func Write(dir string, r *Results) error {
 	})
 }
 
-// WriteFile writes path through a temporary file in the same directory and
-// renames it into place, so a reader sees the old file or the new one,
-// never half of one. The file is readable by all (0644), as a file
-// created by hand is; the temporary file goes whatever fails (a rename
-// onto a directory included).
-func WriteFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	werr := write(tmp)
-	cerr := tmp.Close()
-	err = errors.Join(werr, cerr)
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
+// WriteFile writes path whole or not at all (internal/fsx.WriteFile: a
+// temporary file renamed into place, 0644, nothing left behind).
+func WriteFile(path string, write func(io.Writer) error) error { return fsx.WriteFile(path, write) }
 
 // Read loads a results file, refusing versions this code does not know.
 // The file may come from a fork (benchgate comment reads an artifact): it

@@ -243,10 +243,6 @@ func (m *model) sectionNote(sec *section) string {
 	return ""
 }
 
-func joinNonEmpty(sep string, parts ...string) string {
-	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), sep)
-}
-
 func svgHTML(write func(*bytes.Buffer) error) template.HTML {
 	var b bytes.Buffer
 	if err := write(&b); err != nil {

@@ -18,7 +18,7 @@ import (
 
 const defaultHistoryFile = "benchgate-history/history.jsonl"
 
-// cmdHistory is "benchgate history": append, show, drift and site.
+// cmdHistory is "benchgate history": append, show, drift, site and prune.
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	_, _ = ctx, getenv
 	if len(args) == 0 {
@@ -88,7 +88,6 @@ func historyAppend(args []string, stderr io.Writer) error {
 
 // changePointFlags are the change-point options show and drift share.
 type changePointFlags struct {
-	file  string // the files as given, for messages
 	files importers.FileList
 	opt   baselines.ChangePointOptions
 }
@@ -103,7 +102,6 @@ func (f *changePointFlags) register(fs *flag.FlagSet) {
 
 // read reads the history files as one history, its errors an exit code 2.
 func (f *changePointFlags) read() ([]baselines.Record, error) {
-	f.file = f.files.String()
 	if len(f.files) == 0 {
 		return nil, withCode(exitUsage, errors.New("-history: want a history file"))
 	}
@@ -143,7 +141,7 @@ func historyShow(args []string, stdout, stderr io.Writer) error {
 	}
 	in, err := report.SelectHistory(recs, sf, cf.opt, last)
 	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("%s: %w", cf.file, err))
+		return withCode(exitUsage, fmt.Errorf("%s: %w", cf.files.String(), err))
 	}
 	if err := report.History(stdout, in); err != nil {
 		return withCode(exitRunFailed, err)
@@ -174,7 +172,7 @@ func historyDrift(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	d := baselines.AnalyzeDrift(recs, cf.opt)
-	if err := report.Drift(stdout, report.DriftInput{Result: d, Records: len(recs), File: cf.file}, format.Name); err != nil {
+	if err := report.Drift(stdout, report.DriftInput{Result: d, Records: len(recs), File: cf.files.String()}, format.Name); err != nil {
 		return withCode(exitRunFailed, err)
 	}
 	if n := d.Worse(); n > 0 {

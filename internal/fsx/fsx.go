@@ -1,10 +1,12 @@
 // Package fsx holds the file-system steps that several commands take so
-// that a failure leaves nothing behind: Mkdirs says which directories it
-// made, for the caller to take back.
+// that a failure leaves nothing behind: WriteFile replaces a file whole or
+// not at all, Mkdirs says which directories it made, for the caller to
+// take back.
 package fsx
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -40,4 +42,30 @@ func Rmdirs(made []string) {
 	for i := len(made) - 1; i >= 0; i-- {
 		os.Remove(made[i])
 	}
+}
+
+// WriteFile writes path through a temporary file in the same directory and
+// renames it into place, so a reader sees the old file or the new one,
+// never half of one, and a symbolic link at path is replaced, not written
+// through. The file is readable by all (0644), as a file created by hand
+// is; the temporary file goes whatever fails (a rename onto a directory
+// included).
+func WriteFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	werr := write(tmp)
+	cerr := tmp.Close()
+	err = errors.Join(werr, cerr)
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }

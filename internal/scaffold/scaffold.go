@@ -158,24 +158,10 @@ func write(path string, data []byte, force bool) error {
 		}
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".benchgate-init-*")
-	if err != nil {
+	return fsx.WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	})
 }
 
 // Summary writes what Init wrote and the next steps.
