@@ -154,7 +154,14 @@ func (fc *fastCaller) Prepare(r *scenario.Request) error {
 			}
 		}
 	}
-	b, err := renderRequest(fc.own[:0], r, fc.c.host)
+	// A constant request is kept for the caller's life in a buffer of its
+	// own: rendered into fc.own, it would share the array the next
+	// templated request is rendered into, and be sent with its bytes.
+	dst := fc.own[:0]
+	if r.Constant {
+		dst = nil
+	}
+	b, err := renderRequest(dst, r, fc.c.host)
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +204,102 @@ func BenchmarkReadResponse(b *testing.B) {
 			b.Fatal(code, n, err)
 		}
 	}
+}
+
+// recConn records what is written to it and answers every request with
+// an empty 200, so a caller can send a whole stream on one connection.
+type recConn struct {
+	byteConn
+	sent bytes.Buffer
+	owed int // answers owed: one per Write of a request
+}
+
+func (c *recConn) Write(p []byte) (int, error) {
+	c.owed++
+	return c.sent.Write(p)
+}
+
+func (c *recConn) Read(p []byte) (int, error) {
+	const ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+	if c.owed == 0 {
+		return 0, io.EOF
+	}
+	c.owed--
+	return copy(p, ok), nil
+}
+
+// streamScenario is a scenario whose classes are constant and templated
+// requests of different lengths, and mixes of them: the sequences that
+// once made the fast client write a templated request with an earlier
+// one's bytes.
+const streamScenario = `version: 1
+name: stream
+seed: %d
+targets:
+  baseline: {url: "http://127.0.0.1:1"}
+  candidate: {url: "http://127.0.0.1:1"}
+load: {concurrency: [1], duration: 1s}
+data:
+  term: [a, beta, gamma, deltadeltadelta, "x y", "%%2F"]
+classes:
+  - {name: items, request: GET /items?limit=10}
+  - {name: long, request: "GET /a/much/longer/constant/path?with=a&query=string&that=is&long=yes"}
+  - {name: search, request: 'GET /search?q={{pick "term"}}'}
+  - name: post
+    request:
+      method: POST
+      path: /p
+      headers: {X-Term: '{{pick "term"}}', Content-Type: application/json}
+      body: '{"q":"{{pick "term"}}","n":{{int 1 999999}}}'
+  - {name: mix, mix: {items: %d, search: %d, long: %d, post: %d}}
+  - {name: mix2, mix: {items: 1, search: 1}}
+`
+
+// FuzzStream: a whole sequence of requests, constant and templated,
+// pure classes and mixes, sent by one fast caller on one connection, is
+// byte for byte what net/http writes for the same sequence. FuzzRender
+// checks one request; this checks that a request never carries bytes of
+// the one before it.
+func FuzzStream(f *testing.F) {
+	f.Add(uint64(1), uint8(1), uint8(1), uint8(1), uint8(1), "mix", uint16(200))
+	f.Add(uint64(7), uint8(3), uint8(1), uint8(0), uint8(0), "mix2", uint16(300))
+	f.Add(uint64(9), uint8(1), uint8(5), uint8(2), uint8(1), "mix", uint16(500))
+	f.Fuzz(func(t *testing.T, seed uint64, wi, ws, wl, wp uint8, class string, n uint16) {
+		if class != "mix" && class != "mix2" && class != "search" && class != "post" {
+			class = "mix"
+		}
+		w := func(x uint8) int { return int(x%8) + 1 }
+		path := filepath.Join(t.TempDir(), "s.yml")
+		text := fmt.Sprintf(streamScenario, seed, w(wi), w(ws), w(wl), w(wp))
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenario.Load(path, "", func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := "127.0.0.1:1"
+		conn := &recConn{byteConn: byteConn{chunk: 1 << 16}}
+		fc := &fastCaller{c: &fastClient{host: host, statusOK: func(string, int) bool { return true }}, buf: make([]byte, readBuf), conn: conn}
+		var want strings.Builder
+		st := sc.Stream(sc.Variants[0].Name, class, 1, 0, 0)
+		for i := 0; i < int(n%1000)+1; i++ {
+			r := st.Next()
+			if err := fc.Prepare(r); err != nil {
+				t.Fatal(err)
+			}
+			if out := fc.Call(context.Background()); out.Err != nil || out.Code != 200 {
+				t.Fatalf("request %d: %+v", i, out)
+			}
+			want.WriteString(netHTTPBytes(t, r, host))
+		}
+		if got := conn.sent.String(); got != want.String() {
+			i := 0
+			for i < len(got) && i < len(want.String()) && got[i] == want.String()[i] {
+				i++
+			}
+			lo := max(i-80, 0)
+			t.Fatalf("the stream differs from net/http's at byte %d:\n fast     %q\n net/http %q", i, got[lo:min(i+80, len(got))], want.String()[lo:min(i+80, want.Len())])
+		}
+	})
 }
