@@ -10,57 +10,63 @@ import (
 )
 
 // Outcome says why a comparison did not pass: nil for a pass; otherwise
-// an error naming what failed (the regressions, the probes that answered
-// differently, the pre-flight commands) or, for an inconclusive one, how
-// many gated metrics could not be decided or could not resolve their tie
-// band. The CLI gives it exit code 1 either way.
+// an error naming what failed (the regressions, the cells the candidate
+// stopped answering in, the probes that answered differently, the
+// pre-flight commands) and, counted apart, what could not be decided: the
+// unmeasured cells, the gated metrics undecided, the ties that could not
+// resolve their band. The CLI gives it exit code 1 either way.
 func Outcome(c gate.Comparison) error {
-	switch c.Outcome {
-	case gate.Pass:
+	if c.Outcome == gate.Pass {
 		return nil
-	case gate.Fail:
-		var cells, parts []string
-		for _, f := range c.Failures {
-			switch f.Kind {
-			case gate.FailAgreement:
-				// The key names the class and variant probed: "csv/Q01".
-				parts = append(parts, "agreement: "+f.Key.String()+" answers differently")
-			case gate.FailPreflight:
-				parts = append(parts, f.Reason)
-			case gate.FailInconclusive, gate.FailUnresolved:
-			default:
-				cells = append(cells, fmt.Sprintf("%s %s", f.Key, f.Metric))
-			}
-		}
-		if len(cells) > 0 {
-			parts = append(parts, fmt.Sprintf("%d pre-declared regression(s): %s", len(cells), strings.Join(cells, ", ")))
-		}
-		return fmt.Errorf("gate failed: %s", strings.Join(parts, "; "))
-	default:
-		if len(c.Cells) == 0 {
-			return errors.New("gate inconclusive: no cell was measured (see the absent classes, if any)")
-		}
-		var undecided, unresolved int
-		for _, f := range c.Failures {
-			switch f.Kind {
-			case gate.FailUnresolved:
-				unresolved++
-			case gate.FailInconclusive:
-				undecided++
-			}
-		}
-		var parts []string
-		if undecided > 0 {
-			parts = append(parts, fmt.Sprintf("%d gated metric(s) could not be decided", undecided))
-		}
-		if unresolved > 0 {
-			parts = append(parts, fmt.Sprintf("%d gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)", unresolved))
-		}
-		if len(parts) == 0 {
-			parts = append(parts, "nothing decided")
-		}
-		return fmt.Errorf("gate inconclusive: %s", strings.Join(parts, "; "))
 	}
+	if c.Outcome != gate.Fail && len(c.Cells) == 0 {
+		return errors.New("gate inconclusive: no cell was measured (see the absent classes, if any)")
+	}
+	var parts, regressed, silent, unmeasured []string
+	var undecided, unresolved int
+	for _, f := range c.Failures {
+		switch f.Kind {
+		case gate.FailAgreement:
+			// The key names the class and variant probed: "csv/Q01".
+			parts = append(parts, "agreement: "+f.Key.String()+" answers differently")
+		case gate.FailPreflight:
+			parts = append(parts, f.Reason)
+		case gate.FailNoAnswers:
+			silent = append(silent, f.Key.String())
+		case gate.FailUnmeasured:
+			unmeasured = append(unmeasured, f.Key.String())
+		case gate.FailUnresolved:
+			unresolved++
+		case gate.FailInconclusive:
+			undecided++
+		default:
+			regressed = append(regressed, fmt.Sprintf("%s %s", f.Key, f.Metric))
+		}
+	}
+	if len(regressed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d pre-declared regression(s): %s", len(regressed), strings.Join(regressed, ", ")))
+	}
+	if len(silent) > 0 {
+		parts = append(parts, fmt.Sprintf("the candidate answered no request in %d cell(s) the baseline answered in: %s", len(silent), strings.Join(silent, ", ")))
+	}
+	// What could not be decided is counted apart from what failed: an
+	// unmeasured cell is never a regression.
+	if len(unmeasured) > 0 {
+		parts = append(parts, fmt.Sprintf("%d cell(s) unmeasured, the baseline answered no request: %s", len(unmeasured), strings.Join(unmeasured, ", ")))
+	}
+	if undecided > 0 {
+		parts = append(parts, fmt.Sprintf("%d gated metric(s) could not be decided", undecided))
+	}
+	if unresolved > 0 {
+		parts = append(parts, fmt.Sprintf("%d gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)", unresolved))
+	}
+	if c.Outcome == gate.Fail {
+		return fmt.Errorf("gate failed: %s", strings.Join(parts, "; "))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "nothing decided")
+	}
+	return fmt.Errorf("gate inconclusive: %s", strings.Join(parts, "; "))
 }
 
 // OpenCells is the adaptive design's look at a run under way: the results

@@ -37,7 +37,22 @@ func TestOutcome(t *testing.T) {
 		{Key: q, Metric: gate.ErrorRate, Kind: gate.FailErrorRate},
 		{Key: q, Metric: gate.P99, Kind: gate.FailUnresolved},
 	}}, "gate failed: agreement: csv/Q01 answers differently; pre-flight lint fails on the candidate (exit 1: bad) and passes on the baseline; "+
-		"2 pre-declared regression(s): Q01 c=8 rps, Q01 c=8 error_rate")
+		"2 pre-declared regression(s): Q01 c=8 rps, Q01 c=8 error_rate; 1 gated metric(s) could not be decided; "+
+		"1 gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)")
+	// A cell that was not measured is counted apart from the regressions,
+	// and never among them; a candidate that stopped answering fails.
+	q4 := gate.CellKey{Class: "sleep", Concurrency: 4}
+	check("unmeasured beside a regression", gate.Comparison{Outcome: gate.Fail, Cells: cells, Failures: []gate.Failure{
+		{Key: q, Metric: gate.RPS, Kind: gate.FailRegression},
+		{Key: q4, Metric: gate.RPS, Kind: gate.FailUnmeasured},
+	}}, "gate failed: 1 pre-declared regression(s): Q01 c=8 rps; 1 cell(s) unmeasured, the baseline answered no request: sleep c=4")
+	check("unmeasured", gate.Comparison{Outcome: gate.OutcomeUndecided, Cells: cells, Failures: []gate.Failure{
+		{Key: q, Metric: gate.RPS, Kind: gate.FailUnmeasured},
+		{Key: q4, Metric: gate.RPS, Kind: gate.FailUnmeasured},
+	}}, "gate inconclusive: 2 cell(s) unmeasured, the baseline answered no request: Q01 c=8, sleep c=4")
+	check("candidate silent", gate.Comparison{Outcome: gate.Fail, Cells: cells, Failures: []gate.Failure{
+		{Key: q4, Metric: gate.RPS, Kind: gate.FailNoAnswers},
+	}}, "gate failed: the candidate answered no request in 1 cell(s) the baseline answered in: sleep c=4")
 	check("nothing measured", gate.Comparison{Outcome: gate.OutcomeUndecided},
 		"gate inconclusive: no cell was measured (see the absent classes, if any)")
 	check("inconclusive", gate.Comparison{Outcome: gate.OutcomeUndecided, Cells: cells, Failures: []gate.Failure{

@@ -121,7 +121,7 @@ func Compare(in []CellInput, s Settings, p Policy) Comparison {
 		switch {
 		case f.Kind == FailRegression || f.Kind == FailErrorRate || f.Kind == FailAgreement || f.Kind == FailPreflight || f.Kind == FailNoAnswers:
 			c.Outcome = Fail
-		case (f.Kind == FailInconclusive || f.Kind == FailUnresolved) && c.Outcome == Pass:
+		case (f.Kind == FailInconclusive || f.Kind == FailUnresolved || f.Kind == FailUnmeasured) && c.Outcome == Pass:
 			c.Outcome = OutcomeUndecided
 		}
 	}
@@ -141,8 +141,13 @@ const (
 	// fails and the baseline passes.
 	FailAgreement = "agreement"
 	FailPreflight = "preflight"
-	// A side answered no request in a cell (Policy.RequireAnswers).
+	// The candidate answered no request in a cell the baseline answered
+	// in (Policy.RequireAnswers): a failure.
 	FailNoAnswers = "no_answers"
+	// The baseline answered no request in a cell (Policy.RequireAnswers):
+	// nothing was measured to compare with, so the cell is inconclusive,
+	// never a regression.
+	FailUnmeasured = "unmeasured"
 )
 
 // WithGateFailures adds the correctness gates' failures to a decided
@@ -257,14 +262,30 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 				silent = append(silent, noAnswers(sd.name, sd.side))
 			}
 		}
-		if len(silent) > 0 {
-			// Nothing answered is nothing measured: its zeros would read
-			// as a tie, or as a pass with fail_on empty.
-			cell.Verdict = Inconclusive
-			if ci.Baseline.Answered > 0 {
-				cell.Verdict = Regression
-			}
+		switch {
+		case len(silent) == 0:
+		case ci.Baseline.Answered > 0:
+			// The candidate stopped answering what the baseline answers:
+			// the worst regression there is.
+			cell.Verdict = Regression
 			cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: RPS, Kind: FailNoAnswers, Reason: strings.Join(silent, "; ")})
+		default:
+			// Nothing answered on the baseline is nothing measured: its
+			// zeros would read as a tie, as a pass with fail_on empty, or
+			// as a regression of every metric. The cell is unmeasured,
+			// with the reason, and nothing else of it is decided.
+			// A candidate over the error-rate limit still fails it.
+			why := "unmeasured: " + strings.Join(silent, "; ")
+			for i := range cell.Decisions {
+				cell.Decisions[i].Verdict, cell.Decisions[i].Reason = Inconclusive, why
+				cell.Decisions[i].Unresolved = false
+			}
+			cell.Unresolved = nil
+			cell.Failures = slices.DeleteFunc(cell.Failures, func(f Failure) bool { return f.Kind != FailErrorRate })
+			if len(cell.Failures) == 0 {
+				cell.Verdict = Inconclusive
+			}
+			cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: RPS, Kind: FailUnmeasured, Reason: strings.Join(silent, "; ")})
 		}
 	}
 	return cell

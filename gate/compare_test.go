@@ -2,6 +2,7 @@ package gate
 
 import (
 	"reflect"
+	"strings"
 	"slices"
 	"testing"
 )
@@ -466,14 +467,24 @@ func TestCompareRequireAnswers(t *testing.T) {
 		{"candidate silent", answered(200, 1000, 0), answered(0, 0, 32), Regression,
 			"the candidate answered no request in 5 rungs (32 still in flight when the windows closed)", Fail, Pass},
 		{"baseline silent", answered(0, 0, 4), answered(200, 1000, 0), Inconclusive,
-			"the baseline answered no request in 5 rungs (4 still in flight when the windows closed)", Fail, Pass},
+			"the baseline answered no request in 5 rungs (4 still in flight when the windows closed)", OutcomeUndecided, Pass},
 		{"both silent", answered(0, 0, 0), answered(0, 0, 8), Inconclusive,
-			"the baseline answered no request in 5 rungs; the candidate answered no request in 5 rungs (8 still in flight when the windows closed)", Fail, Pass},
+			"the baseline answered no request in 5 rungs; the candidate answered no request in 5 rungs (8 still in flight when the windows closed)", OutcomeUndecided, Pass},
 	}
 	for _, tc := range cases {
 		in := []CellInput{{Key: kQ01c4, Baseline: tc.base, Candidate: tc.cand}}
 		c := Compare(in, DefaultSettings, policy)
-		want := []Failure{{Key: kQ01c4, Metric: RPS, Kind: FailNoAnswers, Reason: tc.reason}}
+		kind := FailNoAnswers
+		if tc.outcome == OutcomeUndecided {
+			// Unmeasured: inconclusive, and no metric of it decided.
+			kind = FailUnmeasured
+			for _, d := range c.Cells[0].Decisions {
+				if d.Verdict != Inconclusive || !strings.HasPrefix(d.Reason, "unmeasured: ") {
+					t.Errorf("%s: %s decided %s (%s) in an unmeasured cell", tc.name, d.Metric, d.Verdict, d.Reason)
+				}
+			}
+		}
+		want := []Failure{{Key: kQ01c4, Metric: RPS, Kind: kind, Reason: tc.reason}}
 		if c.Outcome != tc.outcome || c.Cells[0].Verdict != tc.verdict || !reflect.DeepEqual(c.Failures, want) {
 			t.Errorf("%s: outcome %s, verdict %s, failures %+v; want %s, %s, %+v",
 				tc.name, c.Outcome, c.Cells[0].Verdict, c.Failures, tc.outcome, tc.verdict, want)
@@ -488,8 +499,8 @@ func TestCompareRequireAnswers(t *testing.T) {
 	// on cancelled cells: no rung, no failure of this kind.
 	c := Compare([]CellInput{{Key: kQ01c4, Baseline: Side{}, Candidate: Side{}}}, DefaultSettings, policy)
 	for _, f := range c.Failures {
-		if f.Kind == FailNoAnswers {
-			t.Errorf("unmeasured cell failed for no answers: %+v", f)
+		if f.Kind == FailNoAnswers || f.Kind == FailUnmeasured {
+			t.Errorf("a cell with no rung failed for no answers: %+v", f)
 		}
 	}
 }

@@ -302,9 +302,10 @@ type Policy struct {
 	// empty means UnresolvedWarn.
 	Unresolved Unresolved `json:"unresolved,omitempty"`
 	// RequireAnswers: a cell in which a side answered no request is never
-	// a pass, whatever fail_on says: a failure of kind FailNoAnswers. Its
-	// verdict is a regression when only the candidate answered nothing,
-	// inconclusive when the baseline did. For load results, where a
+	// a pass, whatever fail_on says: when only the candidate answered
+	// nothing, a regression (a failure of kind FailNoAnswers); when the
+	// baseline answered nothing, the cell is unmeasured: inconclusive, a
+	// failure of kind FailUnmeasured, and none of its metrics decided. For load results, where a
 	// target that never answers would otherwise read as an idle one (0
 	// rps, 0 errors); not for benchmarks or imported reports, which count
 	// no requests.
@@ -340,8 +341,8 @@ type SideTotals struct {
 type Failure struct {
 	Key    CellKey `json:"cell"`
 	Metric Metric  `json:"metric"`
-	// Kind is "regression", "error_rate", "inconclusive", "unresolved",
-	// or for the correctness gates, which have no metric, "agreement" or
+	// Kind is "regression", "error_rate", "no_answers", "inconclusive",
+	// "unmeasured", "unresolved", or for the correctness gates, which have no metric, "agreement" or
 	// "preflight".
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`

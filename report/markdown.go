@@ -376,6 +376,8 @@ func failureText(it failureItem, markdown bool) string {
 		s = strong(metric+" unresolved") + " in " + esc(f.Key.String())
 	case gate.FailNoAnswers:
 		s = strong("no answers") + " in " + esc(f.Key.String())
+	case gate.FailUnmeasured:
+		s = strong("unmeasured") + ": " + esc(f.Key.String())
 	case gate.FailAgreement:
 		// The key names the class and variant probed, not a cell. The
 		// reason the gate command gives reads on from the class: "answers
@@ -407,7 +409,7 @@ func failureText(it failureItem, markdown bool) string {
 		if it.page != "" {
 			s += " · [history](<" + it.page + ">)"
 		}
-		if f.Kind == "inconclusive" || f.Kind == gate.FailUnresolved {
+		if f.Kind == gate.FailInconclusive || f.Kind == gate.FailUnresolved || f.Kind == gate.FailUnmeasured {
 			return "⚠️ " + s
 		}
 		return "❌ " + s
