@@ -292,6 +292,24 @@ type Rung struct {
 	// Slices are the rung's measured slices under slice interleaving, in
 	// time order; the fields above cover all of them together.
 	Slices []Slice `json:"slices,omitempty"`
+	// Slicing is how the rung's cell was cut when its requests were too
+	// slow for the scenario's slices (chosen from the cell's first
+	// warm-up); nil when the scenario's interleaving applied as written.
+	Slicing *Slicing `json:"slicing,omitempty"`
+}
+
+// Slicing is a cell's interleaving as chosen from its warm-up.
+type Slicing struct {
+	// Interleave is "slice" (longer slices) or "round" (no slice length
+	// fits the round's duration).
+	Interleave string `json:"interleave"`
+	// Slice and Settle are the cell's slice and settle in seconds (0
+	// under round interleaving); Latency the warm-up's mean time of a
+	// request on the slower side.
+	Slice   float64 `json:"slice_s,omitempty"`
+	Settle  float64 `json:"settle_s,omitempty"`
+	Latency float64 `json:"latency_s"`
+	Why     string  `json:"why"`
 }
 
 // Slice is one measured slice of a rung under slice interleaving: the

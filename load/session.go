@@ -125,6 +125,14 @@ func (s *Session) Window(ctx context.Context, from, end time.Time) Result {
 	return r
 }
 
+// SetDrain changes Loop.Drain for the windows to come: how long a call in
+// flight at a window's end may run on. Call it between windows.
+func (s *Session) SetDrain(d time.Duration) {
+	for _, w := range s.workers {
+		w.drain = d
+	}
+}
+
 // Close closes the protocol.
 func (s *Session) Close() { s.p.Close() }
 

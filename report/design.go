@@ -71,7 +71,9 @@ func (m *model) designText() string {
 	return strings.Join(parts, ", ")
 }
 
-// sliceText is "200ms", or "200ms after 50ms settle".
+// sliceText is "200ms", or "200ms after 50ms settle", and how many cells
+// were cut otherwise: "50ms after 10ms settle (2 cells otherwise: their
+// requests too slow)".
 func (m *model) sliceText() string {
 	l := m.in.Results.Scenario.Load
 	if l.Slice <= 0 {
@@ -81,7 +83,37 @@ func (m *model) sliceText() string {
 	if l.Settle > 0 {
 		s += " after " + seconds(l.Settle) + " settle"
 	}
+	if len(m.cuts) > 0 {
+		s += " (" + plural(len(m.cuts), "cell", "cells") + " otherwise: requests too slow for them)"
+	}
 	return s
+}
+
+// cellCut is a cell cut otherwise than the scenario's slices say.
+type cellCut struct {
+	cell baselines.Cell
+	cut  baselines.Slicing
+}
+
+// buildCuts lists the cells whose rungs record a slicing of their own.
+func (m *model) buildCuts() {
+	seen := map[baselines.Cell]bool{}
+	for _, g := range m.in.Results.Rungs {
+		if g.Slicing != nil && !seen[g.Cell] {
+			seen[g.Cell] = true
+			m.cuts = append(m.cuts, cellCut{g.Cell, *g.Slicing})
+		}
+	}
+}
+
+// cutLines say how each cell cut otherwise was measured and why, escaped
+// by esc: "sleep c=1: a request takes 121ms: …".
+func (m *model) cutLines(esc func(string) string) []string {
+	var out []string
+	for _, c := range m.cuts {
+		out = append(out, esc(c.cell.String())+": "+esc(c.cut.Why))
+	}
+	return out
 }
 
 // adaptiveRange is "3–6": the planned rounds and the most a cell may take.
@@ -205,8 +237,14 @@ func (m *model) orderText() string {
 			// The paired rule's sentence counts them.
 			pairs = ": " + m.pairsText() + " per cell"
 		}
+		cuts := ""
+		if lines := m.cutLines(md); len(lines) > 0 {
+			cuts = " A slice counts the requests that end in it, so a cell whose requests take a good share of a slice was cut " +
+				"from its first warm-up into slices many requests long, or measured by round interleaving where too few of " +
+				"those fit the duration: " + strings.Join(lines, "; ") + "."
+		}
 		return fmt.Sprintf("The intervals rest on %s. In each, %s ran on both targets, each warmed first, then alternating "+
-			"between them in %s, the slice pairs in seeded, balanced AB/BA order%s.", rounds, every, slice, pairs)
+			"between them in %s, the slice pairs in seeded, balanced AB/BA order%s.%s", rounds, every, slice, pairs, cuts)
 	}
 	return fmt.Sprintf("The intervals rest on %s, each running %s once on each target in seeded AB/BA order.", rounds, every)
 }

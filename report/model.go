@@ -15,6 +15,9 @@ import (
 // the input (untrusted: the renderer escapes them).
 type model struct {
 	in       Input
+	// cuts are the cells cut otherwise than the scenario's slices say
+	// (their requests too slow for them), in the results' order.
+	cuts []cellCut
 	tables   []table
 	failures []failureItem
 	errors   []errorRow
@@ -156,6 +159,7 @@ func newModel(in Input) *model {
 	m.buildRounds()
 	m.buildUnresolved()
 	m.buildPairs()
+	m.buildCuts()
 	m.buildUsage()
 	m.buildLatency()
 	m.buildFailures()

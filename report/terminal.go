@@ -91,6 +91,12 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	if err := m.termLatency(&b); err != nil {
 		return err
 	}
+	if lines := m.cutLines(cleanTerminal); len(lines) > 0 {
+		b.WriteString("\ncells cut otherwise than load.slice says (their requests too slow for it):\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
 	if g := m.generator; g != nil {
 		fmt.Fprintf(&b, "\nload generator: %s\n", g.text(cleanTerminal))
 		if s := g.saturationText(cleanTerminal); s != "" {

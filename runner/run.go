@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchgate/benchgate/internal/numtext"
 	"io"
 	"os"
 	"slices"
@@ -99,7 +100,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		Rungs:    []baselines.Rung{},
 		Status:   "running",
 	}
-	s := &schedule{sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex}
+	s := &schedule{sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex,
+		slicing: map[baselines.Cell]Slicing{}}
 	defer s.stopTargets()
 	if err := baselines.Write(opts.OutDir, res); err != nil {
 		return nil, err
@@ -191,6 +193,10 @@ type schedule struct {
 	// the current one: what the adaptive rounds' budget check adds to
 	// the current pin set's.
 	measuring time.Duration
+	// slicing is each sliced cell's cut, chosen in its first round
+	// (ChooseSlicing) and kept for the others; a pin set is a cell
+	// dimension, so its cells are its own.
+	slicing map[baselines.Cell]Slicing
 }
 
 // cancelled is the error a run of either engine ends with once ctx is
@@ -311,11 +317,14 @@ func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int
 	if order == "BA" {
 		pair = [2]target.Service{s.cand, s.base}
 	}
-	if sliced(s.sc) {
+	if sliced(s.sc) && !s.slicing[cell].Round {
 		if err := s.stopped(ctx); err != nil {
 			return err
 		}
 		rungs, err := s.sliceRound(ctx, cell, round, order)
+		if errors.Is(err, errRoundInterleave) {
+			return s.cellRound(ctx, cell, round)
+		}
 		if err != nil {
 			return err
 		}
@@ -340,6 +349,7 @@ func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int
 			return err
 		}
 		r.Cell, r.Round, r.Target, r.Position, r.Order = cell, round, t.Name(), pos, order
+		r.Slicing = s.slicing[cell].info()
 		s.res.Rungs = append(s.res.Rungs, r)
 		if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
 			return err
@@ -358,7 +368,7 @@ func (s *schedule) rungLine(round int, cell baselines.Cell, t target.Service, r 
 		total += "–" + strconv.Itoa(plan.MaxRounds*len(plan.Cells)*2)
 	}
 	fmt.Fprintf(s.progress, "[round %d/%s] %s %s: %.1f rps, p95 %s, %d errors (rung %d/%s%s)\n",
-		round+1, rounds, cell, t.Name(), r.RPS, fmtSeconds(r.P95), r.ErrorCount(), n, total, extra)
+		round+1, rounds, cell, t.Name(), r.RPS, numtext.Seconds(r.P95), r.ErrorCount(), n, total, extra)
 }
 
 // source is where worker w of a cell's rung in a round gets its requests:
@@ -450,26 +460,4 @@ func Order(seed uint64, round, cell int) string {
 		return "AB"
 	}
 	return "BA"
-}
-
-// fmtSeconds renders a latency with three significant digits in a unit
-// that keeps it readable: 456µs, 1.23ms, 12.3s.
-func fmtSeconds(s float64) string {
-	unit, v := "s", s
-	switch {
-	case s == 0:
-		return "0"
-	case s < 1e-3:
-		unit, v = "µs", s*1e6
-	case s < 1:
-		unit, v = "ms", s*1e3
-	}
-	dec := 0
-	switch {
-	case v < 10:
-		dec = 2
-	case v < 100:
-		dec = 1
-	}
-	return strconv.FormatFloat(v, 'f', dec, 64) + unit
 }

@@ -518,21 +518,6 @@ func TestOrder(t *testing.T) {
 	}
 }
 
-func TestFmtSeconds(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		s    float64
-		want string
-	}{
-		{0, "0"}, {0.000456, "456µs"}, {0.0000123, "12.3µs"}, {0.00123, "1.23ms"},
-		{0.0123, "12.3ms"}, {0.123, "123ms"}, {1.5, "1.50s"}, {12.34, "12.3s"}, {123.4, "123s"},
-	} {
-		if got := fmtSeconds(c.s); got != c.want {
-			t.Errorf("fmtSeconds(%v) = %q, want %q", c.s, got, c.want)
-		}
-	}
-}
-
 // errSource is a request stream whose template failed at run time.
 type errSource struct {
 	loadtest.Seq

@@ -4,6 +4,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -95,7 +96,7 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 		}
 	}
 	ls := s.sc.Load
-	pairs := ls.SlicePairs()
+	cut, chosen := s.slicing[cell]
 	source := s.source()
 	// sides are in the round's order: sides[0] is pair[0].
 	var sides [2]*sliceSide
@@ -111,7 +112,7 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 	}
 	defer closeWindows()
 	for i, t := range pair {
-		sd := &sliceSide{t: t, windows: make(chan sliceWindow, pairs)}
+		sd := &sliceSide{t: t, windows: make(chan sliceWindow, ls.SlicePairs())}
 		sess, err := httpload.NewSession(ctx, httpload.Load{
 			URL:    t.URL(),
 			Client: httpload.Client(s.sc.Load.HTTPClient),
@@ -119,7 +120,7 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 				Concurrency: cell.Concurrency,
 				Timeout:     ls.Timeout,
 				Rate:        float64(cell.Rate),
-				Drain:       sliceDrain(ls.Slice),
+				Drain:       sliceDrain(max(ls.Slice, cut.Slice)),
 				// NewSession asks for the sources from this goroutine.
 				Source: func(worker int) Source {
 					src := source(cell, round, worker)
@@ -148,25 +149,48 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 	}
 
 	start := time.Now()
+	var warmed [2]Warmed
 	if ls.Warmup > 0 {
-		for _, sd := range sides {
-			end := time.Now().Add(ls.Warmup)
-			sd.total.Add(sd.sess.Window(ctx, end, end))
+		for i, sd := range sides {
+			from := time.Now()
+			w := sd.sess.Window(ctx, from, from.Add(ls.Warmup))
+			// The warm-up counts nothing but the requests it left in
+			// flight; how long its answers took cuts the cell's slices.
+			sd.total.Add(load.Result{InFlight: w.InFlight})
+			warmed[i] = Warmed{Answered: w.Answered}
+			if w.Answered > 0 && w.Latency != nil {
+				warmed[i].Mean = time.Duration(w.Latency.Mean() * float64(time.Microsecond))
+			}
 			if err := ended(); err != nil {
 				return none, err
 			}
 		}
 	}
+	if !chosen {
+		// Sides in the baseline, candidate order, which the choice does
+		// not depend on.
+		cut = ChooseSlicing(ls, cell.Rate, warmed)
+		s.slicing[cell] = cut
+		if cut.Why != "" {
+			fmt.Fprintf(s.progress, "%s: %s\n", cell, cut.Why)
+		}
+		if cut.Round {
+			return none, errRoundInterleave
+		}
+	}
+	for _, sd := range sides {
+		sd.sess.SetDrain(sliceDrain(cut.Slice))
+	}
 	idx := s.orderIndex[cell]
-	for k := range pairs {
+	for k := range cut.Pairs {
 		first := 0
 		if SliceOrder(s.sc.Seed, round, idx, k) != order {
 			first = 1
 		}
 		for _, sd := range []*sliceSide{sides[first], sides[1-first]} {
 			begin := time.Now()
-			w := sliceWindow{from: begin.Add(ls.Settle)}
-			w.to = w.from.Add(ls.Slice)
+			w := sliceWindow{from: begin.Add(cut.Settle)}
+			w.to = w.from.Add(cut.Slice)
 			sd.windows <- w
 			res := sd.sess.Window(ctx, w.from, w.to)
 			sd.busy = append(sd.busy, sliceWindow{begin, time.Now()})
@@ -191,7 +215,7 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 			return none, fmt.Errorf("%s %s: %w", cell, sd.t.Name(), err)
 		}
 		u := <-sd.usage
-		r.Slices = sd.slices
+		r.Slices, r.Slicing = sd.slices, cut.info()
 		for j := range r.Slices {
 			if j < len(u.cpuOK) && u.cpuOK[j] {
 				r.Slices[j].CPUSeconds = u.cpu[j]
@@ -212,6 +236,11 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 	}
 	return rungs, nil
 }
+
+// errRoundInterleave ends a cell's first sliced round after its
+// warm-up when no slice length fits its requests: the round is measured
+// again by round interleaving (cellRound).
+var errRoundInterleave = errors.New("no slice length fits the cell's requests")
 
 // sliceDrain bounds the drain after each slice: ten slices, and never
 // under a second. A request still unanswered by then is cancelled and

@@ -1,7 +1,7 @@
 // Package numtext prints the figures and names that the terminal and
 // markdown reports (report) and the history site (site) show alike: a
-// relative change, a p-value, a value to 4 significant digits, a commit,
-// a day. One function each, so a change reads the same everywhere.
+// relative change, a p-value, a value to 4 significant digits, a time in
+// seconds, a commit, a day. One function each, so a change reads the same everywhere.
 package numtext
 
 import (
@@ -65,3 +65,25 @@ func Commit(c string) string {
 
 // Day is a run's day: "2026-01-31", in UTC.
 func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// Seconds renders a latency or a duration with three significant digits in a unit
+// that keeps it readable: 456µs, 1.23ms, 12.3s.
+func Seconds(s float64) string {
+	unit, v := "s", s
+	switch {
+	case s == 0:
+		return "0"
+	case s < 1e-3:
+		unit, v = "µs", s*1e6
+	case s < 1:
+		unit, v = "ms", s*1e3
+	}
+	dec := 0
+	switch {
+	case v < 10:
+		dec = 2
+	case v < 100:
+		dec = 1
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64) + unit
+}
