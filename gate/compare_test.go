@@ -2,8 +2,8 @@ package gate
 
 import (
 	"reflect"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 )
 

@@ -14,10 +14,10 @@ import (
 // produced here from numbers (safe in any medium) or copied verbatim from
 // the input (untrusted: the renderer escapes them).
 type model struct {
-	in       Input
+	in Input
 	// cuts are the cells cut otherwise than the scenario's slices say
 	// (their requests too slow for them), in the results' order.
-	cuts []cellCut
+	cuts     []cellCut
 	tables   []table
 	failures []failureItem
 	errors   []errorRow
