@@ -120,3 +120,28 @@ func (sl Slicing) info() *baselines.Slicing {
 	}
 	return i
 }
+
+// SlicingRule says before a run how ls's slices will be cut, for the dry
+// run: the scenario's slices, the latency above which a cell's are
+// lengthened, and the one above which it is measured by rounds.
+func SlicingRule(ls scenario.LoadSettings) string {
+	s := fmt.Sprintf("%s after %s settle, %d pairs a round", fmtSlice(ls.Slice), fmtSlice(ls.Settle), ls.SlicePairs())
+	if ls.Warmup <= 0 {
+		return s + "; with no warm-up a cell's requests are not timed before its slices: slices shorter than its requests measure nothing"
+	}
+	longer := min(ls.Slice/SliceRequests, ls.Settle)
+	rounds := ls.Duration / (SliceRequests * MinSlicePairs)
+	s += fmt.Sprintf("; a cell whose requests take over %s (timed in its first warm-up) gets slices of %d requests' time after a settle of one",
+		fmtSlice(longer), SliceRequests)
+	if rounds > longer {
+		s += fmt.Sprintf(", and round interleaving over %s (fewer than %d such slices in %s)", fmtSlice(rounds), MinSlicePairs, fmtSlice(ls.Duration))
+	} else {
+		s += ", or round interleaving where fewer than " + fmt.Sprint(MinSlicePairs) + " such slices fit " + fmtSlice(ls.Duration)
+	}
+	if len(ls.Rate) > 0 {
+		s += fmt.Sprintf("; an open-loop cell's slices hold %d calls at its rate", SliceRequests)
+	}
+	return s
+}
+
+func fmtSlice(d time.Duration) string { return numtext.Seconds(d.Seconds()) }

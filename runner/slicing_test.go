@@ -147,3 +147,20 @@ func TestRunSlowRequestsSliced(t *testing.T) {
 		}
 	}
 }
+
+// TestSlicingRule: the dry run relates the slice to the requests' time
+// before anything runs: the latency that lengthens a cell's slices and
+// the one that makes it round-interleaved.
+func TestSlicingRule(t *testing.T) {
+	t.Parallel()
+	ls := scenario.LoadSettings{Duration: 10 * time.Second, Warmup: time.Second, Slice: 50 * time.Millisecond, Settle: 10 * time.Millisecond}
+	want := "50.0ms after 10.0ms settle, 200 pairs a round; a cell whose requests take over 2.50ms (timed in its first warm-up) " +
+		"gets slices of 20 requests' time after a settle of one, and round interleaving over 100ms (fewer than 5 such slices in 10.0s)"
+	if got := SlicingRule(ls); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	ls.Warmup = 0
+	if got := SlicingRule(ls); !strings.Contains(got, "with no warm-up a cell's requests are not timed") {
+		t.Errorf("no warm-up: %s", got)
+	}
+}
