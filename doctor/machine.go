@@ -171,7 +171,8 @@ func (m *machine) processTargets() bool {
 // imageTargets reports whether the scenario runs docker images.
 func (m *machine) imageTargets() bool {
 	return m.sc != nil && m.sc.Kind != scenario.KindGoBench &&
-		(m.sc.Baseline.Kind() == "image" || m.sc.Candidate.Kind() == "image")
+		(m.sc.Baseline.Kind() == "image" || m.sc.Candidate.Kind() == "image" ||
+			m.sc.Baseline.Kind() == "compose" || m.sc.Candidate.Kind() == "compose")
 }
 
 // startedTargets is how many targets run at once under a pin set: both for

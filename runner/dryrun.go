@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/benchgate/benchgate/internal/textsafe"
@@ -55,8 +57,21 @@ func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
 	}
 	for _, t := range []scenario.Target{sc.Baseline, sc.Candidate} {
 		line := fmt.Sprintf("%-10s %s %s", t.Name+":", t.Kind(), t.Shown)
-		if t.Kind() == "image" {
+		switch t.Kind() {
+		case "image":
 			line += fmt.Sprintf(", port %d", t.Port)
+		case "compose":
+			line += fmt.Sprintf(", port %d", t.Port)
+			if len(t.Memory) > 0 {
+				var split []string
+				for _, svc := range slices.Sorted(maps.Keys(t.MemoryText)) {
+					split = append(split, svc+" "+t.MemoryText[svc])
+				}
+				line += ", memory " + strings.Join(split, ", ")
+			}
+			if t.Setup != nil {
+				line += ", setup " + sc.Redact(strings.Join(t.Setup.Command, " ")) + " in service " + t.Setup.Service
+			}
 		}
 		line += ", health " + t.Health
 		if len(t.Build) > 0 {

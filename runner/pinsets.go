@@ -18,6 +18,9 @@ import (
 func (s *schedule) services(pins *scenario.Pins) (base, cand target.Service) {
 	opts := target.Options{OutDir: s.opts.OutDir, Pins: pins, Redact: s.sc}
 	mk := func(spec scenario.Target) target.Service {
+		if len(spec.Compose) > 0 && s.docker != nil {
+			return dockertarget.NewStack(s.docker, spec, opts)
+		}
 		if spec.Image != "" && s.docker != nil {
 			return dockertarget.New(s.docker, spec, opts)
 		}

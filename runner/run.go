@@ -107,7 +107,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		return nil, err
 	}
 
-	if sc.Baseline.Image != "" || sc.Candidate.Image != "" {
+	if usesDocker(sc) {
 		s.docker, err = dockertarget.NewEnv(ctx, res.Env.RunID, progress)
 		if s.docker != nil {
 			// Close removes every container and the network of this run,
@@ -460,4 +460,15 @@ func Order(seed uint64, round, cell int) string {
 		return "AB"
 	}
 	return "BA"
+}
+
+// usesDocker says whether a target of sc runs in the Docker Engine: an
+// image or a compose stack.
+func usesDocker(sc *scenario.Scenario) bool {
+	for _, t := range []scenario.Target{sc.Baseline, sc.Candidate} {
+		if t.Image != "" || len(t.Compose) > 0 {
+			return true
+		}
+	}
+	return false
 }

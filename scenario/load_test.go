@@ -288,7 +288,7 @@ func TestLoadErrors(t *testing.T) {
 		{"missing candidate", edit("  candidate: {url: \"http://127.0.0.1:2\"}\n", ""), "",
 			"s.yml:3:1: targets.candidate: missing (both baseline and candidate are required)"},
 		{"command and url", edit(`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {url: "http://127.0.0.1:1", command: "x {port}"}`), "",
-			"s.yml:4:3: targets.baseline: command and url are exclusive (want one of command, url, image; an image target may also have a command)"},
+			"s.yml:4:3: targets.baseline: command and url are exclusive (want one of command, url, image, compose; an image target may also have a command)"},
 		{"command without port", edit(`baseline: {url: "http://127.0.0.1:1"}`, `baseline: {command: ["./srv", "-addr", ":8080"]}`), "",
 			"s.yml:4:23: targets.baseline.command: no argument or env value holds {port} (the service must listen on the port benchgate picks, e.g. -addr 127.0.0.1:{port})"},
 		{"mix of unknown class", edit("    request: GET /a\n", "    request: GET /a\n  - name: M\n    mix: {A: 1, B: 2}\n"), "",

@@ -102,8 +102,24 @@ type Target struct {
 	// Image is a docker image to run, with Command, Env, Port; it is
 	// built before benchgate runs.
 	Image  string
-	Port   int    // container port of an image target
+	Port   int    // container port of an image or compose target
 	Health string // path polled until 2xx before any load; "/" unless the file says otherwise
+	// Compose are a compose target's files (absolute, in the order
+	// written: later ones override earlier ones, as docker compose -f
+	// reads them), its project a stack of services; Service is the one
+	// that receives the load, on container port Port. Env holds the
+	// variables the files are interpolated with (over the environment).
+	Compose []string
+	Service string
+	// Memory splits a compose target's memory by service (bytes), the
+	// sizes as written in MemoryText; a service it does not name gets
+	// none of its own.
+	Memory     map[string]int64
+	MemoryText map[string]string
+	// Setup is a compose target's step after its stack is healthy and
+	// before the first rung (e.g. load a corpus into the database); nil
+	// for none.
+	Setup *Setup
 	// StartupTimeout bounds the build-less start until healthy.
 	StartupTimeout time.Duration
 }
@@ -161,10 +177,21 @@ func ApplyRename(rules []Rename, name string) string {
 	return name
 }
 
-// Kind is "command", "url" or "image". An image target with a Command
-// is an image target: the command runs in the container.
+// Setup is a compose target's setup step: Command run once in a new
+// container of Service (its image, environment and networks, as docker
+// compose run does), which must exit 0 within Timeout.
+type Setup struct {
+	Service string
+	Command []string
+	Timeout time.Duration
+}
+
+// Kind is "command", "url", "image" or "compose". An image target with a
+// Command is an image target: the command runs in the container.
 func (t Target) Kind() string {
 	switch {
+	case len(t.Compose) > 0:
+		return "compose"
 	case t.Image != "":
 		return "image"
 	case t.URL != "":

@@ -260,9 +260,9 @@ func TestImageTargetErrors(t *testing.T) {
 		{"port required with image", `{image: demo, command: [serve]}`,
 			"s.yml:5:3: targets.candidate.port: missing (an image target needs its container port)"},
 		{"url and image", `{image: demo, port: 80, url: "http://127.0.0.1:2"}`,
-			"s.yml:5:3: targets.candidate: url and image are exclusive (want one of command, url, image; an image target may also have a command)"},
+			"s.yml:5:3: targets.candidate: url and image are exclusive (want one of command, url, image, compose; an image target may also have a command)"},
 		{"port without image", `{url: "http://127.0.0.1:2", port: 80}`,
-			"s.yml:5:42: targets.candidate.port: only for an image target, not url"},
+			"s.yml:5:42: targets.candidate.port: only for an image or compose target, not url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -37,12 +38,13 @@ func (l *loader) targets(n *node) {
 func (l *loader) target(n *node, name string) Target {
 	f := "targets." + name
 	t := Target{Name: name, Health: DefaultHealth, StartupTimeout: DefaultStartupTimeout}
-	m, ok := l.fields(n, f, "command", "url", "image", "port", "build", "dir", "env", "health", "startup_timeout")
+	m, ok := l.fields(n, f, "command", "url", "image", "compose", "port", "build", "dir", "env", "health", "startup_timeout",
+		"service", "memory", "setup")
 	if !ok {
 		return t
 	}
 	var kinds []string
-	for _, k := range []string{"command", "url", "image"} {
+	for _, k := range []string{"command", "url", "image", "compose"} {
 		if m[k] != nil {
 			kinds = append(kinds, k)
 		}
@@ -51,15 +53,15 @@ func (l *loader) target(n *node, name string) Target {
 	kind := ""
 	switch {
 	case len(kinds) == 0:
-		l.errAt(line, col, f, "want one of command, url, image")
-	case len(kinds) == 2 && m["url"] == nil:
+		l.errAt(line, col, f, "want one of command, url, image, compose")
+	case len(kinds) == 2 && m["command"] != nil && m["image"] != nil:
 		// command with image: the container's command.
 		kind = "image"
 	case len(kinds) == 1:
 		kind = kinds[0]
 	default:
 		// kind stays "": which fields belong is unclear until this is fixed.
-		l.errAt(line, col, f, "%s are exclusive (want one of command, url, image; an image target may also have a command)", strings.Join(kinds, " and "))
+		l.errAt(line, col, f, "%s are exclusive (want one of command, url, image, compose; an image target may also have a command)", strings.Join(kinds, " and "))
 	}
 	only := func(field string, kinds ...string) bool {
 		v := m[field]
@@ -68,6 +70,10 @@ func (l *loader) target(n *node, name string) Target {
 		}
 		if kind == "image" && (field == "build" || field == "dir") {
 			l.errAt(v.keyLine, v.keyCol, join(f, field), "not for an image target (build the image before running benchgate)")
+			return false
+		}
+		if kind == "compose" && (field == "build" || field == "dir") {
+			l.errAt(v.keyLine, v.keyCol, join(f, field), "not for a compose target (build its images before running benchgate)")
 			return false
 		}
 		if kind != "" && !slices.Contains(kinds, kind) {
@@ -105,7 +111,16 @@ func (l *loader) target(n *node, name string) Target {
 			l.errAt(line, col, f+".port", "missing (an image target needs its container port)")
 		}
 	}
-	if only("port", "image") {
+	if kind == "compose" {
+		l.composeTarget(m, f, &t)
+	} else if kind != "" {
+		for _, k := range []string{"service", "memory", "setup"} {
+			if v := m[k]; v != nil {
+				l.errAt(v.keyLine, v.keyCol, join(f, k), "only for a compose target")
+			}
+		}
+	}
+	if only("port", "image", "compose") {
 		t.Port, _ = l.intRange(m["port"], f+".port", 1, 65535)
 	}
 	if only("build", "command") {
@@ -133,7 +148,7 @@ func (l *loader) target(n *node, name string) Target {
 			}
 		}
 	}
-	if only("env", "command", "image") {
+	if only("env", "command", "image", "compose") {
 		_, t.Env, _, _ = l.strMap(m["env"], f+".env")
 	}
 	if v := m["health"]; v != nil {
@@ -234,4 +249,101 @@ func shellJoin(argv []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
+}
+
+// DefaultSetupTimeout bounds a compose target's setup step when the file
+// gives no timeout.
+const DefaultSetupTimeout = 5 * time.Minute
+
+// composeTarget reads what only a compose target has: its files, the
+// service that receives the load, the memory split by service and the
+// setup step. The files are read by the target, before anything starts;
+// here they must exist.
+func (l *loader) composeTarget(m map[string]*node, f string, t *Target) {
+	v := m["compose"]
+	var files []string
+	if v.kind == kindScalar {
+		if s, ok := l.nonEmptyStr(v, f+".compose"); ok {
+			files = []string{s}
+		}
+	} else {
+		files, _ = l.strList(v, f+".compose")
+		if len(files) == 0 && !v.broken {
+			l.errNode(v, f+".compose", "must not be empty (want the compose files, e.g. [compose.yaml])")
+		}
+	}
+	var shown []string
+	for i, file := range files {
+		raw := v.raw
+		if v.kind != kindScalar {
+			raw = v.items[i].raw
+		}
+		path := file
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(l.s.Dir, path)
+		}
+		if fi, err := os.Stat(path); err != nil {
+			l.errNode(v, f+".compose", "%s does not exist", raw)
+			continue
+		} else if fi.IsDir() {
+			l.errNode(v, f+".compose", "%s is a directory (want the compose file, e.g. %s)", raw, filepath.Join(raw, "compose.yaml"))
+			continue
+		}
+		t.Compose = append(t.Compose, path)
+		shown = append(shown, raw)
+	}
+	line, col := v.keyLine, v.keyCol
+	if m["service"] == nil {
+		l.errAt(line, col, f+".service", "missing (a compose target names the service that receives the load)")
+	} else if s, ok := l.nonEmptyStr(m["service"], f+".service"); ok {
+		t.Service = s
+	}
+	if m["port"] == nil {
+		l.errAt(line, col, f+".port", "missing (a compose target needs its service's container port)")
+	}
+	svc := t.Service
+	if sv := m["service"]; sv != nil {
+		svc = sv.raw
+	}
+	t.Shown = strings.Join(shown, " ") + " (service " + svc + ")"
+	if v := m["memory"]; v != nil {
+		keys, sizes, nodes, _ := l.strMap(v, f+".memory")
+		for _, svc := range keys {
+			size := sizes[svc]
+			b, err := ParseMemory(size)
+			if err != nil {
+				l.errNode(nodes[svc], join(f+".memory", svc), "%q is not a memory size (want e.g. 2GiB, 512MiB, 1G or a number of bytes)", nodes[svc].raw)
+				continue
+			}
+			if t.Memory == nil {
+				t.Memory, t.MemoryText = map[string]int64{}, map[string]string{}
+			}
+			t.Memory[svc], t.MemoryText[svc] = b, size
+		}
+	}
+	if v := m["setup"]; v != nil {
+		sm, ok := l.fields(v, f+".setup", "service", "command", "timeout")
+		if !ok {
+			return
+		}
+		st := &Setup{Service: t.Service, Timeout: DefaultSetupTimeout}
+		if sv := sm["service"]; sv != nil {
+			st.Service, _ = l.nonEmptyStr(sv, f+".setup.service")
+		}
+		if sm["command"] == nil {
+			l.errAt(v.keyLine, v.keyCol, f+".setup.command", "missing (the command to run in a new container of the service, e.g. [/api, -seed, \"2000\"])")
+		} else {
+			st.Command, _ = l.argv(sm["command"], f+".setup.command")
+		}
+		if tv := sm["timeout"]; tv != nil {
+			if d, ok := l.duration(tv, f+".setup.timeout"); ok {
+				if d <= 0 {
+					l.errNode(tv, f+".setup.timeout", "must be positive")
+				} else {
+					st.Timeout = d
+				}
+			}
+		}
+		t.Setup = st
+	}
 }

@@ -11,6 +11,9 @@ const (
 	PhaseStart  = "start"
 	PhaseHealth = "health"
 	PhaseDied   = "died"
+	// PhaseSetup is a compose target's setup step, after its stack is
+	// healthy and before the first rung.
+	PhaseSetup = "setup"
 )
 
 // TargetError is a target that could not be built, started or made healthy,
@@ -18,7 +21,7 @@ const (
 // its build) wrote, which is usually the only clue to what went wrong.
 type TargetError struct {
 	Target string // "baseline" or "candidate"
-	Phase  string // PhaseBuild, PhaseStart, PhaseHealth or PhaseDied
+	Phase  string // PhaseBuild, PhaseStart, PhaseHealth, PhaseSetup or PhaseDied
 	Err    error
 	Output []string
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
 
@@ -207,13 +208,19 @@ func (e *Env) Close(ctx context.Context) error {
 	for _, n := range ns {
 		errs = append(errs, e.removeNetwork(ctx, n.ID))
 	}
+	// A compose target's volumes, once their containers are gone.
+	vs, err := e.cli.VolumeList(ctx, volume.ListOptions{Filters: runFilter})
+	errs = append(errs, err)
+	for _, v := range vs.Volumes {
+		errs = append(errs, e.removeVolume(ctx, v.Name))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("docker: cleaning up run %s: %w", e.runID, err)
 	}
 	return nil
 }
 
-// Sweep removes the containers and networks that earlier runs left behind:
+// Sweep removes the containers, networks and volumes that earlier runs left behind:
 // those named and labelled as benchgate's whose owner is verifiably dead
 // (see target.Owner.Gone; or its container is gone or stopped), and those
 // older than sweepAge. A live concurrent run's objects, this run's own, and
@@ -253,6 +260,22 @@ func (e *Env) Sweep(ctx context.Context, progress io.Writer) error {
 		}
 		if why := e.stale(ctx, n.Labels, n.Created); why != "" {
 			said("network", n.Name, n.Labels, why, e.removeNetwork(ctx, n.ID))
+		}
+	}
+	// Volumes last: one in use by a container cannot be removed.
+	vs, err := e.cli.VolumeList(ctx, volume.ListOptions{Filters: ours})
+	errs = append(errs, err)
+	for _, v := range vs.Volumes {
+		if !strings.HasPrefix(v.Name, namePrefix) {
+			continue
+		}
+		created, err := time.Parse(time.RFC3339, v.CreatedAt)
+		if err != nil {
+			// An unknown age is no proof of an old one.
+			created = time.Now()
+		}
+		if why := e.stale(ctx, v.Labels, created); why != "" {
+			said("volume", v.Name, v.Labels, why, e.removeVolume(ctx, v.Name))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
 
@@ -43,6 +44,10 @@ type Target struct {
 	url  string
 
 	applied, notApplied []string
+
+	// svc is set for a service of a compose stack: the container takes
+	// its settings from the compose file, and the stack does the rest.
+	svc *stackService
 
 	cg       *target.CgroupDirs // nil when its cgroup is not visible here
 	usage    target.CgroupMeter // reads cg
@@ -115,41 +120,54 @@ func (t *Target) Start(ctx context.Context) error {
 		return &target.TargetError{Target: t.spec.Name, Phase: target.PhaseStart, Err: err}
 	}
 	e := t.env
-	t.name = fmt.Sprintf("%s-%s-%d", e.netName, dockerName(t.spec.Name), e.seq.Add(1))
-	// As for command targets "{port}" means the port the service listens
-	// on, which in a container is the container port.
-	ps := t.port.Port()
-	var env []string
-	for _, k := range slices.Sorted(maps.Keys(t.spec.Env)) {
-		env = append(env, k+"="+strings.ReplaceAll(t.spec.Env[k], "{port}", ps))
+	netName := e.netName
+	var cfg *container.Config
+	var hc *container.HostConfig
+	var nc *network.NetworkingConfig
+	if t.svc != nil {
+		netName = t.svc.network
+		t.name = fmt.Sprintf("%s-%s-%d", netName, dockerName(t.svc.service), e.seq.Add(1))
+		cfg, hc, nc = t.svc.config(t.imageID, e.labels(map[string]string{labelTarget: t.spec.Name, labelService: t.svc.service}))
+		if t.port != "" {
+			cfg.ExposedPorts = nat.PortSet{t.port: {}}
+		}
+	} else {
+		t.name = fmt.Sprintf("%s-%s-%d", netName, dockerName(t.spec.Name), e.seq.Add(1))
+		// As for command targets "{port}" means the port the service
+		// listens on, which in a container is the container port.
+		ps := t.port.Port()
+		var env []string
+		for _, k := range slices.Sorted(maps.Keys(t.spec.Env)) {
+			env = append(env, k+"="+strings.ReplaceAll(t.spec.Env[k], "{port}", ps))
+		}
+		var cmd []string
+		for _, a := range t.spec.Command {
+			cmd = append(cmd, strings.ReplaceAll(a, "{port}", ps))
+		}
+		cfg = &container.Config{
+			Image:        t.imageID,
+			Env:          env,
+			Cmd:          cmd, // nil keeps the image's CMD
+			ExposedPorts: nat.PortSet{t.port: {}},
+			Labels:       e.labels(map[string]string{labelTarget: t.spec.Name}),
+		}
+		hc = &container.HostConfig{NetworkMode: container.NetworkMode(netName)}
 	}
-	var cmd []string
-	for _, a := range t.spec.Command {
-		cmd = append(cmd, strings.ReplaceAll(a, "{port}", ps))
-	}
-	cfg := &container.Config{
-		Image:        t.imageID,
-		Env:          env,
-		Cmd:          cmd, // nil keeps the image's CMD
-		ExposedPorts: nat.PortSet{t.port: {}},
-		Labels:       e.labels(map[string]string{labelTarget: t.spec.Name}),
-	}
-	hc := &container.HostConfig{NetworkMode: container.NetworkMode(e.netName)}
-	if e.self == "" {
+	if e.self == "" && t.port != "" {
 		// HostPort "" lets the engine choose a free port, read back below,
 		// and 127.0.0.1 keeps the PR's code off the runner's network.
 		hc.PortBindings = nat.PortMap{t.port: {{HostIP: "127.0.0.1", HostPort: ""}}}
 	}
 	if p := t.pins; p != nil {
 		hc.Resources.CpusetCpus = p.CPUs
-		if p.Memory > 0 {
-			// MemorySwap is memory plus swap: equal means no swap, so a
-			// memory-starved service fails visibly instead of slowly.
-			hc.Resources.Memory = p.Memory
-			hc.Resources.MemorySwap = p.Memory
-		}
 	}
-	created, err := e.cli.ContainerCreate(ctx, cfg, hc, nil, nil, t.name)
+	if mem := t.memory(); mem > 0 {
+		// MemorySwap is memory plus swap: equal means no swap, so a
+		// memory-starved service fails visibly instead of slowly.
+		hc.Resources.Memory = mem
+		hc.Resources.MemorySwap = mem
+	}
+	created, err := e.cli.ContainerCreate(ctx, cfg, hc, nc, nil, t.name)
 	if err != nil {
 		return fail(fmt.Errorf("docker: creating container from %s: %w", t.spec.Image, err))
 	}
@@ -185,13 +203,16 @@ func (t *Target) Start(ctx context.Context) error {
 			return false
 		}
 	}
-	if e.self != "" {
+	switch {
+	case t.port == "":
+		// A service of a stack that receives no load: nothing to reach.
+	case e.self != "":
 		// By address, not by name: the engine's DNS answers only
 		// containers started on a user-defined network, and benchgate's
 		// own may have started on the default bridge and joined later.
 		var ip string
 		if insp.NetworkSettings != nil {
-			if n := insp.NetworkSettings.Networks[e.netName]; n != nil {
+			if n := insp.NetworkSettings.Networks[netName]; n != nil {
 				ip = n.IPAddress
 			}
 		}
@@ -199,10 +220,10 @@ func (t *Target) Start(ctx context.Context) error {
 			if exited() {
 				return t.exitedEarly()
 			}
-			return fail(fmt.Errorf("docker: container %s has no address on network %s", t.name, e.netName))
+			return fail(fmt.Errorf("docker: container %s has no address on network %s", t.name, netName))
 		}
-		t.url = "http://" + ip + ":" + ps
-	} else {
+		t.url = "http://" + ip + ":" + t.port.Port()
+	default:
 		var hostPort string
 		if insp.NetworkSettings != nil {
 			if b := insp.NetworkSettings.Ports[t.port]; len(b) > 0 {
@@ -224,6 +245,18 @@ func (t *Target) Start(ctx context.Context) error {
 		go t.stream(watchCtx)
 	}
 	t.checkPins(ctx, insp, created.Warnings)
+	if t.svc != nil && t.port == "" {
+		// The stack waits for what its dependants ask of this service.
+		select {
+		case <-t.exited:
+			if t.svc.oneShot {
+				return nil
+			}
+			return t.exitedEarly()
+		default:
+			return nil
+		}
+	}
 	if err := t.waitHealthy(ctx); err != nil {
 		t.Stop()
 		return err
@@ -277,8 +310,8 @@ func (t *Target) exitReason(ctx context.Context, code int64, werr *container.Wai
 	// knows which it was, and the memory pin is the likely cause.
 	if insp, err := t.env.cli.ContainerInspect(ctx, t.id); err == nil && insp.State != nil && insp.State.OOMKilled {
 		msg += " (killed for exceeding its memory limit"
-		if t.pins != nil && t.pins.Memory > 0 {
-			msg += " of " + t.pins.MemoryText
+		if t.memory() > 0 {
+			msg += " of " + t.memoryText()
 		}
 		msg += ")"
 	}
@@ -368,7 +401,12 @@ func (t *Target) saveLogs(ctx context.Context) error {
 	if err := os.MkdirAll(t.outDir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(t.outDir, t.spec.Name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	name := t.spec.Name
+	if t.svc != nil {
+		// A stack's services have a log each: <target>-<service>.log.
+		name += "-" + dockerName(t.svc.service)
+	}
+	f, err := os.OpenFile(filepath.Join(t.outDir, name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}

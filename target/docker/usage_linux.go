@@ -9,6 +9,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 
+	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
 
@@ -18,7 +19,10 @@ import (
 // memory the cgroup's own limit as the stats report it.
 func (t *Target) checkPins(ctx context.Context, insp container.InspectResponse, warnings []string) {
 	p := t.pins
-	if p == nil || insp.HostConfig == nil {
+	if p == nil {
+		p = &scenario.Pins{}
+	}
+	if insp.HostConfig == nil {
 		return
 	}
 	hc := insp.HostConfig
@@ -30,8 +34,8 @@ func (t *Target) checkPins(ctx context.Context, insp container.InspectResponse, 
 			t.notApplied = append(t.notApplied, fmt.Sprintf("cpuset %s: the engine holds %q %s", p.CPUs, hc.CpusetCpus, warned))
 		}
 	}
-	if p.Memory > 0 {
-		mt := p.MemoryText
+	if want := t.memory(); want > 0 {
+		mt := t.memoryText()
 		limit := int64(-1)
 		if t.cg != nil {
 			if l, err := target.CgroupMemLimit(*t.cg); err == nil {
@@ -42,9 +46,9 @@ func (t *Target) checkPins(ctx context.Context, insp container.InspectResponse, 
 			limit = int64(s.MemoryStats.Limit)
 		}
 		switch {
-		case hc.Memory != p.Memory || !memLimitHolds(limit, p.Memory):
+		case hc.Memory != want || !memLimitHolds(limit, want):
 			t.notApplied = append(t.notApplied, fmt.Sprintf("memory %s: the engine holds %d, the cgroup limit is %d %s", mt, hc.Memory, limit, warned))
-		case hc.MemorySwap != p.Memory:
+		case hc.MemorySwap != want:
 			t.applied = append(t.applied, "memory "+mt+" (docker)")
 			t.notApplied = append(t.notApplied, fmt.Sprintf("no swap: the engine holds a swap limit of %d %s", hc.MemorySwap, warned))
 		default:
