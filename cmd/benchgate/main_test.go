@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -86,12 +87,26 @@ func TestScripts(t *testing.T) {
 		imgs = dockertest.BuildDemoImages(t, cli, "benchgate-test/cli-demo", "../..")
 		grpcImgs = dockertest.BuildGRPCDemoImages(t, cli, "benchgate-test/cli-grpcdemo", "../..")
 	}
+	// The compose-stack scripts need a Redis image too, made of this
+	// machine's redis-server (.ci/run installs it); without one they skip.
+	stackErr := dockerErr
+	var stack dockertest.StackImages
+	if stackErr == nil {
+		if _, err := exec.LookPath("redis-server"); err != nil && os.Getenv("CI") != "true" {
+			stackErr = errors.New("redis-server is not on PATH (apt-get install redis-server)")
+		} else {
+			stack = dockertest.BuildStackImages(t, cli, "benchgate-test/cli-stack", "../..")
+		}
+	}
 
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Condition: func(cond string) (bool, error) {
 			if cond == "docker" {
 				return dockerErr == nil, nil
+			}
+			if cond == "stack" {
+				return stackErr == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -103,6 +118,12 @@ func TestScripts(t *testing.T) {
 			if dockerErr != nil {
 				env.Setenv("DOCKER_SKIP", dockerErr.Error())
 			}
+			if stackErr != nil {
+				env.Setenv("STACK_SKIP", stackErr.Error())
+			}
+			env.Setenv("STACK_REDIS", stack.Redis)
+			env.Setenv("STACK_API", stack.API)
+			env.Setenv("STACK_API_NPLUS1", stack.APISlow)
 			env.Setenv("DEMO", demo)
 			env.Setenv("DEMO_SLOW", demoSlow)
 			env.Setenv("FAULTY", faulty)
@@ -183,7 +204,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdNoDockerLeftovers asserts that nothing carrying the label of the run
 // recorded in a results file is left on the engine: no container (running
-// or not) and no network.
+// or not), no network and no volume.
 func cmdNoDockerLeftovers(ts *testscript.TestScript, neg bool, args []string, cli *client.Client) {
 	if neg || len(args) != 1 || cli == nil {
 		ts.Fatalf("usage: no-docker-leftovers RESULTS (needs [docker])")
@@ -211,8 +232,15 @@ func cmdNoDockerLeftovers(ts *testscript.TestScript, neg bool, args []string, cl
 	for _, n := range ns {
 		ts.Logf("left behind: network %s", n.Name)
 	}
-	if len(cs)+len(ns) > 0 {
-		ts.Fatalf("run %s left %d containers and %d networks", res.Env.RunID, len(cs), len(ns))
+	vs, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	for _, v := range vs.Volumes {
+		ts.Logf("left behind: volume %s", v.Name)
+	}
+	if len(cs)+len(ns)+len(vs.Volumes) > 0 {
+		ts.Fatalf("run %s left %d containers, %d networks and %d volumes", res.Env.RunID, len(cs), len(ns), len(vs.Volumes))
 	}
 }
 
