@@ -44,8 +44,8 @@ const (
 	// holds as benchgate writes them (about 500 bytes a slice).
 	MaxSlices = 1_000_000
 	// MaxRungEntries bounds each of the rungs' maps (errors, statuses,
-	// values), all rungs' entries together: five status codes or units a
-	// rung at MaxRungs.
+	// values) and their parts (a stack's services), all rungs' entries
+	// together: five status codes, units or services a rung at MaxRungs.
 	MaxRungEntries = 1_000_000
 	// MaxEntries bounds every other list and map of the file, each over
 	// the whole file: pin sets, fail_on rules, pre-flight results,
@@ -75,6 +75,7 @@ var resultsLimits = map[string]int{
 	"rungs[].errors":   MaxRungEntries,
 	"rungs[].statuses": MaxRungEntries,
 	"rungs[].values":   MaxRungEntries,
+	"rungs[].parts":    MaxRungEntries,
 }
 
 // recordLimits are the limits of one history record: its cells are

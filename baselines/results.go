@@ -292,10 +292,24 @@ type Rung struct {
 	// Slices are the rung's measured slices under slice interleaving, in
 	// time order; the fields above cover all of them together.
 	Slices []Slice `json:"slices,omitempty"`
+	// Parts are the resources of each part of a target made of several (a
+	// compose stack's services), in its order, over the same windows as
+	// the rung's own; the rung's are the whole's.
+	Parts []PartResources `json:"parts,omitempty"`
 	// Slicing is how the rung's cell was cut when its requests were too
 	// slow for the scenario's slices (chosen from the cell's first
 	// warm-up); nil when the scenario's interleaving applied as written.
 	Slicing *Slicing `json:"slicing,omitempty"`
+}
+
+// PartResources are what one part of a target used in a rung's measured
+// windows; Source "" means it could not be measured.
+type PartResources struct {
+	Name       string  `json:"name"`
+	Source     string  `json:"resource_source,omitempty"`
+	CPUSeconds float64 `json:"cpu_s,omitempty"`
+	MemMean    int64   `json:"mem_mean_bytes,omitempty"`
+	MemPeak    int64   `json:"mem_peak_bytes,omitempty"`
 }
 
 // Slicing is a cell's interleaving as chosen from its warm-up.

@@ -116,6 +116,7 @@ func (m *model) mdResources(b *strings.Builder) {
 		}
 		b.WriteString("\n")
 	}
+	m.mdParts(b)
 }
 
 // mdPerCore writes throughput per core used, per cell and target.

@@ -17,7 +17,9 @@ type model struct {
 	in Input
 	// cuts are the cells cut otherwise than the scenario's slices say
 	// (their requests too slow for them), in the results' order.
-	cuts     []cellCut
+	cuts []cellCut
+	// parts are the resources by service of stack targets.
+	parts    []partRow
 	tables   []table
 	failures []failureItem
 	errors   []errorRow
@@ -160,6 +162,7 @@ func newModel(in Input) *model {
 	m.buildUnresolved()
 	m.buildPairs()
 	m.buildCuts()
+	m.buildParts()
 	m.buildUsage()
 	m.buildLatency()
 	m.buildFailures()

@@ -88,6 +88,9 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	if err := m.termResources(&b, paint); err != nil {
 		return err
 	}
+	if err := m.termParts(&b); err != nil {
+		return err
+	}
 	if err := m.termLatency(&b); err != nil {
 		return err
 	}

@@ -405,8 +405,13 @@ func (s *schedule) rung(run context.Context, t target.Service, cell baselines.Ce
 	// the times it fixed once its transport and workers were built, before
 	// any request, so the sampler's edges are the latencies' edges.
 	var usage <-chan windowUsage
+	parts := partsOf(t)
+	partUsage := make([]<-chan windowUsage, len(parts))
 	started := func(_, warmupEnd, windowEnd time.Time) {
 		usage = sampleUsage(ctx, t, warmupEnd, windowEnd, sampleEvery)
+		for i, p := range parts {
+			partUsage[i] = sampleUsage(ctx, p.Service, warmupEnd, windowEnd, sampleEvery)
+		}
 	}
 	r, err := s.generate(ctx, t, cell, round, source, started, &sources)
 	if cerr := cancelled(run, s.res); cerr != nil {
@@ -426,6 +431,17 @@ func (s *schedule) rung(run context.Context, t target.Service, cell baselines.Ce
 		r.ResourceSource, r.CPUSeconds, r.MemMean, r.MemPeak = u.source, u.cpu, u.memMean, u.memPeak
 	}
 	r.GenCPUSeconds = u.genCPU
+	for i, ch := range partUsage {
+		if ch == nil {
+			continue
+		}
+		pu := <-ch
+		pr := baselines.PartResources{Name: parts[i].Name}
+		if pu.ok {
+			pr.Source, pr.CPUSeconds, pr.MemMean, pr.MemPeak = pu.source, pu.cpu, pu.memMean, pu.memPeak
+		}
+		r.Parts = append(r.Parts, pr)
+	}
 	// A template that failed at run time left part of its requests empty:
 	// the rung measured something other than the scenario, and so would
 	// every later one.
@@ -471,4 +487,13 @@ func usesDocker(sc *scenario.Scenario) bool {
 		}
 	}
 	return false
+}
+
+// partsOf are the parts of a target made of several (a compose stack's
+// services), each measured on its own too; nil for any other.
+func partsOf(t target.Service) []target.Part {
+	if p, ok := t.(target.Parted); ok {
+		return p.Parts()
+	}
+	return nil
 }

@@ -55,6 +55,11 @@ type sliceSide struct {
 	// from the slice's start until its last request was answered.
 	measured []sliceWindow
 	busy     []sliceWindow
+	// The parts of a target made of several, each sampled over the same
+	// windows as the whole.
+	parts       []target.Part
+	partWindows []chan sliceWindow
+	partUsage   []<-chan sliceUsage
 }
 
 // sliceRound is one cell's round under slice interleaving: one session
@@ -106,6 +111,9 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 		for _, sd := range sides {
 			if sd != nil && !sd.closed {
 				close(sd.windows)
+				for _, pw := range sd.partWindows {
+					close(pw)
+				}
 				sd.closed = true
 			}
 		}
@@ -136,6 +144,12 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 		defer sess.Close()
 		sd.sess = sess
 		sd.usage = sampleSlices(ctx, t, sd.windows, sampleEvery)
+		sd.parts = partsOf(t)
+		for _, p := range sd.parts {
+			pw := make(chan sliceWindow, ls.SlicePairs())
+			sd.partWindows = append(sd.partWindows, pw)
+			sd.partUsage = append(sd.partUsage, sampleSlices(ctx, p.Service, pw, sampleEvery))
+		}
 		sides[i] = sd
 	}
 	ended := func() error {
@@ -192,6 +206,9 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 			w := sliceWindow{from: begin.Add(cut.Settle)}
 			w.to = w.from.Add(cut.Slice)
 			sd.windows <- w
+			for _, pw := range sd.partWindows {
+				pw <- w
+			}
 			res := sd.sess.Window(ctx, w.from, w.to)
 			sd.busy = append(sd.busy, sliceWindow{begin, time.Now()})
 			if err := ended(); err != nil {
@@ -225,6 +242,14 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 			r.ResourceSource, r.CPUSeconds, r.MemMean, r.MemPeak = u.source, cpu, u.memMean, u.memPeak
 		}
 		r.GenCPUSeconds = u.genCPU
+		for j, ch := range sd.partUsage {
+			pu := <-ch
+			pr := baselines.PartResources{Name: sd.parts[j].Name}
+			if cpu, ok := sliceResources(pu, sd.measured, sd.busy); ok {
+				pr.Source, pr.CPUSeconds, pr.MemMean, pr.MemPeak = pu.source, cpu, pu.memMean, pu.memPeak
+			}
+			r.Parts = append(r.Parts, pr)
+		}
 		for _, src := range sd.sources {
 			if e, ok := src.(interface{ Err() error }); ok {
 				if serr := e.Err(); serr != nil {

@@ -61,6 +61,20 @@ type Service interface {
 	Pins() (applied, notApplied []string)
 }
 
+// Parted is a service made of several (a compose stack): each part is
+// measured on its own as well as the whole. A part's Usage and
+// ResetMemPeak are those of target.Service, read by a goroutine of its
+// own.
+type Parted interface {
+	Parts() []Part
+}
+
+// Part is one part of a Parted service, by name (a compose service).
+type Part struct {
+	Name    string
+	Service Service
+}
+
 // Usage is a reading of a service's resources.
 type Usage struct {
 	// Source says how it was read: "cgroup", "proc" or "docker".

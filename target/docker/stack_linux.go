@@ -68,7 +68,10 @@ type Stack struct {
 	notApplied []string
 }
 
-var _ target.Service = (*Stack)(nil)
+var (
+	_ target.Service = (*Stack)(nil)
+	_ target.Parted  = (*Stack)(nil)
+)
 
 // NewStack prepares a compose target in env; nothing touches the engine
 // until Build.
@@ -552,6 +555,20 @@ func (s *Stack) Usage() (target.Usage, bool) {
 		}
 	}
 	return u, u.Source != ""
+}
+
+// Parts are the stack's long-running services, in start order: each is
+// measured on its own too.
+func (s *Stack) Parts() []target.Part {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ps []target.Part
+	for _, name := range s.order {
+		if t := s.services[name]; t != nil && !t.svc.oneShot {
+			ps = append(ps, target.Part{Name: name, Service: t})
+		}
+	}
+	return ps
 }
 
 // ResetMemPeak is nil: the peak of a sum is not the sum of the services'
