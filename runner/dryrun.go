@@ -3,9 +3,12 @@
 package runner
 
 import (
+	"os"
+
 	"context"
 	"errors"
 	"fmt"
+	dockertarget "github.com/benchgate/benchgate/target/docker"
 	"io"
 	"maps"
 	"slices"
@@ -71,6 +74,16 @@ func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
 			}
 			if t.Setup != nil {
 				line += ", setup " + sc.Redact(strings.Join(t.Setup.Command, " ")) + " in service " + t.Setup.Service
+			}
+			// The files are read as the run reads them, without the
+			// engine: what the target names must be in them.
+			p, err := dockertarget.LoadProject(ctx, t, os.Getenv)
+			if err == nil {
+				err = dockertarget.CheckProject(t, p)
+				line += ", services " + strings.Join(slices.Sorted(slices.Values(p.ServiceNames())), " ")
+			}
+			if err != nil {
+				return &UsageError{fmt.Errorf("targets.%s: %s", t.Name, sc.Redact(err.Error()))}
 			}
 		}
 		line += ", health " + t.Health

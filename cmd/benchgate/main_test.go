@@ -15,6 +15,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
@@ -139,6 +140,9 @@ func TestScripts(t *testing.T) {
 			"no-process": cmdNoProcess,
 			"no-docker-leftovers": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdNoDockerLeftovers(ts, neg, args, cli)
+			},
+			"docker-tag": func(ts *testscript.TestScript, neg bool, args []string) {
+				cmdDockerTag(ts, neg, args, cli)
 			},
 			"signal-cmdline":  cmdSignalCmdline,
 			"wait-file":       cmdWaitFile,
@@ -462,4 +466,26 @@ func parseOutputs(text string) (map[string][]string, error) {
 		out[name] = append(out[name], value)
 	}
 	return out, nil
+}
+
+// cmdDockerTag tags an image under another name for the script, as a
+// workflow's build would, and removes the tag when the script ends. A
+// name that is taken already is left alone: the script fails rather than
+// move a tag it does not own.
+func cmdDockerTag(ts *testscript.TestScript, neg bool, args []string, cli *client.Client) {
+	if neg || len(args) != 2 || cli == nil {
+		ts.Fatalf("usage: docker-tag IMAGE NAME (needs [docker])")
+	}
+	ctx := context.Background()
+	if _, err := cli.ImageInspect(ctx, args[1]); err == nil {
+		ts.Fatalf("docker-tag: %s exists already on this engine; not moving it", args[1])
+	}
+	if err := cli.ImageTag(ctx, args[0], args[1]); err != nil {
+		ts.Fatalf("docker-tag: %v", err)
+	}
+	ts.Defer(func() {
+		if _, err := cli.ImageRemove(context.Background(), args[1], image.RemoveOptions{}); err != nil {
+			ts.Logf("removing the tag %s: %v", args[1], err)
+		}
+	})
 }

@@ -141,20 +141,11 @@ func (s *Stack) Build(ctx context.Context) error {
 	if err != nil {
 		return s.buildErr("compose: %v", err)
 	}
+	if err := CheckProject(s.spec, p); err != nil {
+		return s.buildErr("%v", err)
+	}
 	names := p.ServiceNames()
 	slices.Sort(names)
-	has := func(n string) bool { return slices.Contains(names, n) }
-	if !has(s.spec.Service) {
-		return s.buildErr("compose: service %q (targets.%s.service) is not in %s (services: %s)", s.spec.Service, s.spec.Name, s.filesText(), strings.Join(names, ", "))
-	}
-	for _, svc := range slices.Sorted(maps.Keys(s.spec.Memory)) {
-		if !has(svc) {
-			return s.buildErr("compose: targets.%s.memory.%s: no such service in %s (services: %s)", s.spec.Name, svc, s.filesText(), strings.Join(names, ", "))
-		}
-	}
-	if st := s.spec.Setup; st != nil && !has(st.Service) {
-		return s.buildErr("compose: targets.%s.setup.service %q: no such service in %s (services: %s)", s.spec.Name, st.Service, s.filesText(), strings.Join(names, ", "))
-	}
 	s.images = map[string]resolvedImage{}
 	for _, n := range names {
 		svc := p.Services[n]
@@ -185,9 +176,33 @@ func (s *Stack) Build(ctx context.Context) error {
 	return nil
 }
 
-func (s *Stack) filesText() string {
+
+// CheckProject checks what a compose target names in its project, as a
+// dry run can without the engine: the load service, the services of the
+// memory split and of the setup step.
+func CheckProject(spec scenario.Target, p *composetypes.Project) error {
+	names := p.ServiceNames()
+	slices.Sort(names)
+	has := func(n string) bool { return slices.Contains(names, n) }
+	files := filesText(spec)
+	if !has(spec.Service) {
+		return fmt.Errorf("compose: service %q (targets.%s.service) is not in %s (services: %s)", spec.Service, spec.Name, files, strings.Join(names, ", "))
+	}
+	for _, svc := range slices.Sorted(maps.Keys(spec.Memory)) {
+		if !has(svc) {
+			return fmt.Errorf("compose: targets.%s.memory.%s: no such service in %s (services: %s)", spec.Name, svc, files, strings.Join(names, ", "))
+		}
+	}
+	if st := spec.Setup; st != nil && !has(st.Service) {
+		return fmt.Errorf("compose: targets.%s.setup.service %q: no such service in %s (services: %s)", spec.Name, st.Service, files, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// filesText are a compose target's files by name.
+func filesText(spec scenario.Target) string {
 	var fs []string
-	for _, f := range s.spec.Compose {
+	for _, f := range spec.Compose {
 		fs = append(fs, filepath.Base(f))
 	}
 	return strings.Join(fs, ", ")
