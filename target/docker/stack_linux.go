@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/compose-spec/compose-go/v2/dotenv"
 	"github.com/compose-spec/compose-go/v2/loader"
 	composetypes "github.com/compose-spec/compose-go/v2/types"
 	cerrdefs "github.com/containerd/errdefs"
@@ -98,9 +99,10 @@ func (s *Stack) buildErr(format string, a ...any) error {
 }
 
 // LoadProject reads a compose target's files as docker compose would:
-// the files in order (later ones override), interpolated with the
-// environment and the target's env over it, the project named after the
-// first file's directory unless the files name it.
+// the files in order (later ones override), interpolated with the project
+// directory's .env, the environment over it and the target's env over
+// both, the project named after the first file's directory unless the
+// files name it.
 func LoadProject(ctx context.Context, spec scenario.Target, getenv func(string) string) (*composetypes.Project, error) {
 	if len(spec.Compose) == 0 {
 		return nil, errors.New("no compose file")
@@ -110,6 +112,15 @@ func LoadProject(ctx context.Context, spec scenario.Target, getenv func(string) 
 		return nil, err
 	}
 	environ := map[string]string{}
+	// The project directory's .env first, as docker compose reads it; the
+	// environment and the target's env override it.
+	if dot := filepath.Join(details.WorkingDir, ".env"); fileExists(dot) {
+		vars, err := dotenv.Read(dot)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", dot, err)
+		}
+		maps.Copy(environ, vars)
+	}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok && getenv(k) == v {
 			environ[k] = v
@@ -158,6 +169,10 @@ func (s *Stack) Build(ctx context.Context) error {
 			return s.buildErr("compose: service %s: network_mode %q: a stack runs on a network of its own", n, svc.NetworkMode)
 		case svc.Scale != nil && *svc.Scale > 1, svc.Deploy != nil && svc.Deploy.Replicas != nil && *svc.Deploy.Replicas > 1:
 			return s.buildErr("compose: service %s: more than one replica is not supported", n)
+		case len(svc.Secrets) > 0, len(svc.Configs) > 0:
+			return s.buildErr("compose: service %s: configs and secrets are not supported in a benchgate stack (pass them as environment or a bind mount)", n)
+		case len(svc.Devices) > 0, len(svc.Gpus) > 0:
+			return s.buildErr("compose: service %s: devices and GPUs are not supported in a benchgate stack", n)
 		}
 		img, err := s.env.resolveImage(ctx, svc.Image)
 		if cerrdefs.IsNotFound(err) {
@@ -781,6 +796,12 @@ func (ss *stackService) config(imageID string, labels map[string]string) (*conta
 	}
 	nc := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{ss.network: {Aliases: aliases}}}
 	return cfg, hc, nc
+}
+
+// fileExists says whether path is a regular file.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // removeVolume removes a volume of the run; a gone one is no error.
