@@ -33,6 +33,10 @@ const (
 
 // Kinds of project, and of what init writes for each.
 const (
+	// KindCompose: a compose file at the root (ComposeFiles). Compose
+	// targets of that file, their images built by the workflow, run on
+	// the runner through the setup action.
+	KindCompose = "compose"
 	// KindImage: a Dockerfile at the root. Image targets, built by the
 	// workflow, measured by the container action.
 	KindImage = "image"
@@ -47,14 +51,18 @@ const (
 // Project is what Detect found in a project's directory.
 type Project struct {
 	Dir  string // the project's root, as given
-	Kind string // KindImage, KindGoBench or KindProcess
+	Kind string // KindCompose, KindImage, KindGoBench or KindProcess
 	// Name is the directory's base name made a docker repository name
 	// (lower case letters, digits, '.', '_', '-'): the scenario's name and
 	// the images' repository.
 	Name string
-	// Port is the container port of the Dockerfile's first EXPOSE; 0 when
-	// it has none.
+	// Port is the container port of the Dockerfile's first EXPOSE, or of
+	// a compose project's load service (Compose.PortFrom says where from);
+	// 0 when none was found.
 	Port int
+	// Compose is what was read of a compose project's file; nil for the
+	// other kinds.
+	Compose *Compose
 	// Packages are the packages with benchmarks, relative to the module
 	// root ("." for the root, "./internal/codec"), sorted; at most MaxListed,
 	// otherwise ["./..."]. Benchmarks counts the benchmarks found.
@@ -73,8 +81,9 @@ type Project struct {
 	Truncated bool
 }
 
-// Detect says what kind of project dir holds: a Dockerfile at its root
-// wins, then a go.mod at its root with a func Benchmark in some _test.go
+// Detect says what kind of project dir holds: a compose file at its root
+// wins (the first of ComposeFiles, read as readCompose says: bounded, and
+// never an error), then a Dockerfile at its root, then a go.mod at its root with a func Benchmark in some _test.go
 // of the module (vendor, testdata, hidden and _ directories and nested
 // modules skipped, the search bounded as the constants say), then
 // anything else. It reads files and changes nothing.
@@ -91,6 +100,11 @@ func Detect(dir string) (*Project, error) {
 		return nil, err
 	}
 	p := &Project{Dir: dir, Kind: KindProcess, Name: repoName(filepath.Base(abs)), BaseRef: baseRef(dir)}
+	if name := findCompose(dir); name != "" {
+		p.Kind = KindCompose
+		readCompose(p, name)
+		return p, nil
+	}
 	if regular(filepath.Join(dir, "Dockerfile")) {
 		p.Kind = KindImage
 		p.Port = exposed(filepath.Join(dir, "Dockerfile"))
@@ -142,14 +156,24 @@ func repoName(s string) string {
 
 var exposeRE = regexp.MustCompile(`(?i)^\s*EXPOSE\s+([0-9]+)(/(tcp|udp))?(\s|$)`)
 
-// exposed is the first port a Dockerfile EXPOSEs as a number, or 0.
+// exposed is the first port a Dockerfile EXPOSEs as a number, or 0 (and
+// 0 when file is not a regular file).
 func exposed(file string) int {
+	if !regular(file) {
+		return 0
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, MaxTestFileBytes))
+	return exposedIn(f)
+}
+
+// exposedIn is the first port a Dockerfile's text EXPOSEs (its first
+// MaxTestFileBytes), or 0.
+func exposedIn(r io.Reader) int {
+	sc := bufio.NewScanner(io.LimitReader(r, MaxTestFileBytes))
 	for sc.Scan() {
 		if m := exposeRE.FindStringSubmatch(sc.Text()); m != nil {
 			if port, err := strconv.Atoi(m[1]); err == nil && port >= 1 && port <= 65535 {

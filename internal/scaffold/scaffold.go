@@ -1,10 +1,12 @@
 // Package scaffold is benchgate init: it looks at a project (Detect) and
 // writes the two files a gate needs, a starter scenario (benchgate.yml)
 // and the pull-request workflow that runs it
-// (.github/workflows/benchgate.yml), for one of three kinds of project —
-// a Dockerfile at the root (image targets and the container action), a
-// Go module with benchmarks (a kind: gobench scenario through the setup
-// action), anything else (command targets through the setup action).
+// (.github/workflows/benchgate.yml), for one of four kinds of project —
+// a compose file at the root (compose targets of that file, through the
+// setup action), a Dockerfile at the root (image targets and the
+// container action), a Go module with benchmarks (a kind: gobench
+// scenario through the setup action), anything else (command targets
+// through the setup action).
 //
 // The files are templates (templates/, embedded), one pair per kind,
 // written as a reader should find them: every field the scenario sets
@@ -15,7 +17,7 @@
 // through runner.Load and hold every generated workflow to
 // workflows.Lint, as the repository's own. Values that come from the
 // project (its name, the Dockerfile's EXPOSE, the packages with
-// benchmarks) are made safe for where they land — a docker repository
+// benchmarks, the compose file's services and image) are made safe for where they land — a docker repository
 // name, a quoted YAML string with no ${VAR} expansion, a script word —
 // or left out.
 //
@@ -176,6 +178,21 @@ func (r *Result) Summary(w io.Writer) error {
 	switch p.Kind {
 	case KindGoBench:
 		fmt.Fprintf(&b, "next: look over the packages and the bench pattern in %s (%s found)\n", scen, plural(p.Benchmarks, "benchmark"))
+	case KindCompose:
+		c := p.Compose
+		var what []string
+		if !c.Sure {
+			what = append(what, "the service")
+		}
+		if p.Port == 0 {
+			what = append(what, "the container port")
+		}
+		what = append(what, "the health path and the request")
+		fmt.Fprintf(&b, "next: fill in the lines marked FILL IN in %s: %s", scen, strings.Join(what, ", "))
+		if !c.TagReady {
+			fmt.Fprintf(&b, "; in %s: make service %s's image %s:${%s:-dev}", filepath.Join(p.Dir, c.File), c.Service, c.Image, c.TagVar)
+		}
+		b.WriteString("\n")
 	case KindImage:
 		what := "the health path and the request"
 		if p.Port == 0 {
@@ -198,6 +215,8 @@ func (r *Result) Summary(w io.Writer) error {
 // describe says what kind of project p is, and what init made of it.
 func (p *Project) describe() string {
 	switch {
+	case p.Kind == KindCompose:
+		return p.Compose.describe() + ": compose targets, their images built by the workflow, run on the runner through the setup action"
 	case p.Kind == KindImage:
 		return "a Dockerfile: image targets, built by the workflow and measured by the container action"
 	case p.Kind == KindGoBench:
@@ -216,6 +235,7 @@ var tmpl = template.Must(template.New("").Delims("{%", "%}").Funcs(template.Func
 	"qx":   quoteExpanding,
 	"list": list,
 	"pad":  pad,
+	"word": word,
 }).ParseFS(templates, "templates/*.yml"))
 
 var release = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
@@ -279,6 +299,22 @@ func quoteExpanding(s string) string {
 	enc.SetEscapeHTML(false)
 	enc.Encode(s) // a string always encodes
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// bare is a word YAML reads as a string, written without quotes.
+var bare = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// word is s as YAML: bare when YAML reads it back as the string s (not
+// a boolean or null), else quoted.
+func word(s string) string {
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "y", "n", "null":
+		return quote(s)
+	}
+	if bare.MatchString(s) {
+		return s
+	}
+	return quote(s)
 }
 
 // list is a YAML flow sequence of quoted strings.

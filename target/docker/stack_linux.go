@@ -191,7 +191,6 @@ func (s *Stack) Build(ctx context.Context) error {
 	return nil
 }
 
-
 // CheckProject checks what a compose target names in its project, as a
 // dry run can without the engine: the load service, the services of the
 // memory split and of the setup step.
