@@ -83,10 +83,11 @@ type Project struct {
 
 // Detect says what kind of project dir holds: a compose file at its root
 // wins (the first of ComposeFiles, read as readCompose says: bounded, and
-// never an error), then a Dockerfile at its root, then a go.mod at its root with a func Benchmark in some _test.go
-// of the module (vendor, testdata, hidden and _ directories and nested
-// modules skipped, the search bounded as the constants say), then
-// anything else. It reads files and changes nothing.
+// never an error), then a Dockerfile at its root, then a go.mod at its
+// root with a func Benchmark in some _test.go of the module (vendor,
+// testdata, hidden and _ directories and nested modules skipped, the
+// search bounded as the constants say), then anything else. It reads
+// files and changes nothing.
 func Detect(dir string) (*Project, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {

@@ -246,6 +246,7 @@ type data struct {
 	Version    string // the release the setup action installs
 	PortOr8080 int    // the container port, 8080 to fill in when none was found
 	Found      string // the benchmarks found, in words
+	Services   string // a compose file's services, listed
 }
 
 // Render returns p's scenario and workflow, in that order.
@@ -265,6 +266,9 @@ func Render(p *Project, opts Options) ([]File, error) {
 		if p.Truncated {
 			d.Found += " (it stopped looking at its bounds: there may be more)"
 		}
+	}
+	if p.Kind == KindCompose {
+		d.Services = p.Compose.servicesText(20)
 	}
 	var files []File
 	for _, f := range []struct{ path, name string }{{ScenarioFile, "scenario-"}, {WorkflowFile, "workflow-"}} {

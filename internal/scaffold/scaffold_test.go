@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,16 @@ func TestInit(t *testing.T) {
 		name, kind string
 		check      func(t *testing.T, sc *scenario.Scenario)
 	}{
+		{"compose", KindCompose, func(t *testing.T, sc *scenario.Scenario) {
+			for _, c := range []struct {
+				t   scenario.Target
+				tag string
+			}{{sc.Baseline, "base"}, {sc.Candidate, "pr"}} {
+				if c.t.Kind() != "compose" || len(c.t.Compose) != 1 || filepath.Base(c.t.Compose[0]) != "compose.yaml" || c.t.Service != "api" || c.t.Port != 8081 || c.t.Env["API_TAG"] != c.tag {
+					t.Errorf("%s %+v: want compose.yaml's api on its Dockerfile's EXPOSE 8081, API_TAG=%s", c.t.Name, c.t, c.tag)
+				}
+			}
+		}},
 		{"image", KindImage, func(t *testing.T, sc *scenario.Scenario) {
 			if sc.Baseline.Image != "image:base" || sc.Candidate.Image != "image:head" || sc.Baseline.Port != 9090 || sc.Candidate.Port != 9090 {
 				t.Errorf("targets %+v, %+v: want the images image:base and image:head on the EXPOSEd port 9090", sc.Baseline, sc.Candidate)
@@ -378,4 +389,203 @@ func TestInitAllOrNothing(t *testing.T) {
 		t.Errorf("a failed init left %s: %v", ScenarioFile, err)
 	}
 
+}
+
+// TestDetectCompose: a compose file at the root makes a compose project,
+// by docker compose's names and precedence, over a Dockerfile and a Go
+// module; what init guesses of it (the load service, its port, its image's
+// tag, a database); and a file it cannot read is guesses to fill in,
+// never a failure.
+func TestDetectCompose(t *testing.T) {
+	t.Parallel()
+	detect := func(t *testing.T, files map[string]string) *Project {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "proj")
+		makeFiles(t, dir, files)
+		p, err := Detect(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const svc = "services:\n  api:\n    build: .\n"
+
+	t.Run("precedence", func(t *testing.T) {
+		t.Parallel()
+		all := map[string]string{"Dockerfile": "FROM scratch\n", "go.mod": "module example.com/p\n", "x_test.go": bench}
+		for _, name := range ComposeFiles {
+			all[name] = svc
+		}
+		for _, want := range ComposeFiles {
+			p := detect(t, all)
+			if p.Kind != KindCompose || p.Compose.File != want {
+				t.Errorf("with %v: kind %s, file %+v; want %s", slices.Sorted(maps.Keys(all)), p.Kind, p.Compose, want)
+			}
+			delete(all, want)
+		}
+		if p := detect(t, all); p.Kind != KindImage || p.Compose != nil {
+			t.Errorf("no compose file, a Dockerfile: %+v", p)
+		}
+		if p := detect(t, map[string]string{"compose.yaml/x": "", "compose.yml": svc}); p.Compose == nil || p.Compose.File != "compose.yml" {
+			t.Errorf("compose.yaml a directory: %+v, want compose.yml", p)
+		}
+	})
+
+	t.Run("port", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			name, service string
+			files         map[string]string
+			port          int
+			from          string
+		}{
+			{"published:container", "ports: [\"8080:80\"]", nil, 80, "ports"},
+			{"container only", "ports: [\"80\"]", nil, 80, "ports"},
+			{"a number", "ports: [80]", nil, 80, "ports"},
+			{"a host address and tcp", "ports: [\"127.0.0.1:8080:9000/tcp\"]", nil, 9000, "ports"},
+			{"udp skipped", "ports: [\"53:53/udp\", \"9000\"]", nil, 9000, "ports"},
+			{"a range", "ports: [\"8000-8001:80-81\"]", nil, 80, "ports"},
+			{"a variable published", "ports: [\"${PORT}:3000\"]", nil, 3000, "ports"},
+			{"long form", "ports:\n      - target: 3000\n        published: \"8080\"", nil, 3000, "ports"},
+			{"long form udp", "ports:\n      - {target: 53, protocol: udp}", nil, 0, ""},
+			{"an alias", "ports: *p", nil, 8443, "ports"},
+			{"expose", "expose: [\"4000\"]", nil, 4000, "expose"},
+			{"build's Dockerfile", "build: .", map[string]string{"Dockerfile": "FROM scratch\nEXPOSE 7000\n"}, 7000, "Dockerfile"},
+			{"build's context and dockerfile", "build: {context: ./svc, dockerfile: Dockerfile.api}", map[string]string{"svc/Dockerfile.api": "FROM scratch\nEXPOSE 6000\n", "Dockerfile": "EXPOSE 1\n"}, 6000, "Dockerfile"},
+			{"dockerfile_inline", "build:\n      dockerfile_inline: |\n        FROM scratch\n        EXPOSE 5000", nil, 5000, "Dockerfile"},
+			{"a variable only", "ports: [\"${PORT}\"]", nil, 0, ""},
+			{"an absolute context", "build: /elsewhere", nil, 0, ""},
+			{"none", "build: .", nil, 0, ""},
+		} {
+			files := map[string]string{"compose.yaml": "x-ports: &p [\"8443\"]\nservices:\n  api:\n    image: api\n    " + c.service + "\n"}
+			maps.Copy(files, c.files)
+			p := detect(t, files)
+			if p.Compose.Problem != "" || p.Compose.Service != "api" || p.Port != c.port || p.Compose.PortFrom != c.from {
+				t.Errorf("%s: %q: port %d from %q (%+v), want %d from %q", c.name, c.service, p.Port, p.Compose.PortFrom, p.Compose, c.port, c.from)
+			}
+		}
+	})
+
+	t.Run("service and database", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			name, compose, service string
+			sure                   bool
+			db, kind               string
+		}{
+			{"the first with ports or a build, a database's ports aside",
+				"services:\n  db:\n    image: postgres:16\n    ports: [\"5432:5432\"]\n  docs:\n    image: nginx\n  web:\n    build: .\n  api:\n    build: .\n    ports: [\"80\"]\n",
+				"web", true, "db", "postgres"},
+			{"ports before a build", "services:\n  proxy:\n    image: nginx\n    ports: [\"80:80\"]\n  api:\n    build: .\n", "proxy", true, "", ""},
+			{"neither: the first that is no database", "services:\n  cache:\n    image: redis:7\n  app:\n    image: app:1\n", "app", false, "cache", "redis"},
+			{"only a database", "services:\n  store:\n    image: mongo:7\n", "store", false, "", ""},
+			{"mysql", "services:\n  api:\n    build: .\n  sql:\n    image: bitnami/mysql:8\n", "api", true, "sql", "mysql"},
+			{"mariadb", "services:\n  api:\n    build: .\n  m:\n    image: mariadb\n  r:\n    image: redis\n", "api", true, "m", "mariadb"},
+			{"a name a scenario cannot hold is skipped", "services:\n  we$ird:\n    build: .\n  api:\n    build: .\n", "api", true, "", ""},
+			{"merged from an anchor", "x-svc: &svc {build: ., ports: [\"80\"]}\nservices:\n  worker:\n    image: w\n  api:\n    <<: *svc\n", "api", true, "", ""},
+		} {
+			p := detect(t, map[string]string{"compose.yaml": c.compose})
+			cp := p.Compose
+			if cp.Problem != "" || cp.Service != c.service || cp.Sure != c.sure || cp.DB != c.db || cp.DBKind != c.kind {
+				t.Errorf("%s: %+v, want service %s (sure %v), database %q (%s)", c.name, cp, c.service, c.sure, c.db, c.kind)
+			}
+		}
+	})
+
+	t.Run("image tag", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			image, tagVar string
+			ready         bool
+			repo          string
+		}{
+			{"shop/api:${API_VERSION:-dev}", "API_VERSION", true, ""},
+			{"api:${tag}", "tag", true, ""},
+			{"${REGISTRY}/api:${TAG-latest}", "TAG", true, ""},
+			{"api:${PATH}", "WEB_APP_TAG", false, "api"},
+			{"api:${COMPOSE_FILE}", "WEB_APP_TAG", false, "api"},
+			{"localhost:5000/team/api:1.2@sha256:0123", "WEB_APP_TAG", false, "localhost:5000/team/api"},
+			{"shop/api", "WEB_APP_TAG", false, "shop/api"},
+			{"Shop/API:1", "WEB_APP_TAG", false, "proj-web-app"},
+			{"", "WEB_APP_TAG", false, "proj-web-app"},
+		} {
+			compose := "services:\n  web-app:\n    build: .\n"
+			if c.image != "" {
+				compose += "    image: " + quoteExpanding(c.image) + "\n"
+			}
+			cp := detect(t, map[string]string{"compose.yaml": compose}).Compose
+			if cp.TagVar != c.tagVar || cp.TagReady != c.ready || cp.Image != c.repo {
+				t.Errorf("image %q: %+v, want tag variable %s (ready %v), image %q", c.image, cp, c.tagVar, c.ready, c.repo)
+			}
+		}
+	})
+
+	// A file init cannot read: guesses to fill in, a scenario that loads,
+	// a workflow that lints; never a failure.
+	t.Run("unreadable", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct{ name, compose, problem string }{
+			{"malformed", "services:\n  api: [unclosed\n", "not YAML init can read"},
+			{"services not a mapping", "services: 3\n", "not YAML init can read"},
+			{"not a mapping", "- a\n- b\n", "not YAML init can read"},
+			{"empty", "", "no services in it"},
+			{"no services", "name: x\nservices:\n", "no services in it"},
+			{"oversized", "services:\n  api:\n    build: .\n" + strings.Repeat("#", MaxComposeBytes), "larger than 1 MiB, not read"},
+			{"nested deep", "services: " + strings.Repeat("[", maxFlowDepth+1), "not YAML init can read"},
+			{"indented far", "services:\n" + strings.Repeat(" ", maxColumn+1) + "api: {}\n", "not YAML init can read"},
+			{"entries nested on a line", "services:\n  x: \n" + strings.Repeat("- ", maxColumn) + "a\n", "not YAML init can read"},
+			{"too many keys", "services:\n" + strings.Repeat("  s: {}\n", maxKeys+1), "not YAML init can read"},
+		} {
+			dir := filepath.Join(t.TempDir(), "proj")
+			makeFiles(t, dir, map[string]string{"compose.yaml": c.compose})
+			res, err := Init(dir, Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			cp := res.Project.Compose
+			if res.Project.Kind != KindCompose || cp.Problem != c.problem || cp.Service != "app" || cp.Sure || res.Project.Port != 0 || cp.TagVar != "APP_TAG" || cp.Image != "proj-app" {
+				t.Errorf("%s: %+v, port %d: want %q, the placeholders app, APP_TAG and proj-app, no port", c.name, cp, res.Project.Port, c.problem)
+			}
+			src := readFile(t, filepath.Join(dir, ScenarioFile))
+			if !bytes.Contains(src, []byte("# benchgate init could not read compose.yaml ("+c.problem+")")) || !bytes.Contains(src, []byte("    service: app            # FILL IN: ")) || !bytes.Contains(src, []byte("    port: 8080              # FILL IN: ")) {
+				t.Errorf("%s: the scenario does not say what it could not read and what to fill in:\n%s", c.name, src)
+			}
+			if _, err := runner.Load(runner.Request{Scenario: filepath.Join(dir, ScenarioFile), Getenv: noEnv}); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			wf := filepath.Join(dir, WorkflowFile)
+			found, err := workflows.Lint(wf, readFile(t, wf), actionlintConfig)
+			if err != nil || len(found) > 0 {
+				t.Errorf("%s: workflow: %v %v", c.name, err, found)
+			}
+		}
+	})
+
+	// Names YAML would read as something else are quoted, and read back as
+	// they are.
+	t.Run("odd names", func(t *testing.T) {
+		t.Parallel()
+		dir := filepath.Join(t.TempDir(), "proj")
+		makeFiles(t, dir, map[string]string{"compose.yaml": "services:\n  \"on\":\n    build: .\n    image: \"x:${null}\"\n"})
+		if _, err := Init(dir, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := runner.Load(runner.Request{Scenario: filepath.Join(dir, ScenarioFile), Getenv: noEnv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Baseline.Service != "on" || sc.Baseline.Env["null"] != "base" || sc.Candidate.Env["null"] != "pr" {
+			t.Errorf("baseline %+v, candidate %+v: want service on, env null=base and null=pr", sc.Baseline, sc.Candidate)
+		}
+	})
+}
+
+// TestEnvName: a service's name as its tag variable's stem.
+func TestEnvName(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"api": "API", "web-app": "WEB_APP", "a..b__c": "A_B_C", "9lives": "S9LIVES", "-x-": "X", "...": "APP"} {
+		if got := envName(in); got != want {
+			t.Errorf("envName(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
