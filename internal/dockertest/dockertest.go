@@ -93,14 +93,7 @@ func BuildDemoImages(t testing.TB, cli *client.Client, repo, moduleRoot string) 
 		{imgs.Normal, "", nil},
 		{imgs.Slow, "-X main.defaultSlow=search=5", map[string]string{RevisionLabel: SlowRevision}},
 	} {
-		bin := filepath.Join(dir, "demo")
-		// Static, so the image needs nothing but the binary.
-		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", bin, "./examples/demo")
-		cmd.Dir = moduleRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("building the demo for %s: %v\n%s", b.tag, err, out)
-		}
+		bin := StaticBinary(t, moduleRoot, "./examples/demo", b.ldflags, filepath.Join(dir, "demo"))
 		if err := BuildScratchImage(cli, b.tag, bin, []string{"/demo", "-addr", "0.0.0.0:8080"}, b.labels); err != nil {
 			t.Fatal(err)
 		}
@@ -220,13 +213,7 @@ func BuildGRPCDemoImages(t testing.TB, cli *client.Client, repo, moduleRoot stri
 		{imgs.Normal, ""},
 		{imgs.Slow, "-X main.defaultSlow=Search=5"},
 	} {
-		bin := filepath.Join(dir, "grpcdemo")
-		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", bin, "./examples/grpcdemo")
-		cmd.Dir = moduleRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("building the gRPC demo for %s: %v\n%s", b.tag, err, out)
-		}
+		bin := StaticBinary(t, moduleRoot, "./examples/grpcdemo", b.ldflags, filepath.Join(dir, "grpcdemo"))
 		if err := BuildScratchImage(cli, b.tag, bin, []string{"/grpcdemo", "-addr", "0.0.0.0:50051"}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -239,4 +226,18 @@ func BuildGRPCDemoImages(t testing.TB, cli *client.Client, repo, moduleRoot stri
 		}
 	})
 	return imgs
+}
+
+// StaticBinary builds the package pkg of the module at moduleRoot with
+// ldflags into out, static (CGO_ENABLED=0), so that an image FROM scratch
+// needs nothing but the binary, and returns out.
+func StaticBinary(t testing.TB, moduleRoot, pkg, ldflags, out string) string {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", out, pkg)
+	cmd.Dir = moduleRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s (ldflags %q): %v\n%s", pkg, ldflags, err, b)
+	}
+	return out
 }

@@ -87,14 +87,7 @@ func BuildStackImages(t testing.TB, cli *client.Client, prefix, repoRoot string)
 		{imgs.API, ""},
 		{imgs.APISlow, "-X main.defaultNPlusOne=true"},
 	} {
-		bin := filepath.Join(dir, "api")
-		// Static, so the image needs nothing but the binary.
-		cmd := exec.Command("go", "build", "-ldflags", b.ldflags, "-o", bin, "./examples/stack/api")
-		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("building the stack's api for %s: %v\n%s", b.tag, err, out)
-		}
+		bin := StaticBinary(t, repoRoot, "./examples/stack/api", b.ldflags, filepath.Join(dir, "api"))
 		data, err := os.ReadFile(bin)
 		if err != nil {
 			t.Fatal(err)
