@@ -208,7 +208,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdNoDockerLeftovers asserts that nothing carrying the label of the run
 // recorded in a results file is left on the engine: no container (running
-// or not), no network and no volume.
+// or not), no network, no volume and no cgroup of a stack.
 func cmdNoDockerLeftovers(ts *testscript.TestScript, neg bool, args []string, cli *client.Client) {
 	if neg || len(args) != 1 || cli == nil {
 		ts.Fatalf("usage: no-docker-leftovers RESULTS (needs [docker])")
@@ -243,8 +243,18 @@ func cmdNoDockerLeftovers(ts *testscript.TestScript, neg bool, args []string, cl
 	for _, v := range vs.Volumes {
 		ts.Logf("left behind: volume %s", v.Name)
 	}
-	if len(cs)+len(ns)+len(vs.Volumes) > 0 {
-		ts.Fatalf("run %s left %d containers, %d networks and %d volumes", res.Env.RunID, len(cs), len(ns), len(vs.Volumes))
+	// A compose stack's own cgroup (its total memory) is named after the
+	// run too, at the root of each hierarchy.
+	var cgs []string
+	for _, pattern := range []string{"/sys/fs/cgroup/benchgate-" + res.Env.RunID + "-*", "/sys/fs/cgroup/*/benchgate-" + res.Env.RunID + "-*"} {
+		m, _ := filepath.Glob(pattern)
+		cgs = append(cgs, m...)
+	}
+	for _, c := range cgs {
+		ts.Logf("left behind: cgroup %s", c)
+	}
+	if len(cs)+len(ns)+len(vs.Volumes)+len(cgs) > 0 {
+		ts.Fatalf("run %s left %d containers, %d networks, %d volumes and %d cgroups", res.Env.RunID, len(cs), len(ns), len(vs.Volumes), len(cgs))
 	}
 }
 

@@ -214,6 +214,12 @@ func (e *Env) Close(ctx context.Context) error {
 	for _, v := range vs.Volumes {
 		errs = append(errs, e.removeVolume(ctx, v.Name))
 	}
+	// A stack's own cgroup, should its Stop not have run.
+	for _, n := range stackCgroupNames() {
+		if strings.HasPrefix(n, e.netName+"-") {
+			errs = append(errs, removeStackCgroups(n))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("docker: cleaning up run %s: %w", e.runID, err)
 	}
@@ -261,6 +267,19 @@ func (e *Env) Sweep(ctx context.Context, progress io.Writer) error {
 		if why := e.stale(ctx, n.Labels, n.Created); why != "" {
 			said("network", n.Name, n.Labels, why, e.removeNetwork(ctx, n.ID))
 		}
+	}
+	// A stack's own cgroup is named as its network: once that network is
+	// gone (a leftover removed above, or never made), the group is a
+	// leftover too; a live run's stack has its network.
+	for _, n := range stackCgroupNames() {
+		if _, err := e.cli.NetworkInspect(ctx, n, network.InspectOptions{}); !cerrdefs.IsNotFound(err) {
+			continue
+		}
+		err := removeStackCgroups(n)
+		if err == nil {
+			fmt.Fprintf(progress, "swept a leftover: cgroup %s (its stack's network is gone)\n", target.Sanitize(n))
+		}
+		errs = append(errs, err)
 	}
 	// Volumes last: one in use by a container cannot be removed.
 	vs, err := e.cli.VolumeList(ctx, volume.ListOptions{Filters: ours})

@@ -66,7 +66,11 @@ type Stack struct {
 	stopping   chan struct{}
 	stopOnce   sync.Once
 	stopErr    error
+	applied    []string // the stack's own pins (its total memory)
 	notApplied []string
+	// cgroup is the stack's own group, holding the pin set's memory as
+	// the stack's total; nil when there is none (see makeCgroup).
+	cgroup *stackCgroup
 }
 
 var (
@@ -295,13 +299,17 @@ func (s *Stack) Start(ctx context.Context) error {
 		s.volumes[name] = engineName
 	}
 	if s.pins != nil && s.pins.Memory > 0 {
-		if len(s.spec.Memory) == 0 {
-			s.notApplied = append(s.notApplied, fmt.Sprintf("memory %s: a stack's memory is split by service (targets.%s.memory: {service: size}); no service got a limit",
-				s.pins.MemoryText, s.spec.Name))
-		} else {
-			s.notApplied = append(s.notApplied, fmt.Sprintf("memory %s: the pin set's total gives way to the split by service (targets.%s.memory)", s.pins.MemoryText, s.spec.Name))
+		cg, err := s.makeCgroup(ctx)
+		if err != nil {
+			what := "no limit on the stack's total"
+			if len(s.spec.Memory) > 0 {
+				what = "only the split by service (targets." + s.spec.Name + ".memory) holds"
+			}
+			s.notApplied = append(s.notApplied, fmt.Sprintf("memory %s (the stack's total): %v; %s", s.pins.MemoryText, err, what))
 		}
+		s.cgroup = cg
 	}
+	var inGroup []string
 	for _, name := range s.order {
 		if err := s.startService(ctx, name); err != nil {
 			var te *target.TargetError
@@ -310,6 +318,18 @@ func (s *Stack) Start(ctx context.Context) error {
 				return err
 			}
 			return fail(target.PhaseStart, err)
+		}
+		if s.cgroup != nil && !s.services[name].svc.oneShot {
+			if err := s.cgroup.check(s.services[name]); err != nil {
+				inGroup = append(inGroup, name+": "+err.Error())
+			}
+		}
+	}
+	if s.cgroup != nil {
+		if len(inGroup) > 0 {
+			s.notApplied = append(s.notApplied, fmt.Sprintf("memory %s (the stack's total): %s", s.pins.MemoryText, strings.Join(inGroup, "; ")))
+		} else {
+			s.applied = append(s.applied, fmt.Sprintf("memory %s, the stack's total, no swap (its own cgroup)", s.pins.MemoryText))
 		}
 	}
 	if st := s.spec.Setup; st != nil {
@@ -455,6 +475,9 @@ func (s *Stack) setup(ctx context.Context, st *scenario.Setup) error {
 	cfg, hc, nc := ss.config(s.images[st.Service].id, s.env.labels(map[string]string{labelTarget: s.spec.Name, labelService: st.Service}))
 	if s.pins != nil {
 		hc.Resources.CpusetCpus = s.pins.CPUs
+	}
+	if s.cgroup != nil {
+		hc.CgroupParent = s.cgroup.parent
 	}
 	if mem := s.spec.Memory[st.Service]; mem > 0 {
 		hc.Resources.Memory, hc.Resources.MemorySwap = mem, mem
@@ -621,7 +644,7 @@ func (s *Stack) Pins() (applied, notApplied []string) {
 			notApplied = append(notApplied, name+": "+x)
 		}
 	}
-	return applied, append(notApplied, s.notApplied...)
+	return append(applied, s.applied...), append(notApplied, s.notApplied...)
 }
 
 // Stop stops the services in the reverse of their start order, saving
@@ -651,6 +674,18 @@ func (s *Stack) Stop() error {
 		}
 		for _, v := range slices.Sorted(maps.Values(s.volumes)) {
 			errs = append(errs, s.env.removeVolume(ctx, v))
+		}
+		if s.cgroup != nil {
+			// Empty once its containers are gone, which the engine
+			// finishes just after it says they are.
+			var err error
+			for try := 0; try < 50; try++ {
+				if err = s.cgroup.remove(); err == nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			errs = append(errs, err)
 		}
 		if err := errors.Join(errs...); err != nil {
 			s.stopErr = fmt.Errorf("docker: stopping stack %s: %w", s.network, err)

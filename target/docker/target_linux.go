@@ -161,6 +161,9 @@ func (t *Target) Start(ctx context.Context) error {
 	if p := t.pins; p != nil {
 		hc.Resources.CpusetCpus = p.CPUs
 	}
+	if t.svc != nil && t.svc.stack.cgroup != nil {
+		hc.CgroupParent = t.svc.stack.cgroup.parent
+	}
 	if mem := t.memory(); mem > 0 {
 		// MemorySwap is memory plus swap: equal means no swap, so a
 		// memory-starved service fails visibly instead of slowly.
