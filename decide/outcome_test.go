@@ -2,6 +2,7 @@ package decide
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +145,51 @@ func TestRecord(t *testing.T) {
 	r.Status, r.Error = "", ""
 	if _, err := Record(r, RecordOptions{}); err == nil || err.Error() != `the run is "", not complete: only complete runs are history` {
 		t.Errorf("no status: %v", err)
+	}
+}
+
+// TestUnmeasuredAnyLoad: whatever the load — HTTP, gRPC or an open loop
+// — a cell whose baseline answered nothing (every request still in flight
+// when its windows closed) is decided unmeasured through Results and
+// Outcome: inconclusive, never a regression, whatever fail_on says.
+func TestUnmeasuredAnyLoad(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		edit func(*baselines.Results)
+	}{
+		{"http", func(*baselines.Results) {}},
+		{"grpc", func(r *baselines.Results) { r.Kind = "grpc" }},
+		{"open loop", func(r *baselines.Results) {
+			for i := range r.Rungs {
+				r.Rungs[i].Cell.Rate = 50
+				r.Rungs[i].Asked = 50
+			}
+			r.Plan.Cells[0].Rate = 50
+		}},
+	} {
+		r := results([2]string{"", ""})
+		r.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.RPS}, {Metric: gate.P95}}
+		tc.edit(r)
+		for i := range r.Rungs {
+			g := &r.Rungs[i]
+			// The baseline never answered; the candidate did, so only
+			// the baseline's silence makes the cell unmeasured.
+			if g.Target == "baseline" {
+				g.Requests, g.Statuses, g.RPS, g.P95, g.InFlight = 0, nil, 0, 0, 2
+			}
+		}
+		c, err := Results(r)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.Outcome != gate.OutcomeUndecided || c.Cells[0].Verdict != gate.Inconclusive {
+			t.Errorf("%s: outcome %s, verdict %s; want inconclusive", tc.name, c.Outcome, c.Cells[0].Verdict)
+		}
+		err = Outcome(c)
+		if err == nil || !strings.HasPrefix(err.Error(), "gate inconclusive: 1 cell(s) unmeasured, the baseline answered no request: Q c=") ||
+			strings.Contains(err.Error(), "regression") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }
