@@ -744,8 +744,10 @@ func (t *Target) memoryText() string {
 
 // config is the service's container as docker compose would create it,
 // less what the stack decides (pins, published ports): its image,
-// entrypoint, command, environment, working directory, user, volumes,
-// healthcheck and labels, on the stack's network under its service name.
+// entrypoint, command, environment, working directory, user, hostname,
+// volumes and tmpfs, healthcheck, labels, init, read-only root, shm size,
+// capabilities, sysctls, ulimits and extra hosts, on the stack's network
+// under its service name.
 func (ss *stackService) config(imageID string, labels map[string]string) (*container.Config, *container.HostConfig, *network.NetworkingConfig) {
 	c := ss.cfg
 	var env []string
@@ -792,9 +794,22 @@ func (ss *stackService) config(imageID string, labels map[string]string) (*conta
 		}
 		cfg.Healthcheck = hc
 	}
-	hc := &container.HostConfig{NetworkMode: container.NetworkMode(ss.network), Init: c.Init, ReadonlyRootfs: c.ReadOnly}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(ss.network), Init: c.Init, ReadonlyRootfs: c.ReadOnly,
+		CapAdd: c.CapAdd, CapDrop: c.CapDrop, Sysctls: map[string]string(c.Sysctls)}
 	if c.ShmSize > 0 {
 		hc.ShmSize = int64(c.ShmSize)
+	}
+	if len(c.ExtraHosts) > 0 {
+		hc.ExtraHosts = c.ExtraHosts.AsList(":")
+		slices.Sort(hc.ExtraHosts)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Ulimits)) {
+		u := c.Ulimits[name]
+		soft, hard := int64(u.Soft), int64(u.Hard)
+		if u.Single != 0 {
+			soft, hard = int64(u.Single), int64(u.Single)
+		}
+		hc.Ulimits = append(hc.Ulimits, &container.Ulimit{Name: name, Soft: soft, Hard: hard})
 	}
 	for _, v := range c.Volumes {
 		m := mount.Mount{Target: v.Target, ReadOnly: v.ReadOnly}

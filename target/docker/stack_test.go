@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 
 	"github.com/benchgate/benchgate/scenario"
@@ -27,6 +28,10 @@ const stackFile = `services:
       db: {condition: service_healthy}
     volumes: [data:/data, ./conf:/conf:ro]
     tmpfs: [/tmp]
+    ulimits: {nofile: {soft: 1024, hard: 4096}, nproc: 512}
+    sysctls: {net.core.somaxconn: "1024"}
+    cap_add: [NET_ADMIN]
+    extra_hosts: ["cache.local:10.1.2.3"]
   db:
     image: redis:7
     container_name: the-db
@@ -127,6 +132,11 @@ func TestServiceConfig(t *testing.T) {
 	}
 	if !reflect.DeepEqual(hc.Mounts, want) || string(hc.NetworkMode) != ss.network {
 		t.Errorf("host config %+v\nmounts %+v", hc, hc.Mounts)
+	}
+	if !reflect.DeepEqual([]string(hc.CapAdd), []string{"NET_ADMIN"}) || hc.Sysctls["net.core.somaxconn"] != "1024" ||
+		!reflect.DeepEqual(hc.ExtraHosts, []string{"cache.local:10.1.2.3"}) || len(hc.Ulimits) != 2 ||
+		*hc.Ulimits[0] != (container.Ulimit{Name: "nofile", Soft: 1024, Hard: 4096}) || *hc.Ulimits[1] != (container.Ulimit{Name: "nproc", Soft: 512, Hard: 512}) {
+		t.Errorf("cap_add %v, sysctls %v, extra_hosts %v, ulimits %+v", hc.CapAdd, hc.Sysctls, hc.ExtraHosts, hc.Ulimits)
 	}
 	if ep := nc.EndpointsConfig[ss.network]; ep == nil || !slices.Contains(ep.Aliases, "api") {
 		t.Errorf("network %+v", nc.EndpointsConfig)
