@@ -130,7 +130,10 @@ func recordingServer(t *testing.T, code int, a *arrivals) string {
 func sliceScenario(base, cand scenario.Target) *scenario.Scenario {
 	sc := testScenario(base, cand)
 	sc.Load.Interleave = scenario.InterleaveSlice
-	sc.Load.Warmup = 10 * time.Millisecond
+	// No warm-up: the scenario's slices stand whatever the requests take
+	// (ChooseSlicing), so these tests' slices are theirs however loaded
+	// the machine is; TestRunSlowRequestsSliced has the warm-up's cut.
+	sc.Load.Warmup = 0
 	sc.Load.Duration = 100 * time.Millisecond
 	sc.Load.Slice, sc.Load.Settle = 20*time.Millisecond, 5*time.Millisecond
 	sc.Load.MaxRepetitions = sc.Load.Repetitions
@@ -178,9 +181,9 @@ func TestRunSliceInterleaved(t *testing.T) {
 	if s := res.Scenario.Load; s.Interleave != "slice" || s.Slice != 0.02 || s.Settle != 0.005 {
 		t.Errorf("load info %+v", s)
 	}
-	// 2 cells × 2 rounds × 2 targets × (10ms + 5 × 25ms + 5ms a rung), and the writes of results.json
+	// 2 cells × 2 rounds × 2 targets × (5 × 25ms + 5ms a rung), and the writes of results.json
 	lines := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n")
-	if lines[0] != "plan: 2 cells × 2 rounds × 2 targets × 140ms = 1.122s" || len(lines) != 9 {
+	if lines[0] != "plan: 2 cells × 2 rounds × 2 targets × 130ms = 1.042s" || len(lines) != 9 {
 		t.Fatalf("progress:\n%s", progress.String())
 	}
 	rungLine := regexp.MustCompile(`^\[round [12]/2\] a c=[12] (baseline|candidate): \d+\.\d rps, p95 [0-9.]+(µs|ms|s), 0 errors \(rung \d/8, 5 slices\)$`)
