@@ -38,6 +38,11 @@ func Outcome(c gate.Comparison) error {
 		case gate.FailUnresolved:
 			unresolved++
 		case gate.FailInconclusive:
+			if f.Key == (gate.CellKey{}) {
+				// Of no cell: nothing measured, a rule that gates none.
+				parts = append(parts, f.Reason)
+				continue
+			}
 			undecided++
 		default:
 			regressed = append(regressed, fmt.Sprintf("%s %s", f.Key, f.Metric))

@@ -62,6 +62,11 @@ func TestOutcome(t *testing.T) {
 		{Key: q, Metric: gate.P99, Kind: gate.FailUnresolved},
 	}}, "gate inconclusive: 2 gated metric(s) could not be decided; 1 gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)")
 	check("undecided without a failure", gate.Comparison{Outcome: gate.OutcomeUndecided, Cells: cells}, "gate inconclusive: nothing decided")
+	// A failure of no cell says its own reason, and is no gated metric.
+	check("a rule that gates no cell", gate.Comparison{Outcome: gate.Fail, Cells: cells, Failures: []gate.Failure{
+		{Kind: gate.FailPreflight, Reason: "pre-flight lint fails on the candidate"},
+		{Metric: gate.P99, Kind: gate.FailInconclusive, Reason: "the fail_on rule on p99 gates no cell: no cell it matches measured it"},
+	}}, "gate failed: pre-flight lint fails on the candidate; the fail_on rule on p99 gates no cell: no cell it matches measured it")
 }
 
 // TestOpenCells: a gated tie two rounds cannot resolve is open, for an

@@ -274,18 +274,17 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 			// zeros would read as a tie, as a pass with fail_on empty, or
 			// as a regression of every metric. The cell is unmeasured,
 			// with the reason, and nothing else of it is decided.
-			// A candidate over the error-rate limit still fails it.
+			// Its error rate included: with no baseline to go by (both
+			// sides timing out is the usual case), the candidate's
+			// failures say nothing of the change either.
 			why := "unmeasured: " + strings.Join(silent, "; ")
 			for i := range cell.Decisions {
 				cell.Decisions[i].Verdict, cell.Decisions[i].Reason = Inconclusive, why
 				cell.Decisions[i].Unresolved = false
 			}
 			cell.Unresolved = nil
-			cell.Failures = slices.DeleteFunc(cell.Failures, func(f Failure) bool { return f.Kind != FailErrorRate })
-			if len(cell.Failures) == 0 {
-				cell.Verdict = Inconclusive
-			}
-			cell.Failures = append(cell.Failures, Failure{Key: ci.Key, Metric: RPS, Kind: FailUnmeasured, Reason: strings.Join(silent, "; ")})
+			cell.Verdict = Inconclusive
+			cell.Failures = []Failure{{Key: ci.Key, Metric: RPS, Kind: FailUnmeasured, Reason: strings.Join(silent, "; ")}}
 		}
 	}
 	return cell
@@ -341,6 +340,11 @@ func ResolutionPercent(f float64) string {
 // failure neither opens nor settles a cell. An adaptive design measures
 // open cells again.
 func Open(c CellResult) bool {
+	if slices.ContainsFunc(c.Failures, func(f Failure) bool { return f.Kind == FailUnmeasured }) {
+		// More rounds of a baseline that answers nothing measure
+		// nothing more.
+		return false
+	}
 	for _, m := range c.Gated {
 		if d, ok := c.Decision(m); !ok || d.Open() {
 			return true

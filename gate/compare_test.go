@@ -495,9 +495,27 @@ func TestCompareRequireAnswers(t *testing.T) {
 			t.Errorf("%s without RequireAnswers: outcome %s, want %s", tc.name, c.Outcome, tc.withoutPolicy)
 		}
 	}
+	// Both sides timing out on every request: unmeasured, and nothing
+	// else — not the candidate's 100% error rate either, which the
+	// baseline's own says nothing about — and not open to more rounds.
+	timedOut := func() Side {
+		s := answered(0, 0, 0)
+		s.Requests, s.Errors = 10, 10
+		return s
+	}
+	pol := policy
+	pol.MaxErrorRate = 0.001
+	pol.FailOn = []Rule{{Metric: RPS}}
+	c := Compare([]CellInput{{Key: kQ01c4, Baseline: timedOut(), Candidate: timedOut()}}, DefaultSettings, pol)
+	if len(c.Failures) != 1 || c.Failures[0].Kind != FailUnmeasured || c.Outcome != OutcomeUndecided || c.Cells[0].Verdict != Inconclusive {
+		t.Errorf("both timed out: outcome %s, verdict %s, failures %+v; want unmeasured alone", c.Outcome, c.Cells[0].Verdict, c.Failures)
+	}
+	if Open(c.Cells[0]) {
+		t.Error("an unmeasured cell is open to more rounds")
+	}
 	// A cell not measured at all (a cancelled run) is left to the rules
 	// on cancelled cells: no rung, no failure of this kind.
-	c := Compare([]CellInput{{Key: kQ01c4, Baseline: Side{}, Candidate: Side{}}}, DefaultSettings, policy)
+	c = Compare([]CellInput{{Key: kQ01c4, Baseline: Side{}, Candidate: Side{}}}, DefaultSettings, policy)
 	for _, f := range c.Failures {
 		if f.Kind == FailNoAnswers || f.Kind == FailUnmeasured {
 			t.Errorf("a cell with no rung failed for no answers: %+v", f)

@@ -305,7 +305,8 @@ type Policy struct {
 	// a pass, whatever fail_on says: when only the candidate answered
 	// nothing, a regression (a failure of kind FailNoAnswers); when the
 	// baseline answered nothing, the cell is unmeasured: inconclusive, a
-	// failure of kind FailUnmeasured, and none of its metrics decided. For load results, where a
+	// failure of kind FailUnmeasured and no other (not even the error
+	// rate), none of its metrics decided, and not open to more rounds. For load results, where a
 	// target that never answers would otherwise read as an idle one (0
 	// rps, 0 errors); not for benchmarks or imported reports, which count
 	// no requests.

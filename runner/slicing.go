@@ -58,8 +58,9 @@ type Warmed struct {
 // ChooseSlicing is the slicing of a cell of the given open-loop rate (0:
 // closed loop) under ls, from its two sides' warm-ups. Without a warm-up
 // the scenario's slices stand. A side that answered nothing in its
-// warm-up takes at least the warm-up's length a request; so a side that
-// became that slow still has its requests measured, by rounds.
+// warm-up takes longer than the warm-up a request, how much longer is not
+// known: the cell is measured by rounds, so a side that became that slow
+// still has its requests measured.
 func ChooseSlicing(ls scenario.LoadSettings, rate int, warm [2]Warmed) Slicing {
 	sl := Slicing{Slice: ls.Slice, Settle: ls.Settle, Pairs: ls.SlicePairs()}
 	if ls.Warmup <= 0 {
@@ -85,6 +86,14 @@ func ChooseSlicing(ls scenario.LoadSettings, rate int, warm [2]Warmed) Slicing {
 		if n := time.Duration(SliceRequests) * time.Second / time.Duration(rate); n > need {
 			need, what = n, fmt.Sprintf("%d calls at %d/s", SliceRequests, rate)
 		}
+	}
+	if silent {
+		// How long its requests take is not known, only that it is
+		// longer than the warm-up: no slice can be said to fit them.
+		sl.Round = true
+		sl.Why = fmt.Sprintf("a request takes %s: measured by round interleaving", lat)
+		sl.Slice, sl.Settle, sl.Pairs = 0, 0, 0
+		return sl
 	}
 	if need <= ls.Slice && sl.Latency <= ls.Settle {
 		return sl

@@ -52,7 +52,11 @@ func TestChooseSlicing(t *testing.T) {
 		{"120ms: round", ls, 0, warm(120*ms, 121*ms), true, 0, 0, 0,
 			"a request takes 121ms: a slice of 2.42s (20 requests' time) leaves 4 pair(s) in the 10.0s duration, fewer than 5; measured by round interleaving"},
 		{"silent side: round", ls, 0, warm(ms, 0), true, 0, 0, 0,
-			"a request takes at least the 1.00s warm-up (a side answered no request in it): a slice of 20.0s (20 requests' time) leaves 0 pair(s) in the 10.0s duration, fewer than 5; measured by round interleaving"},
+			"a request takes at least the 1.00s warm-up (a side answered no request in it): measured by round interleaving"},
+		// However long the duration: a side silent in its warm-up has
+		// requests of unknown length, which no slice can be fitted to.
+		{"silent side, long duration", scenario.LoadSettings{Duration: 30 * time.Second, Warmup: 200 * ms, Slice: 50 * ms, Settle: 10 * ms},
+			0, warm(ms, 0), true, 0, 0, 0, ""},
 		// An open loop's slice holds 20 calls: 40/s needs 500ms slices.
 		{"open loop", ls, 40, warm(ms, ms), false, 500 * ms, 10 * ms, 20,
 			"a request takes 1.00ms: slices of 500ms (20 calls at 40/s) after 10.0ms settle, 20 pairs a round"},

@@ -325,6 +325,19 @@ func (s *Stack) Start(ctx context.Context) error {
 			}
 		}
 	}
+	if s.pins != nil && s.pins.CPUs != "" {
+		// Said once for the stack, as an image target says it, when every
+		// long-running service holds it; each service's own line stays.
+		all := true
+		for _, name := range s.order {
+			if t := s.services[name]; t != nil && !t.svc.oneShot {
+				all = all && slices.ContainsFunc(t.applied, func(a string) bool { return strings.HasPrefix(a, "cpuset ") })
+			}
+		}
+		if all {
+			s.applied = append(s.applied, "cpuset "+s.pins.CPUs+", every container of the stack (docker)")
+		}
+	}
 	if s.cgroup != nil {
 		if len(inGroup) > 0 {
 			s.notApplied = append(s.notApplied, fmt.Sprintf("memory %s (the stack's total): %s", s.pins.MemoryText, strings.Join(inGroup, "; ")))
@@ -353,6 +366,15 @@ func (s *Stack) startService(ctx context.Context, name string) error {
 		if err := s.waitFor(ctx, dep, t, d.Condition); err != nil {
 			return &target.TargetError{Target: s.spec.Name, Phase: target.PhaseHealth,
 				Err: fmt.Errorf("service %s (which %s depends on): %w", dep, name, err), Output: t.logTail(context.Background())}
+		}
+	}
+	// A short-syntax bind's missing source is made, as compose makes it
+	// (the Engine API refuses one that is absent).
+	for _, v := range svc.Volumes {
+		if v.Type == composetypes.VolumeTypeBind && v.Bind != nil && v.Bind.CreateHostPath && s.env.self == "" {
+			if err := os.MkdirAll(v.Source, 0o755); err != nil {
+				return fmt.Errorf("service %s: making the bind mount's source %s: %w", name, v.Source, err)
+			}
 		}
 	}
 	ss := &stackService{stack: s, service: name, cfg: svc, network: s.network, oneShot: s.oneShot(name)}
@@ -438,8 +460,10 @@ func (s *Stack) waitFor(ctx context.Context, name string, t *Target, condition s
 				return errors.New("its healthcheck says unhealthy")
 			}
 		default: // service_started
-			if st != nil && !st.Running {
-				return fmt.Errorf("exited with code %d", st.ExitCode)
+			if st != nil && !st.Running && !(t.svc.oneShot && st.ExitCode == 0) {
+				// A one-shot service (one others wait to complete) that
+				// completed was started, as compose counts it.
+				return fmt.Errorf("stopped (exit code %d) before the services depending on it started", st.ExitCode)
 			}
 			return nil
 		}
@@ -839,8 +863,21 @@ func (ss *stackService) config(imageID string, labels map[string]string) (*conta
 		if c.ContainerName != "" {
 			aliases = append(aliases, c.ContainerName)
 		}
-		if n := c.Networks["default"]; n != nil {
-			aliases = append(aliases, n.Aliases...)
+		// Every network of the file is folded into the stack's one:
+		// the names a service has on any of them, and its links'.
+		for _, net := range slices.Sorted(maps.Keys(c.Networks)) {
+			if n := c.Networks[net]; n != nil {
+				aliases = append(aliases, n.Aliases...)
+			}
+		}
+		if p := ss.stack.project; p != nil {
+			for _, other := range slices.Sorted(maps.Keys(p.Services)) {
+				for _, l := range p.Services[other].Links {
+					if target, alias, ok := strings.Cut(l, ":"); ok && target == ss.service && !slices.Contains(aliases, alias) {
+						aliases = append(aliases, alias)
+					}
+				}
+			}
 		}
 	}
 	nc := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{ss.network: {Aliases: aliases}}}

@@ -32,9 +32,13 @@ const stackFile = `services:
     sysctls: {net.core.somaxconn: "1024"}
     cap_add: [NET_ADMIN]
     extra_hosts: ["cache.local:10.1.2.3"]
+    links: ["db:store"]
+    networks: [default, backend]
   db:
     image: redis:7
     container_name: the-db
+    networks:
+      backend: {aliases: [database]}
     healthcheck: {test: [CMD, redis-cli, ping], interval: 1s, retries: 3}
   migrate:
     image: api:${TAG:-dev}
@@ -42,6 +46,8 @@ const stackFile = `services:
     depends_on: [db]
 volumes:
   data: {}
+networks:
+  backend: {}
 `
 
 func writeStack(t *testing.T, files map[string]string) string {
@@ -118,7 +124,7 @@ func TestServiceConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &Stack{spec: spec, volumes: map[string]string{"data": "benchgate-r-baseline-stack-1-data"}}
+	st := &Stack{spec: spec, project: p, volumes: map[string]string{"data": "benchgate-r-baseline-stack-1-data"}}
 	ss := &stackService{stack: st, service: "api", cfg: p.Services["api"], network: "benchgate-r-baseline-stack-1"}
 	cfg, hc, nc := ss.config("sha256:abc", map[string]string{labelRun: "r"})
 	if cfg.Image != "sha256:abc" || !reflect.DeepEqual([]string(cfg.Cmd), []string{"-addr", ":8080"}) ||
@@ -146,7 +152,8 @@ func TestServiceConfig(t *testing.T) {
 	if h := cfg.Healthcheck; h == nil || !reflect.DeepEqual(h.Test, []string{"CMD", "redis-cli", "ping"}) || h.Interval != time.Second || h.Retries != 3 {
 		t.Errorf("healthcheck %+v", cfg.Healthcheck)
 	}
-	if al := nc.EndpointsConfig[ss.network].Aliases; !reflect.DeepEqual(al, []string{"db", "the-db"}) {
+	// The names it has on every network of the file, and the link's.
+	if al := nc.EndpointsConfig[ss.network].Aliases; !reflect.DeepEqual(al, []string{"db", "the-db", "database", "store"}) {
 		t.Errorf("db aliases %v", al)
 	}
 	setup := &stackService{stack: st, service: "api", cfg: p.Services["api"], network: ss.network, command: []string{"-seed", "9"}, noAlias: true}
