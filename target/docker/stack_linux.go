@@ -343,6 +343,9 @@ func (s *Stack) Start(ctx context.Context) error {
 			s.notApplied = append(s.notApplied, fmt.Sprintf("memory %s (the stack's total): %s", s.pins.MemoryText, strings.Join(inGroup, "; ")))
 		} else {
 			s.applied = append(s.applied, fmt.Sprintf("memory %s, the stack's total, no swap (its own cgroup)", s.pins.MemoryText))
+			s.mu.Lock()
+			s.cgroup.meter()
+			s.mu.Unlock()
 		}
 	}
 	if st := s.spec.Setup; st != nil {
@@ -604,12 +607,29 @@ func (s *Stack) Died() error {
 	return err
 }
 
-// Usage is the stack's total: the CPU and memory of every service's
-// container added up, when every one of them can be read.
+// Usage is the stack's total: read from the stack's own cgroup where it
+// has one that holds every container (exact, see stackCgroup.meter), else
+// the CPU and memory of every service's container added up, when every
+// one of them can be read.
 func (s *Stack) Usage() (target.Usage, bool) {
 	s.mu.Lock()
 	ts := slices.Collect(maps.Values(s.services))
+	cg := s.cgroup
+	var dirs *target.CgroupDirs
+	if cg != nil {
+		dirs = cg.dirs
+	}
 	s.mu.Unlock()
+	if dirs != nil {
+		select {
+		case <-s.stopping:
+			return target.Usage{}, false
+		case <-s.exited:
+			return target.Usage{}, false
+		default:
+		}
+		return cg.usage.Usage(*dirs)
+	}
 	var u target.Usage
 	for _, t := range ts {
 		if t.svc != nil && t.svc.oneShot {
@@ -647,9 +667,27 @@ func (s *Stack) Parts() []target.Part {
 	return ps
 }
 
-// ResetMemPeak is nil: the peak of a sum is not the sum of the services'
-// peaks, and the stack has no cgroup of its own to keep one.
-func (s *Stack) ResetMemPeak() func() (int64, bool) { return nil }
+// ResetMemPeak resets the watermark of the stack's own cgroup, where
+// Usage reads it; otherwise nil: the peak of a sum is not the sum of the
+// services' peaks.
+func (s *Stack) ResetMemPeak() func() (int64, bool) {
+	s.mu.Lock()
+	cg := s.cgroup
+	var dirs *target.CgroupDirs
+	if cg != nil {
+		dirs = cg.dirs
+	}
+	s.mu.Unlock()
+	if dirs == nil {
+		return nil
+	}
+	select {
+	case <-s.stopping:
+		return nil
+	default:
+	}
+	return cg.usage.ResetPeak(*dirs)
+}
 
 // Pins is every service's, each named by its service.
 func (s *Stack) Pins() (applied, notApplied []string) {

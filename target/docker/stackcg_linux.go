@@ -29,6 +29,36 @@ type stackCgroup struct {
 	parent  string // the CgroupParent the containers are created under: "/<name>"
 	version int
 	memDir  string // where the limit is, as this process sees it
+	// dirs are where the stack's total is read, once every container of
+	// the stack is in the group (see meter); nil until then.
+	dirs  *target.CgroupDirs
+	usage target.CgroupMeter
+}
+
+// meter makes the group the stack's measure: the kernel's own counts of
+// every container in it together (CPU, memory, and the memory
+// watermark), exact at each reading, where the sum of the services'
+// readings would be taken at slightly different moments and has no
+// watermark. On v1 the CPU is the engine-made group of the same name in
+// the cpuacct hierarchy. False when that group is not there.
+func (cg *stackCgroup) meter() bool {
+	dirs := target.CgroupDirs{Version: cg.version, MemDir: cg.memDir, CPUDir: cg.memDir}
+	if cg.version == 1 {
+		mounts, err := target.ReadCgroupMounts()
+		if err != nil {
+			return false
+		}
+		dir, err := target.LocateCgroup(mounts, "cpuacct", cg.parent)
+		if err != nil {
+			return false
+		}
+		dirs.CPUDir = dir
+	}
+	if _, ok := cg.usage.Usage(dirs); !ok {
+		return false
+	}
+	cg.dirs = &dirs
+	return true
 }
 
 // makeCgroup makes the stack's cgroup with its memory limit, or says why
@@ -113,6 +143,7 @@ func (cg *stackCgroup) remove() error {
 	if cg == nil {
 		return nil
 	}
+	cg.usage.Close()
 	return removeStackCgroups(strings.TrimPrefix(cg.parent, "/"))
 }
 
