@@ -32,6 +32,10 @@ import (
 // labelService names the compose service a container of a stack runs.
 const labelService = "io.benchgate.service"
 
+// MaxComposeBytes bounds each compose file of a target: a real one is a
+// few KiB; the loader holds a file whole, and more than once.
+const MaxComposeBytes = 4 << 20
+
 // Stack is a compose target: the services of the user's compose files,
 // unchanged, each a container of a locally built image, on a network and
 // with volumes of the stack's own, started in depends_on order with its
@@ -110,6 +114,17 @@ func (s *Stack) buildErr(format string, a ...any) error {
 func LoadProject(ctx context.Context, spec scenario.Target, getenv func(string) string) (*composetypes.Project, error) {
 	if len(spec.Compose) == 0 {
 		return nil, errors.New("no compose file")
+	}
+	for _, f := range spec.Compose {
+		// The files are the project's, and a pull request's: read whole
+		// by the loader, so bounded first.
+		fi, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Size() > MaxComposeBytes {
+			return nil, fmt.Errorf("%s: %d bytes, more than a compose file may hold here (%d)", filepath.Base(f), fi.Size(), MaxComposeBytes)
+		}
 	}
 	details, err := loader.LoadConfigFiles(ctx, spec.Compose, filepath.Dir(spec.Compose[0]))
 	if err != nil {

@@ -162,3 +162,16 @@ func TestServiceConfig(t *testing.T) {
 		t.Errorf("setup %+v, aliases %v", cfg, nc.EndpointsConfig[ss.network].Aliases)
 	}
 }
+
+// TestLoadProjectBounded: a compose file larger than MaxComposeBytes is
+// refused by name before the loader reads it.
+func TestLoadProjectBounded(t *testing.T) {
+	t.Parallel()
+	big := "services:\n  api: {image: x}\n# " + strings.Repeat("x", MaxComposeBytes) + "\n"
+	dir := writeStack(t, map[string]string{"compose.yaml": big})
+	spec := scenario.Target{Name: "baseline", Compose: []string{filepath.Join(dir, "compose.yaml")}, Service: "api"}
+	_, err := LoadProject(context.Background(), spec, func(string) string { return "" })
+	if err == nil || !strings.HasPrefix(err.Error(), "compose.yaml: ") || !strings.Contains(err.Error(), "more than a compose file may hold here") {
+		t.Errorf("a %d-byte compose file: %v", len(big), err)
+	}
+}
