@@ -144,3 +144,54 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+func TestClip(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s          string
+		n          int
+		clip, quot string
+	}{
+		{"", 3, "", `""`},
+		{"abc", 3, "abc", `"abc"`},
+		{"abcd", 3, "abc… (4 characters)", `"abc…" (4 characters)`},
+		{"ééé", 3, "ééé", `"ééé"`},
+		{"éééé", 2, "éé… (4 characters)", `"éé…" (4 characters)`},
+		{"a\x1bb", 2, "a\x1b… (3 characters)", `"a\x1b…" (3 characters)`},
+		{"\xff\xfe\xfd", 1, "\xff… (3 characters)", `"\xff…" (3 characters)`},
+		{"abc", 0, "… (3 characters)", `"…" (3 characters)`},
+		{"abc", -1, "… (3 characters)", `"…" (3 characters)`},
+	} {
+		if got := Clip(c.s, c.n); got != c.clip {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.n, got, c.clip)
+		}
+		if got := Quote(c.s, c.n); got != c.quot {
+			t.Errorf("Quote(%q, %d) = %q, want %q", c.s, c.n, got, c.quot)
+		}
+	}
+	long := strings.Repeat("x", 10_000_000)
+	if got := Quote(long, QuoteRunes); len(got) > QuoteRunes+40 || !strings.HasSuffix(got, `…" (10000000 characters)`) {
+		t.Errorf("Quote of 10 MB: %d bytes, ends %q", len(got), got[len(got)-30:])
+	}
+}
+
+func FuzzClip(f *testing.F) {
+	f.Add("abc", 2)
+	f.Add("é\xff", 1)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n > 1000 {
+			n %= 1000
+		}
+		got := Clip(s, n)
+		if got == s {
+			if utf8.RuneCountInString(s) > max(n, 0) {
+				t.Fatalf("Clip(%q, %d) left it whole", s, n)
+			}
+			return
+		}
+		head, _, ok := strings.Cut(got, "… (")
+		if !ok || !strings.HasPrefix(s, head) || utf8.RuneCountInString(head) != max(n, 0) {
+			t.Fatalf("Clip(%q, %d) = %q", s, n, got)
+		}
+	})
+}
