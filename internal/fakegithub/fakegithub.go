@@ -33,16 +33,26 @@ const (
 	DefaultRepo  = "bench"
 )
 
-// User is who a token authenticates as. A nil user given to New means the
-// token is an Actions installation token: GET /user is refused and comments
-// are authored by github-actions[bot].
+// User is who a token authenticates as, or who wrote a comment. A user with
+// an App is a GitHub App's bot, <slug>[bot] of type Bot: given to New, the
+// token is that App's installation token, which GET /user refuses (only a
+// user's token may call it) and whose comments carry the App in
+// performed_via_github_app. A nil user given to New is the Actions
+// GITHUB_TOKEN, the installation token of the github-actions App.
 type User struct {
 	Login string
 	Type  string // "User" or "Bot"
+	App   string // the App's slug, for a comment made through an App; empty for none
 }
 
 // ActionsBot is the author of comments made with an Actions token.
-var ActionsBot = User{Login: "github-actions[bot]", Type: "Bot"}
+var ActionsBot = User{Login: "github-actions[bot]", Type: "Bot", App: "github-actions"}
+
+// AppBot returns the bot of the GitHub App whose slug is slug, as an
+// installation token of that App writes: login <slug>[bot], type Bot.
+func AppBot(slug string) User {
+	return User{Login: slug + "[bot]", Type: "Bot", App: slug}
+}
 
 // Comment is a stored issue comment.
 type Comment struct {
@@ -109,8 +119,9 @@ type Server struct {
 }
 
 // New starts a fake GitHub that accepts only token (as a bearer token) and
-// authenticates it as user (nil: an Actions token). It is closed when the
-// test ends.
+// authenticates it as user: nil is an Actions token, a user with an App that
+// App's installation token (AppBot), anything else a user's token, for which
+// GET /user answers. It is closed when the test ends.
 func New(t testing.TB, token string, user *User) *Server {
 	t.Helper()
 	f := &Server{
@@ -344,13 +355,37 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (f *Server) userJSON(u User) map[string]any {
 	id := 1
-	if u.Type == "Bot" {
+	switch {
+	case u.Login == ActionsBot.Login:
 		id = 41898282 // github-actions[bot]'s real ID
+	case u.Type == "Bot":
+		id = 49699333 // some App's bot
 	}
 	return map[string]any{
 		"login": u.Login, "id": id, "type": u.Type, "site_admin": false,
-		"url":      f.srv.URL + "/users/" + u.Login,
+		"url":      f.srv.URL + "/users/" + url.PathEscape(u.Login),
 		"html_url": "https://github.com/" + u.Login,
+	}
+}
+
+// appJSON is the App a comment was made through, as performed_via_github_app
+// gives it; nil (JSON null) for a comment made without one.
+func (f *Server) appJSON(slug string) any {
+	if slug == "" {
+		return nil
+	}
+	id := 1001
+	if slug == ActionsBot.App {
+		id = 15368 // GitHub Actions' real App ID
+	}
+	return map[string]any{
+		"id": id, "slug": slug, "node_id": fmt.Sprintf("MDM6QXBw%d", id), "name": slug,
+		"owner":       map[string]any{"login": "octo", "id": 2, "type": "Organization"},
+		"description": "", "external_url": "https://example.com/" + slug,
+		"html_url":   "https://github.com/apps/" + slug,
+		"created_at": "2020-01-01T00:00:00Z", "updated_at": "2020-01-01T00:00:00Z",
+		"permissions": map[string]any{"issues": "write", "pull_requests": "write", "metadata": "read"},
+		"events":      []string{},
 	}
 }
 
@@ -367,11 +402,15 @@ func (f *Server) commentJSON(c *Comment) map[string]any {
 		"created_at":         c.CreatedAt.Format(time.RFC3339),
 		"updated_at":         c.UpdatedAt.Format(time.RFC3339),
 		"author_association": "NONE",
+		// Present on every comment, null unless an App made it.
+		"performed_via_github_app": f.appJSON(c.User.App),
 	}
 }
 
+// getUser answers GET /user: the user for a user's token, 403 for an
+// installation token (the Actions token, an App's), as GitHub does.
 func (f *Server) getUser(w http.ResponseWriter, r *http.Request) {
-	if f.user == nil {
+	if f.user == nil || f.user.App != "" {
 		writeJSON(w, http.StatusForbidden, map[string]any{
 			"message":           "Resource not accessible by integration",
 			"documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",

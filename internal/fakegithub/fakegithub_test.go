@@ -98,3 +98,47 @@ func TestFaultSkip(t *testing.T) {
 		t.Errorf("codes %v, want %v: the fault after two requests, once", codes, want)
 	}
 }
+
+// An App's installation token: GET /user is refused as GitHub refuses it,
+// and its comments are the App's bot's, made through the App; a user's
+// comment says no App made it.
+func TestAppInstallationToken(t *testing.T) {
+	t.Parallel()
+	s := New(t, "ghs_app", ptr(AppBot("myapp")))
+	s.AddPR(7, "abc")
+	s.AddComment(7, User{Login: "alice", Type: "User"}, "hi")
+
+	code, body := do(t, s, "ghs_app", "GET", "/user", "")
+	if code != http.StatusForbidden || !strings.Contains(body, `"message":"Resource not accessible by integration"`) {
+		t.Errorf("GET /user: %d %s, want 403 Resource not accessible by integration", code, body)
+	}
+	if code, body := do(t, s, "ghs_app", "POST", "/repos/octo/bench/issues/7/comments", `{"body":"report"}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	code, body = do(t, s, "ghs_app", "GET", "/repos/octo/bench/issues/7/comments", "")
+	if code != http.StatusOK {
+		t.Fatalf("list: %d %s", code, body)
+	}
+	var cs []struct {
+		Body string
+		User struct{ Login, Type string }
+		App  *struct{ Slug, HTMLURL string } `json:"performed_via_github_app"`
+	}
+	if err := json.Unmarshal([]byte(body), &cs); err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 || cs[0].User.Login != "alice" || cs[0].User.Type != "User" || cs[0].App != nil {
+		t.Fatalf("comments %+v: want alice's first, made through no App", cs)
+	}
+	if c := cs[1]; c.User.Login != "myapp[bot]" || c.User.Type != "Bot" || c.App == nil || c.App.Slug != "myapp" {
+		t.Errorf("the App's comment: %+v, want by myapp[bot] (Bot) through App myapp", c)
+	}
+	if !strings.Contains(body, `"performed_via_github_app":null`) {
+		t.Errorf("a comment made through no App should say null: %s", body)
+	}
+	if got := s.Comments(7)[1].User; got != AppBot("myapp") {
+		t.Errorf("stored author %+v", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
