@@ -1,8 +1,10 @@
 package workflows
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,8 +72,14 @@ func TestLintFindsActionlintsMistakes(t *testing.T) {
 	}
 }
 
-// TestCheckFindsTheMistakes: the two mistakes, each where it is, and the
-// safe forms of each left alone.
+// TestCheckFindsTheMistakes: each mistake where it is, and the safe
+// forms of each left alone: a checkout of the head under
+// pull_request_target; event text in a script; an action, a reusable
+// workflow or an image named by a ref that can move (a tag, a branch, a
+// short SHA), not a local action, a full SHA, a digest or benchgate's own
+// actions by release tag; a checkout that keeps its token in a job that
+// never pushes, not one with persist-credentials: false or in a job that
+// pushes.
 func TestCheckFindsTheMistakes(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -79,7 +87,9 @@ func TestCheckFindsTheMistakes(t *testing.T) {
 		lines []int
 	}{
 		{"target_checkout.yml", []int{9}},
-		{"event_in_run.yml", []int{8, 10}},
+		{"event_in_run.yml", []int{9, 11}},
+		{"unpinned.yml", []int{7, 10, 11, 13, 17, 19}},
+		{"credentials.yml", []int{8, 9}},
 		{"safe.yml", nil},
 	} {
 		src, err := os.ReadFile(filepath.Join("testdata", c.file))
@@ -100,6 +110,48 @@ func TestCheckFindsTheMistakes(t *testing.T) {
 	}
 	if _, err := Check("bad.yml", []byte("on: [\n")); err == nil || !strings.Contains(err.Error(), "bad.yml") {
 		t.Errorf("a file that does not parse: %v", err)
+	}
+}
+
+// TestCheckSaysWhy: the findings of an unpinned action and of a kept
+// token name the action, the job and the fix.
+func TestCheckSaysWhy(t *testing.T) {
+	t.Parallel()
+	src := []byte("on: push\njobs:\n  bench:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4.2.2\n")
+	got, err := Check("w.yml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, f := range got {
+		text = append(text, f.String())
+	}
+	all := strings.Join(text, "\n")
+	for _, want := range []string{
+		"w.yml:6: actions/checkout@v4.2.2 is not pinned to a commit",
+		"uses: actions/checkout@<sha> # v1.2.3",
+		"w.yml:6: actions/checkout keeps the job's token in .git/config, and job bench never pushes: set persist-credentials: false",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("findings\n%s\nwant %q", all, want)
+		}
+	}
+}
+
+// TestLintChecksPinnedInputs: a SHA-pinned action is still checked by
+// actionlint against its version's inputs (the one its comment names),
+// at the input's own line and column.
+func TestLintChecksPinnedInputs(t *testing.T) {
+	t.Parallel()
+	src := []byte("on: push\njobs:\n  gate:\n    runs-on: ubuntu-latest\n    steps:\n" +
+		"      - uses: actions/checkout@11d5960a326750d5838078e36cf38b85af677262 # v4.4.0\n" +
+		"        with: {persist-credentials: false, fetch-depht: 0}\n")
+	got, err := Lint("pinned.yml", src, repoConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0].String(), "pinned.yml:7:44: input \"fetch-depht\" is not defined") {
+		t.Errorf("findings %v, want only actionlint's of fetch-depht at 7:44", got)
 	}
 }
 
@@ -202,5 +254,46 @@ func TestOwnActionInputs(t *testing.T) {
 	}
 	if checked < 4 {
 		t.Errorf("only %d steps use benchgate's actions: the examples were not read", checked)
+	}
+}
+
+// usesLine is a uses: in any text: a workflow, an action's steps, a
+// snippet of the documentation.
+var usesLine = regexp.MustCompile("(?m)uses:\\s*[\"']?([^\\s\"'`]+@[^\\s\"'`]+)")
+
+// TestRepoPinsEverywhere: beyond the workflows TestRepoWorkflows lints,
+// the actions (action.yml, setup/action.yml), the workflows benchgate
+// init writes (its templates) and every workflow snippet of the README
+// and docs/ name each action by commit SHA (or are benchgate's own, by
+// release tag): what a reader copies is pinned too.
+func TestRepoPinsEverywhere(t *testing.T) {
+	t.Parallel()
+	var files []string
+	for _, pattern := range []string{"../../action.yml", "../../setup/action.yml", "../../internal/scaffold/templates/workflow-*.yml", "../../README.md", "../../docs/*.md"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	seen := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range usesLine.FindAllSubmatchIndex(src, -1) {
+			seen++
+			uses := string(src[m[2]:m[3]])
+			if strings.Contains(uses, "@<") {
+				continue // a placeholder: action@<sha>
+			}
+			if what := Unpinned(uses); what != "" {
+				t.Errorf("%s:%d: %s", f, bytes.Count(src[:m[0]], []byte("\n"))+1, what)
+			}
+		}
+	}
+	if seen < 10 {
+		t.Errorf("only %d uses: found in %v", seen, files)
 	}
 }
