@@ -5,6 +5,15 @@ package ghaction
 // hidden marker in its body *and* by its author: anyone can paste our marker
 // (quoting the report is enough), and editing someone else's comment would
 // either fail or, with a maintainer's token, overwrite their words.
+//
+// Who the author is depends on the token. A user's token says, through
+// GET /user. An installation token (the Actions GITHUB_TOKEN, a GitHub
+// App's) cannot call GET /user, nor GET /app (that needs the App's JWT), and
+// its comments are its App's bot's, <app-slug>[bot] of type Bot: so any bot
+// may be us, and the most recent bot's marked comment is taken. A person's
+// comment never is. If the bot's comment is another App's (the repository
+// moved from GITHUB_TOKEN to an App, or back), GitHub refuses the edit and a
+// new comment is made, which the next runs find as the most recent.
 
 import (
 	"context"
@@ -12,6 +21,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -30,10 +41,6 @@ const MaxCommentRunes = 65536
 // a pull request from a fork is read-only. The caller should warn, skip the
 // comment and still gate.
 var ErrReadOnly = errors.New("token cannot comment on this pull request (read-only token, e.g. a pull request from a fork)")
-
-// actionsBot is the author of comments made with the Actions GITHUB_TOKEN,
-// which cannot ask GET /user who it is.
-const actionsBot = "github-actions[bot]"
 
 // Marker returns the hidden HTML comment that tags benchgate's comment for
 // header, e.g. <!-- benchgate:comment header="perf" -->. The header is
@@ -62,35 +69,57 @@ type Commenter struct {
 	Client      *github.Client
 	Owner, Repo string
 	Header      string
+	// Author is the login that comments with the token, for a set-up where
+	// guessing it from an installation token's 403 is not enough (two Apps'
+	// bots keeping comments under one header); empty asks GET /user.
+	Author string
 	// Sleep waits between a create GitHub may not have done and the look
 	// that tells (Upsert); nil means a real wait. Tests record it.
 	Sleep func(ctx context.Context, d time.Duration) error
 
 	// self is who the token authenticates as, learnt once.
 	self *identity
+	// refused holds the comments GitHub would not let us edit: another
+	// bot's, taken for ours by an installation token.
+	refused map[int64]bool
 }
 
-// identity is "us": a user's login (from GET /user), or, when the token
-// cannot call GET /user, the Actions bot.
+// identity is "us": a login (from GET /user or Author), or, for an
+// installation token, which cannot call GET /user, any App's bot.
 type identity struct {
-	login string
-	bot   bool
+	login        string
+	installation bool
 }
 
-func (id *identity) authored(u *github.User) bool {
-	if id.bot {
-		return u.GetLogin() == actionsBot && u.GetType() == "Bot"
+// authored reports whether the comment's author may be us.
+func (id *identity) authored(cm *listedComment) bool {
+	u := cm.GetUser()
+	if id.installation {
+		// Type Bot is GitHub's word, which no person's account has;
+		// performed_via_github_app is null on a comment made without an
+		// App, and only bots' logins end in "[bot]".
+		return u.GetType() == "Bot" && (cm.App != nil || strings.HasSuffix(u.GetLogin(), "[bot]"))
 	}
 	// Logins are case-insensitive on GitHub.
 	return strings.EqualFold(u.GetLogin(), id.login)
 }
 
+// listedComment is an issue comment as GitHub lists it, with the App it was
+// made through, which go-github's IssueComment does not decode.
+type listedComment struct {
+	github.IssueComment
+	App *github.App `json:"performed_via_github_app"`
+}
+
 // Find returns our comment on pull request pr, or nil if there is none. Ours
 // means the body starts with Marker(c.Header) and a newline, as Upsert
-// writes it, and the author is the token's user. A marker anywhere else (in
-// text quoted by a bot, or in another gate's comment that embeds a target's
-// output) does not count: its author did not put it there as a tag. If several match (a past race between two jobs), the oldest is
-// returned, so every run settles on the same one.
+// writes it, and the author is the token's own identity (see the package's
+// comment on installation tokens). A marker anywhere else (in text quoted by
+// a bot, or in another gate's comment that embeds a target's output) does
+// not count: its author did not put it there as a tag. If several match (a
+// past race between two jobs), the oldest is returned, so every run settles
+// on the same one; for an installation token the most recent, which is the
+// one this token last made if another bot's is there too.
 func (c *Commenter) Find(ctx context.Context, pr int) (*github.IssueComment, error) {
 	if err := checkPR(pr); err != nil {
 		return nil, err
@@ -100,24 +129,43 @@ func (c *Commenter) Find(ctx context.Context, pr int) (*github.IssueComment, err
 		return nil, err
 	}
 	prefix := c.prefix()
-	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100, Page: 1}}
-	for {
-		comments, resp, err := c.Client.Issues.ListComments(ctx, c.Owner, c.Repo, pr, opts)
+	var found *github.IssueComment
+	for page := 1; ; {
+		comments, next, err := c.listComments(ctx, pr, page)
 		if err != nil {
-			return nil, fmt.Errorf("ghaction: listing comments on %s/%s#%d: %w", c.Owner, c.Repo, pr, err)
+			return nil, err
 		}
 		// GitHub lists issue comments oldest first.
 		for _, cm := range comments {
-			if strings.HasPrefix(cm.GetBody(), prefix) && self.authored(cm.GetUser()) {
-				return cm, nil
+			if strings.HasPrefix(cm.GetBody(), prefix) && self.authored(cm) && !c.refused[cm.GetID()] {
+				found = &cm.IssueComment
+				if !self.installation {
+					return found, nil
+				}
 			}
 		}
-		// A NextPage that does not advance would loop forever.
-		if resp.NextPage <= opts.Page {
-			return nil, nil
+		// A next page that does not advance would loop forever.
+		if next <= page {
+			return found, nil
 		}
-		opts.Page = resp.NextPage
+		page = next
 	}
+}
+
+// listComments returns page page of pr's comments (100 a page) and the
+// number of the next page, 0 after the last.
+func (c *Commenter) listComments(ctx context.Context, pr, page int) ([]*listedComment, int, error) {
+	q := url.Values{"per_page": {"100"}, "page": {strconv.Itoa(page)}}
+	req, err := c.Client.NewRequest(http.MethodGet, fmt.Sprintf("repos/%s/%s/issues/%d/comments?%s", url.PathEscape(c.Owner), url.PathEscape(c.Repo), pr, q.Encode()), nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ghaction: listing comments on %s/%s#%d: %w", c.Owner, c.Repo, pr, err)
+	}
+	var comments []*listedComment
+	resp, err := c.Client.Do(ctx, req, &comments)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ghaction: listing comments on %s/%s#%d: %w", c.Owner, c.Repo, pr, err)
+	}
+	return comments, resp.NextPage, nil
 }
 
 // Upsert makes body our comment on pull request pr: it edits our comment in
@@ -153,10 +201,20 @@ func (c *Commenter) Upsert(ctx context.Context, pr int, body string) (url string
 			return ours.GetHTMLURL(), false, nil
 		}
 		edited, _, err := c.Client.Issues.EditComment(ctx, c.Owner, c.Repo, ours.GetID(), &github.IssueComment{Body: &body})
-		if err != nil {
-			return "", false, writeError(fmt.Sprintf("editing comment %d on %s/%s#%d", ours.GetID(), c.Owner, c.Repo, pr), err)
+		if err == nil {
+			return edited.GetHTMLURL(), false, nil
 		}
-		return edited.GetHTMLURL(), false, nil
+		switch err := writeError(fmt.Sprintf("editing comment %d on %s/%s#%d", ours.GetID(), c.Owner, c.Repo, pr), err); {
+		case c.self.installation && errors.Is(err, ErrReadOnly):
+			// Another App's bot's comment (or a read-only token, which
+			// the create will tell): ours is to be made.
+			if c.refused == nil {
+				c.refused = map[int64]bool{}
+			}
+			c.refused[ours.GetID()] = true
+		default:
+			return "", false, err
+		}
 	}
 	return c.create(ctx, pr, body)
 }
@@ -277,6 +335,19 @@ func CheckLabel(name string) error {
 	return nil
 }
 
+// loginPattern is a GitHub login: up to 39 letters, digits and hyphens, not
+// starting with one; a GitHub App's bot adds "[bot]" to its slug.
+var loginPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
+
+// CheckLogin refuses what cannot be a GitHub login, such as a user's
+// (octocat) or an App's bot's (myapp[bot]).
+func CheckLogin(login string) error {
+	if !loginPattern.MatchString(login) {
+		return fmt.Errorf("%q is not a GitHub login (letters, digits and '-', an App's bot as myapp[bot])", login)
+	}
+	return nil
+}
+
 // checkPR refuses PR numbers below 1: an unset number is 0, and go-github
 // turns a comment listing for issue 0 into the listing of the whole
 // repository's comments.
@@ -287,12 +358,17 @@ func checkPR(pr int) error {
 	return nil
 }
 
-// whoami learns who the token authenticates as. A personal access token can
-// call GET /user; the Actions GITHUB_TOKEN (an installation token) gets 403
+// whoami learns who the token authenticates as: Author if set, else GET
+// /user's login. A personal access token can call GET /user; an
+// installation token (the Actions GITHUB_TOKEN, a GitHub App's) gets 403
 // "Resource not accessible by integration", and comments made with it are
-// authored by github-actions[bot].
+// authored by its App's bot.
 func (c *Commenter) whoami(ctx context.Context) (*identity, error) {
 	if c.self != nil {
+		return c.self, nil
+	}
+	if c.Author != "" {
+		c.self = &identity{login: c.Author}
 		return c.self, nil
 	}
 	u, _, err := c.Client.Users.Get(ctx, "")
@@ -302,7 +378,7 @@ func (c *Commenter) whoami(ctx context.Context) (*identity, error) {
 		c.self = &identity{login: u.GetLogin()}
 	case errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusForbidden &&
 		!isRateLimited(er.Response.Header, er.Message+" "+er.DocumentationURL):
-		c.self = &identity{bot: true}
+		c.self = &identity{installation: true}
 	case err == nil:
 		return nil, errors.New("ghaction: GET /user returned no login")
 	default:

@@ -264,15 +264,18 @@ func TestUpsertWithActionsTokenEditsBotComment(t *testing.T) {
 	s := newSetup(t, nil, RetryOptions{}) // GET /user answers 403
 	// A human account named like the bot is not the bot.
 	s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "User"}, Marker("perf")+"\nimpostor")
-	id := s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold")
-	s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nnewer duplicate")
+	s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nold duplicate")
+	id := s.gh.AddComment(7, fakegithub.User{Login: "github-actions[bot]", Type: "Bot"}, Marker("perf")+"\nnewer")
+	s.gh.AddComment(7, alice, Marker("perf")+"\na person's, newest")
 
 	url, created, err := s.c.Upsert(context.Background(), 7, "new")
 	if err != nil || created {
 		t.Fatalf("Upsert = %q, %v, %v; want an edit", url, created, err)
 	}
+	// An installation token cannot tell which bot it is: the most recent
+	// bot's comment is taken (see TestInstallationTokenMovesOnFromOtherBotsComment).
 	if want := fmt.Sprintf("https://github.com/octo/bench/pull/7#issuecomment-%d", id); url != want {
-		t.Errorf("url = %q, want the oldest bot comment %q", url, want)
+		t.Errorf("url = %q, want the most recent bot comment %q", url, want)
 	}
 	checkCalls(t, s.gh, "GET /user", listPR7, editOf(id))
 	if got := s.gh.Comments(7)[0].Body; got != Marker("perf")+"\nimpostor" {
@@ -342,7 +345,9 @@ func TestReadOnlyToken(t *testing.T) {
 		if _, _, err := s.c.Upsert(ctx, 7, "r"); !errors.Is(err, ErrReadOnly) {
 			t.Fatalf("err = %v, want ErrReadOnly", err)
 		}
-		checkCalls(t, s.gh, "GET /user", listPR7, editOf(id))
+		// The refused edit could be of another App's bot's comment: the
+		// create that follows is refused as well.
+		checkCalls(t, s.gh, "GET /user", listPR7, editOf(id), createPR7)
 	})
 	t.Run("404 on write", func(t *testing.T) {
 		s := newSetup(t, pat, RetryOptions{})

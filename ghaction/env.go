@@ -30,8 +30,12 @@ type Inputs struct {
 	Candidate string // image that replaces the scenario's candidate image; empty keeps it
 	// Comment is when to post the sticky comment: always, on-change,
 	// on-regression or never.
-	Comment          string
-	CommentHeader    string // names this gate's comment among several on one PR
+	Comment       string
+	CommentHeader string // names this gate's comment among several on one PR
+	// CommentAuthor is the login that comments with the token (a GitHub
+	// App's <app-slug>[bot]), checked by CheckLogin; empty learns it from
+	// the token (Commenter.Author).
+	CommentAuthor    string
 	ResultsDir       string // where results, reports and target logs go
 	FailOnRegression bool
 	Budget           string // a time.Duration, checked by Load; empty means no limit
@@ -201,6 +205,7 @@ func loadInputs(action *githubactions.Action) (Inputs, error) {
 	str(&in.Candidate, "candidate")
 	str(&in.Comment, "comment")
 	str(&in.CommentHeader, "comment-header")
+	str(&in.CommentAuthor, "comment-author")
 	str(&in.ResultsDir, "results-dir")
 	str(&in.Budget, "budget")
 	str(&in.RemoveLabel, "remove-label")
@@ -223,6 +228,11 @@ func loadInputs(action *githubactions.Action) (Inputs, error) {
 	if in.RemoveLabel != "" {
 		if err := CheckLabel(in.RemoveLabel); err != nil {
 			return Inputs{}, fmt.Errorf("input remove-label: %w", err)
+		}
+	}
+	if in.CommentAuthor != "" {
+		if err := CheckLogin(in.CommentAuthor); err != nil {
+			return Inputs{}, fmt.Errorf("input comment-author: %w", err)
 		}
 	}
 	if in.DashboardURL != "" {

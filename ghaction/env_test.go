@@ -175,12 +175,13 @@ func TestLoadInputs(t *testing.T) {
 			"INPUT_GITHUB-TOKEN":       "\tghs_x\n",
 			"INPUT_COMMENT":            "on-regression",
 			"INPUT_COMMENT-HEADER":     "api-gate",
+			"INPUT_COMMENT-AUTHOR":     "myapp[bot]",
 			"INPUT_FAIL-ON-REGRESSION": "false",
 			"INPUT_RESULTS-DIR":        "out/bench",
 			"INPUT_BUDGET":             "20m",
 		}, func(in *Inputs) {
 			*in = Inputs{Scenario: "bench/api.yml", Profile: "nightly", Baseline: "demo:base", Candidate: "demo:pr-42",
-				Comment: "on-regression", CommentHeader: "api-gate", ResultsDir: "out/bench", FailOnRegression: false, Budget: "20m"}
+				Comment: "on-regression", CommentHeader: "api-gate", CommentAuthor: "myapp[bot]", ResultsDir: "out/bench", FailOnRegression: false, Budget: "20m"}
 		}, "ghs_x"},
 		{"FALSE", map[string]string{"INPUT_FAIL-ON-REGRESSION": "FALSE"}, func(in *Inputs) { in.FailOnRegression = false }, ""},
 		{"True", map[string]string{"INPUT_FAIL-ON-REGRESSION": "True"}, func(in *Inputs) {}, ""},
@@ -231,6 +232,8 @@ func TestLoadErrors(t *testing.T) {
 			`input budget: "20 minutes" is not a duration such as 20m`},
 		{"negative budget", map[string]string{"INPUT_BUDGET": "-5m"},
 			`input budget: "-5m" is not a duration such as 20m`},
+		{"comment-author", map[string]string{"INPUT_COMMENT-AUTHOR": "@myapp"},
+			`input comment-author: "@myapp" is not a GitHub login (letters, digits and '-', an App's bot as myapp[bot])`},
 		{"remove-label", map[string]string{"INPUT_REMOVE-LABEL": "bench\u0085mark"},
 			`input remove-label: label "bench\u0085mark": holds a control character`},
 		{"dashboard-url", map[string]string{"INPUT_DASHBOARD-URL": "javascript:alert(1)"},
@@ -290,6 +293,7 @@ func TestDefaultsMatchActionYML(t *testing.T) {
 		"github-token":       "${{ github.token }}",
 		"comment":            d.Comment,
 		"comment-header":     d.CommentHeader,
+		"comment-author":     d.CommentAuthor,
 		"fail-on-regression": fmt.Sprint(d.FailOnRegression),
 		"results-dir":        d.ResultsDir,
 		"budget":             d.Budget,
@@ -352,14 +356,14 @@ func TestEnvStrings(t *testing.T) {
 	t.Parallel()
 	e := Env{Repository: "o/r", PR: 7, Token: "secret", Inputs: Inputs{Comment: "never"}}
 	tests := []struct{ verb, want string }{
-		{"%v", "{Inputs:{Scenario: Profile: Baseline: Candidate: Comment:never CommentHeader: ResultsDir: FailOnRegression:false Budget: RemoveLabel: DashboardURL:} " +
+		{"%v", "{Inputs:{Scenario: Profile: Baseline: Candidate: Comment:never CommentHeader: CommentAuthor: ResultsDir: FailOnRegression:false Budget: RemoveLabel: DashboardURL:} " +
 			"Repository:o/r Owner: Repo: EventName: PR:7 BaseSHA: HeadSHA: SHA: HeadRepository: Fork:false ServerURL: APIURL: RunURL: " +
 			"Token:[redacted] OutputFile: SummaryFile: InActions:false}"},
-		{"%#v", `ghaction.Env{Inputs:ghaction.Inputs{Scenario:"", Profile:"", Baseline:"", Candidate:"", Comment:"never", CommentHeader:"", ResultsDir:"", FailOnRegression:false, Budget:"", RemoveLabel:"", DashboardURL:""}, ` +
+		{"%#v", `ghaction.Env{Inputs:ghaction.Inputs{Scenario:"", Profile:"", Baseline:"", Candidate:"", Comment:"never", CommentHeader:"", CommentAuthor:"", ResultsDir:"", FailOnRegression:false, Budget:"", RemoveLabel:"", DashboardURL:""}, ` +
 			`Repository:"o/r", Owner:"", Repo:"", EventName:"", PR:7, BaseSHA:"", HeadSHA:"", SHA:"", HeadRepository:"", Fork:false, ServerURL:"", APIURL:"", RunURL:"", ` +
 			`Token:"[redacted]", OutputFile:"", SummaryFile:"", InActions:false}`},
 		// Other verbs apply to each field, as for any struct.
-		{"%d", "{{%!d(string=) %!d(string=) %!d(string=) %!d(string=) %!d(string=never) %!d(string=) %!d(string=) %!d(bool=false) %!d(string=) %!d(string=) %!d(string=)} " +
+		{"%d", "{{%!d(string=) %!d(string=) %!d(string=) %!d(string=) %!d(string=never) %!d(string=) %!d(string=) %!d(string=) %!d(bool=false) %!d(string=) %!d(string=) %!d(string=)} " +
 			"%!d(string=o/r) %!d(string=) %!d(string=) %!d(string=) 7 %!d(string=) %!d(string=) %!d(string=) %!d(string=) %!d(bool=false) " +
 			"%!d(string=) %!d(string=) %!d(string=) %!d(string=[redacted]) %!d(string=) %!d(string=) %!d(bool=false)}"},
 	}

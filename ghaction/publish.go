@@ -193,7 +193,7 @@ func (e *Env) commenter() (*Commenter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Commenter{Client: cli, Owner: e.Owner, Repo: e.Repo, Header: e.Inputs.CommentHeader}, nil
+	return &Commenter{Client: cli, Owner: e.Owner, Repo: e.Repo, Header: e.Inputs.CommentHeader, Author: e.Inputs.CommentAuthor}, nil
 }
 
 // CommentOn posts rep as the sticky comment of pull request or issue n
