@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -261,15 +262,21 @@ func TestOwnActionInputs(t *testing.T) {
 // snippet of the documentation.
 var usesLine = regexp.MustCompile("(?m)uses:\\s*[\"']?([^\\s\"'`]+@[^\\s\"'`]+)")
 
-// TestRepoPinsEverywhere: beyond the workflows TestRepoWorkflows lints,
-// the actions (action.yml, setup/action.yml), the workflows benchgate
-// init writes (its templates) and every workflow snippet of the README
-// and docs/ name each action by commit SHA (or are benchgate's own, by
-// release tag): what a reader copies is pinned too.
+// versionComment is the comment after a pinned uses: value.
+var versionComment = regexp.MustCompile(`^["']?[ \t]+#[ \t]*(v[0-9]+(\.[0-9]+)*)\b`)
+
+// TestRepoPinsEverywhere: the workflows, the actions (action.yml,
+// setup/action.yml), the workflows benchgate init writes (its templates)
+// and every workflow snippet of the README and docs/ name each action by
+// commit SHA with its version in a comment (or are benchgate's own, by
+// release tag): what a reader copies is pinned too. And each action is
+// pinned to one commit everywhere: Dependabot updates .github/workflows
+// and the actions, and this test then fails until the examples, the
+// templates and the docs follow.
 func TestRepoPinsEverywhere(t *testing.T) {
 	t.Parallel()
 	var files []string
-	for _, pattern := range []string{"../../action.yml", "../../setup/action.yml", "../../internal/scaffold/templates/workflow-*.yml", "../../README.md", "../../docs/*.md"} {
+	for _, pattern := range []string{"../../.github/workflows/*.yml", "../../examples/workflows/*.yml", "../../action.yml", "../../setup/action.yml", "../../internal/scaffold/templates/workflow-*.yml", "../../README.md", "../../docs/*.md"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
@@ -277,6 +284,8 @@ func TestRepoPinsEverywhere(t *testing.T) {
 		files = append(files, m...)
 	}
 	seen := 0
+	pins := map[string]string{} // action: "sha # version"
+	where := map[string]string{}
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
@@ -288,8 +297,24 @@ func TestRepoPinsEverywhere(t *testing.T) {
 			if strings.Contains(uses, "@<") {
 				continue // a placeholder: action@<sha>
 			}
+			at := fmt.Sprintf("%s:%d", f, bytes.Count(src[:m[0]], []byte("\n"))+1)
 			if what := Unpinned(uses); what != "" {
-				t.Errorf("%s:%d: %s", f, bytes.Count(src[:m[0]], []byte("\n"))+1, what)
+				t.Errorf("%s: %s", at, what)
+			}
+			action, ref, _ := strings.Cut(uses, "@")
+			if !commitSHA.MatchString(ref) {
+				continue
+			}
+			version := versionComment.FindSubmatch(src[m[1]:])
+			if version == nil {
+				t.Errorf("%s: %s has no version comment (# v1.2.3) for Dependabot to keep", at, uses)
+				continue
+			}
+			pin := ref + " # " + string(version[1])
+			if old, ok := pins[action]; ok && old != pin {
+				t.Errorf("%s: %s@%s, but %s pins it to %s", at, action, pin, where[action], old)
+			} else if !ok {
+				pins[action], where[action] = pin, at
 			}
 		}
 	}
