@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ import (
 )
 
 // Each importer reads a file the user names, possibly one a workflow
-// downloaded. Beyond not panicking, what a fuzzed report imports must be
+// downloaded. Beyond not panicking, an error about a fuzzed report is
+// bounded (maxErrBytes), and what a fuzzed report imports must be
 // a rung a results file can hold: counts not negative, figures finite
 // (encoding/json refuses NaN), and the results it makes read back.
 
@@ -40,9 +42,15 @@ func fuzzTool(f *testing.F, tool string) {
 	f.Add([]byte(`{"latencies":{"total":1,"mean":1,"50th":1,"95th":1},"status_codes":{"200":9007199254740993},"requests":9007199254740993,"duration":1,"bytes_in":{"total":-5}}`))
 	f.Add([]byte(`{"summary":{"total":1,"successRate":1},"latencyPercentiles":{"p50":null},"statusCodeDistribution":{"200":1}}`))
 	f.Add([]byte(`{"metrics":{"vus":{"max":1e300},"http_reqs":{"count":1},"http_req_duration":{"med":1,"p(95)":1}},"state":{"testRunDurationMs":1}}`))
+	// A status, an error text and a time far longer than an error may quote.
+	long := strings.Repeat("é", 3000)
+	f.Add([]byte(`{"latencies":{"total":1,"mean":2,"50th":2,"90th":2,"95th":2,"99th":3,"max":4,"min":2},"bytes_in":{"total":1},"duration":1,"wait":0,"requests":1,"status_codes":{"` + long + `":-1},"errors":["` + long + `"],"earliest":"` + long + `"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseBytes(tool, data)
 		if err != nil {
+			if len(err.Error()) > maxErrBytes {
+				t.Fatalf("an error of %d bytes: %.300s…", len(err.Error()), err)
+			}
 			return
 		}
 		checkRung(t, m.rung)

@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // Tools lists the tools whose reports Read understands, in the order a
@@ -94,7 +95,7 @@ func article(tool string) string {
 func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Results, error) {
 	parse, ok := parsers[tool]
 	if !ok {
-		return nil, fmt.Errorf("import: unknown tool %q: want one of %s", tool, strings.Join(Tools, ", "))
+		return nil, fmt.Errorf("import: unknown tool %s: want one of %s", textsafe.Quote(tool, textsafe.QuoteRunes), strings.Join(Tools, ", "))
 	}
 	switch {
 	case len(baseline) == 0 && len(candidate) == 0:
@@ -442,7 +443,7 @@ func (o obj) counts(k string) (map[string]int64, error) {
 	out := make(map[string]int64, len(m))
 	for name, x := range m {
 		if !isCount(x) {
-			return nil, o.errf("field %q: %q is %v, not a count", o.name(k), name, x)
+			return nil, o.errf("field %q: %s is %v, not a count", o.name(k), textsafe.Quote(name, textsafe.QuoteRunes), x)
 		}
 		out[name] = int64(x)
 	}
@@ -509,7 +510,7 @@ func (o obj) time(k string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, o.errf("field %q is not an RFC 3339 time: %q", o.name(k), s)
+		return time.Time{}, o.errf("field %q is not an RFC 3339 time: %s", o.name(k), textsafe.Quote(s, textsafe.QuoteRunes))
 	}
 	if t.Year() <= 1 {
 		return time.Time{}, nil

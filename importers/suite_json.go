@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // The JSON of a suite file is read in place: an array or an object is
@@ -51,12 +52,12 @@ func (v jval) errf(format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	switch p := v.where(); {
 	case p != "":
-		msg = fmt.Sprintf("field %q %s", p, msg)
+		msg = fmt.Sprintf("field %s %s", textsafe.Quote(p, textsafe.QuoteRunes), msg)
 	case v.bench == "":
 		msg = "the file " + msg
 	}
 	if v.bench != "" {
-		msg = fmt.Sprintf("benchmark %q: %s", v.bench, msg)
+		msg = fmt.Sprintf("benchmark %s: %s", textsafe.Quote(v.bench, textsafe.QuoteRunes), msg)
 	}
 	return fmt.Errorf("%s: %s: %s", v.f.at(v.off), suiteWhat[v.f.format], msg)
 }
@@ -322,9 +323,9 @@ func (o jobj) missing(k string) error {
 		return c.errf("is null")
 	}
 	// "no field "stats.mean"", at the object missing it.
-	msg := fmt.Sprintf("no field %q", c.where())
+	msg := fmt.Sprintf("no field %s", textsafe.Quote(c.where(), textsafe.QuoteRunes))
 	if c.bench != "" {
-		msg = fmt.Sprintf("benchmark %q: %s", c.bench, msg)
+		msg = fmt.Sprintf("benchmark %s: %s", textsafe.Quote(c.bench, textsafe.QuoteRunes), msg)
 	}
 	return fmt.Errorf("%s: %s: %s", c.f.at(c.off), suiteWhat[c.f.format], msg)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // maxBenchmarks bounds the benchmarks listed in one file (entries of
@@ -212,11 +213,11 @@ func parseGoogleBenchmark(f *suiteFile) ([]suiteBench, error) {
 		eo.v = eo.v.in(name)
 		if v, ok := eo.get("error_occurred"); ok && strings.TrimSpace(string(v.raw)) == "true" {
 			msg, _ := eo.optStr("error_message")
-			return nil, f.benchErrf(name, "failed: %q", msg)
+			return nil, f.benchErrf(name, "failed: %s", textsafe.Quote(msg, textsafe.QuoteRunes))
 		}
 		if v, ok := eo.get("skipped"); ok && strings.TrimSpace(string(v.raw)) != "false" && strings.TrimSpace(string(v.raw)) != "0" {
 			msg, _ := eo.optStr("skip_message")
-			return nil, f.benchErrf(name, "was skipped: %q", msg)
+			return nil, f.benchErrf(name, "was skipped: %s", textsafe.Quote(msg, textsafe.QuoteRunes))
 		}
 		runType, err := eo.optStr("run_type")
 		if err != nil {
@@ -232,7 +233,7 @@ func parseGoogleBenchmark(f *suiteFile) ([]suiteBench, error) {
 			}
 			continue
 		default:
-			return nil, eo.field("run_type").errf("is %q, not iteration or aggregate", runType)
+			return nil, eo.field("run_type").errf("is %s, not iteration or aggregate", textsafe.Quote(runType, textsafe.QuoteRunes))
 		}
 		i, ok := index[name]
 		if !ok {
@@ -268,7 +269,7 @@ func googleRun(eo jobj, b *suiteBench) error {
 	}
 	scale, ok := timeUnits[unit]
 	if !ok {
-		return eo.field("time_unit").errf("is %q, not ns, us, ms or s", unit)
+		return eo.field("time_unit").errf("is %s, not ns, us, ms or s", textsafe.Quote(unit, textsafe.QuoteRunes))
 	}
 	real, err := eo.num("real_time")
 	if err != nil {
@@ -408,7 +409,7 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 		switch mode {
 		case "thrpt", "avgt", "sample", "ss":
 		default:
-			return nil, eo.field("mode").errf("is %q, not thrpt, avgt, sample or ss", mode)
+			return nil, eo.field("mode").errf("is %s, not thrpt, avgt, sample or ss", textsafe.Quote(mode, textsafe.QuoteRunes))
 		}
 		pmv, err := eo.need("primaryMetric")
 		if err != nil {
@@ -424,7 +425,7 @@ func parseJMH(f *suiteFile) ([]suiteBench, error) {
 		}
 		m, factor, ok := jmhScoreUnit(unit)
 		if !ok {
-			return nil, pm.field("scoreUnit").errf("is %q, not ops/TIME or TIME/op", unit)
+			return nil, pm.field("scoreUnit").errf("is %s, not ops/TIME or TIME/op", textsafe.Quote(unit, textsafe.QuoteRunes))
 		}
 		i, seen := index[name]
 		if !seen {

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // Formats of bare values: one value per benchmark and metric in a file,
@@ -159,7 +160,7 @@ func parseBMF(f *suiteFile) ([]suiteBench, error) {
 				b.direction(m, true)
 			}
 			if _, dup := b.samples[m]; dup {
-				return nil, f.benchErrf(name, "measure %q given twice (as latency and Latency?)", measure)
+				return nil, f.benchErrf(name, "measure %s given twice (as latency and Latency?)", textsafe.Quote(measure, textsafe.QuoteRunes))
 			}
 			b.add(m, true, x)
 		}

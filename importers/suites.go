@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -177,7 +178,7 @@ func (f *suiteFile) errf(format string, args ...any) error {
 
 // benchErrf is an error about one benchmark of the file.
 func (f *suiteFile) benchErrf(bench, format string, args ...any) error {
-	return f.errf("benchmark %q: %s", bench, fmt.Sprintf(format, args...))
+	return f.errf("benchmark %s: %s", textsafe.Quote(bench, textsafe.QuoteRunes), fmt.Sprintf(format, args...))
 }
 
 // ReadSuite imports the benchmarks of a suite format's files: each file
@@ -253,7 +254,7 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 				b := &benches[i]
 				class := scenario.ApplyRename(rename, b.name)
 				if err := checkName(class); err != nil {
-					return nil, f.benchErrf(b.name, "renamed to %q, which %v", class, err)
+					return nil, f.benchErrf(b.name, "renamed to %s, which %v", textsafe.Quote(class, textsafe.QuoteRunes), err)
 				}
 				c := cells[class]
 				if c == nil {
@@ -264,7 +265,7 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 					cells[class] = c
 					order = append(order, class)
 				} else if c.source != b.name {
-					return nil, fmt.Errorf("%s: benchmarks %q and %q are both named %q (by the rename rules?): their samples would mix", p, c.source, b.name, class)
+					return nil, fmt.Errorf("%s: benchmarks %s and %s are both named %s (by the rename rules?): their samples would mix", p, textsafe.Quote(c.source, textsafe.QuoteRunes), textsafe.Quote(b.name, textsafe.QuoteRunes), textsafe.Quote(class, textsafe.QuoteRunes))
 				} else if c.entry != b.entry {
 					return nil, f.benchErrf(b.name, "is the name of %s here and of %s in %s: their samples would mix (a param value holds \",\" or \"=\"?)", b.entry, c.entry, c.file)
 				}
@@ -275,7 +276,7 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 				}
 				for m, h := range b.higher {
 					if prev, ok := higher[m]; ok && prev != h {
-						return nil, f.benchErrf(b.name, "metric %q is better %s here but %s in another benchmark", m, betterWord(h), betterWord(prev))
+						return nil, f.benchErrf(b.name, "metric %s is better %s here but %s in another benchmark", textsafe.Quote(string(m), textsafe.QuoteRunes), betterWord(h), betterWord(prev))
 					}
 					higher[m] = h
 				}
@@ -393,7 +394,7 @@ func betterWord(higher bool) string {
 // unknownFormat is the error for a name that is neither a load tool nor
 // a suite format.
 func unknownFormat(name string) error {
-	return fmt.Errorf("import: unknown tool or format %q: want one of %s", name, strings.Join(Names(), ", "))
+	return fmt.Errorf("import: unknown tool or format %s: want one of %s", textsafe.Quote(name, textsafe.QuoteRunes), strings.Join(Names(), ", "))
 }
 
 // escapeGlob quotes a class name for a fail_on rule's path.Match globs.
@@ -434,7 +435,7 @@ func checkBench(f *suiteFile, b *suiteBench) error {
 	}
 	for _, m := range b.metrics {
 		if err := checkMetric(m); err != nil {
-			return f.benchErrf(b.name, "metric %q %v", m, err)
+			return f.benchErrf(b.name, "metric %s %v", textsafe.Quote(string(m), textsafe.QuoteRunes), err)
 		}
 		xs := b.samples[m]
 		if len(xs) > MaxSuiteSamples {

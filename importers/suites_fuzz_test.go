@@ -6,13 +6,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchgate/benchgate/baselines"
 )
 
 // Each suite parser reads a file a pull request may write. Beyond not
-// panicking, what a fuzzed file imports must be what a results file can
+// panicking, an error about a fuzzed file is bounded (maxErrBytes) whatever
+// the file holds, and what it imports must be what a results file can
 // hold: names that pass checkName, finite values, bounded samples, and
 // results that read back.
 
@@ -24,10 +26,17 @@ func fuzzSuite(f *testing.F, format string, seeds ...string) {
 		}
 		f.Add(b)
 	}
+	// A name, metric and value far longer than an error may quote.
+	long := strings.Repeat("é", 3000)
+	f.Add([]byte(`[{"name": "` + long + `", "unit": "` + long + `", "value": "` + long + `"}]`))
+	f.Add([]byte(`{"` + long + `": {"` + long + `": {"value": 1}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sf := &suiteFile{path: "f.json", format: format, data: data}
 		benches, err := parseSuite(suiteParsers[format], sf)
 		if err != nil {
+			if len(err.Error()) > maxErrBytes {
+				t.Fatalf("an error of %d bytes: %.300s…", len(err.Error()), err)
+			}
 			return
 		}
 		res := &baselines.Results{Version: baselines.FormatVersion, Kind: "import:" + format}
