@@ -23,6 +23,8 @@ func main() {
 	hang := flag.Bool("hang", false, "never answer a request but /healthz: hold it until the client goes")
 	echo := flag.String("echo", "", "print this text on start, as a service prints its settings")
 	accessLog := flag.Bool("access-log", false, "print the URI of every request but /healthz, as an access log does")
+	reflect := flag.String("reflect", "", "answer every request but /healthz with JSON reflecting this query parameter in the form that the parameter form names (php, html, dec, hex, pct, upper, nested)")
+	side := flag.String("side", "", "with -reflect, the value of the answer's \"side\" member, so that two sides disagree")
 	flag.Parse()
 	if *pidfile != "" {
 		os.WriteFile(*pidfile, []byte(strconv.Itoa(os.Getpid())), 0o644)
@@ -63,6 +65,11 @@ func main() {
 			raw(w, "HTTP/1.1 2"+strings.Repeat("0", *hugeStatus)+" OK")
 			return
 		}
+		if *reflect != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(reflected(*side, r.URL.Query().Get("form"), r.URL.Query().Get(*reflect))))
+			return
+		}
 		if *hang {
 			<-r.Context().Done()
 			return
@@ -74,6 +81,37 @@ func main() {
 		fmt.Println("faulty:", err)
 		os.Exit(1)
 	}
+}
+
+// reflected is a JSON answer holding v in the form named, as servers echo
+// a value back: json_encode's "\/" for "/" (php), HTML entities (html:
+// named, nested in &amp;; dec; hex), lower-case percent-encoding (pct),
+// upper-cased (upper), percent-encoded twice over a backslash (nested).
+func reflected(side, form, v string) string {
+	var b strings.Builder
+	for _, c := range []byte(v) {
+		switch form {
+		case "pct":
+			fmt.Fprintf(&b, "%%%02x", c)
+		case "hex":
+			fmt.Fprintf(&b, "&#x%X;", c)
+		}
+	}
+	switch form {
+	case "php":
+		v = strings.ReplaceAll(v, "/", `\/`)
+	case "html":
+		v = strings.ReplaceAll(v, "/", "&amp;sol;")
+	case "dec":
+		v = strings.ReplaceAll(v, "/", "&#47;")
+	case "upper":
+		v = strings.ToUpper(strings.ReplaceAll(v, "/", `\/`))
+	case "nested":
+		v = strings.ReplaceAll(v, "/", "%5C%2f")
+	default:
+		v = b.String()
+	}
+	return fmt.Sprintf(`{"side": %q, "echo": "%s"}`, side, v)
 }
 
 // raw answers with the status line given, written on the connection as is:
