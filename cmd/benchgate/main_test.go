@@ -144,13 +144,14 @@ func TestScripts(t *testing.T) {
 			"docker-tag": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdDockerTag(ts, neg, args, cli)
 			},
-			"signal-cmdline":  cmdSignalCmdline,
-			"wait-file":       cmdWaitFile,
-			"fake-github":     cmdFakeGitHub,
-			"github-pr":       cmdGitHubPR,
-			"github-comments": cmdGitHubComments,
-			"github-calls":    cmdGitHubCalls,
-			"outputs-get":     cmdOutputsGet,
+			"signal-cmdline":     cmdSignalCmdline,
+			"wait-file":          cmdWaitFile,
+			"fake-github":        cmdFakeGitHub,
+			"github-pr":          cmdGitHubPR,
+			"github-comments":    cmdGitHubComments,
+			"github-add-comment": cmdGitHubAddComment,
+			"github-calls":       cmdGitHubCalls,
+			"outputs-get":        cmdOutputsGet,
 			"lint-workflow": func(ts *testscript.TestScript, neg bool, args []string) {
 				cmdLintWorkflow(ts, neg, args, repo)
 			},
@@ -338,11 +339,26 @@ func scriptGitHub(ts *testscript.TestScript, cmd string) *fakegithub.Server {
 // $GITHUB_REPOSITORY, accepting the token $GITHUB_TOKEN as an Actions token
 // (comments by github-actions[bot]), and sets GITHUB_API_URL to it. With
 // -readonly every write is refused with 403 "Resource not accessible by
-// integration", as for the token of a pull request from a fork.
+// integration", as for the token of a pull request from a fork. With -app
+// SLUG the token is GitHub App SLUG's installation token instead: GET /user
+// refuses it too, and its comments are SLUG[bot]'s.
 func cmdFakeGitHub(ts *testscript.TestScript, neg bool, args []string) {
-	readOnly := len(args) == 1 && args[0] == "-readonly"
-	if neg || (len(args) > 0 && !readOnly) {
-		ts.Fatalf("usage: fake-github [-readonly]")
+	const usage = "usage: fake-github [-readonly] [-app SLUG]"
+	if neg {
+		ts.Fatalf(usage)
+	}
+	var readOnly bool
+	var user *fakegithub.User
+	for ; len(args) > 0; args = args[1:] {
+		switch {
+		case args[0] == "-readonly":
+			readOnly = true
+		case args[0] == "-app" && len(args) > 1:
+			bot := fakegithub.AppBot(args[1])
+			user, args = &bot, args[1:]
+		default:
+			ts.Fatalf(usage)
+		}
 	}
 	slot := ts.Value(fakeGitHubKey{}).(*fakeGitHubSlot)
 	if slot.srv != nil {
@@ -359,7 +375,7 @@ func cmdFakeGitHub(ts *testscript.TestScript, neg bool, args []string) {
 	if !ok {
 		ts.Fatalf("fake-github: the script's T (%T) is not a testing.TB", slot.t)
 	}
-	srv := fakegithub.New(tb, token, nil)
+	srv := fakegithub.New(tb, token, user)
 	srv.SetRepo(owner, repo)
 	srv.SetReadOnly(readOnly)
 	slot.srv = srv
@@ -377,6 +393,21 @@ func cmdGitHubPR(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("github-pr: %q is not a PR number", args[0])
 	}
 	scriptGitHub(ts, "github-pr").AddPR(n, args[1])
+}
+
+// cmdGitHubAddComment stores a comment on pull request PR as if LOGIN, an
+// account of TYPE (User or Bot), had written it earlier, its body the
+// script's file FILE.
+func cmdGitHubAddComment(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: github-add-comment PR LOGIN TYPE FILE")
+	}
+	pr, err := strconv.Atoi(args[0])
+	if err != nil || pr <= 0 {
+		ts.Fatalf("github-add-comment: %q is not a PR number", args[0])
+	}
+	id := scriptGitHub(ts, "github-add-comment").AddComment(pr, fakegithub.User{Login: args[1], Type: args[2]}, ts.ReadFile(args[3]))
+	fmt.Fprintf(ts.Stdout(), "%d\n", id)
 }
 
 // cmdGitHubComments asserts that pull request PR has exactly COUNT comments
