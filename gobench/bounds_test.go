@@ -134,3 +134,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLongNameErrorBounded: a benchmark whose name or unit is as long
+// as a line may be (benchfmt refuses a longer line) and that reports NaN
+// is refused with an error of a few hundred bytes.
+func TestParseLongNameErrorBounded(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 60_000)
+	for _, in := range []string{
+		"Benchmark" + long + " 1 NaN ns/op\n",
+		"BenchmarkX 1 NaN " + long + "\n",
+		"Benchmark" + long + " 1 x ns/op\n",
+	} {
+		_, err := Parse(strings.NewReader(in), nil)
+		if err == nil {
+			t.Fatalf("%.40s… read", in)
+		}
+		if n := len(err.Error()); n > 4<<10 || !strings.Contains(err.Error(), "…") {
+			t.Errorf("an error of %d bytes: %.300s…", n, err)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -123,7 +124,8 @@ func ParseFile(r io.Reader, fileName string, rename []scenario.Rename) ([]Result
 					// statistic can use it, and results cannot store it.
 					finite = false
 					_, line := rec.Pos()
-					addBad(fmt.Errorf("%s:%d: %s reports %v %s: not a finite number", fileName, line, "Benchmark"+rec.Name.String(), v.Value, v.Unit))
+					addBad(fmt.Errorf("%s:%d: %s reports %v %s: not a finite number", fileName, line,
+						textsafe.Clip("Benchmark"+rec.Name.String(), textsafe.QuoteRunes), v.Value, textsafe.Clip(v.Unit, textsafe.QuoteRunes)))
 					break
 				}
 				res.Values[v.Unit] = v.Value

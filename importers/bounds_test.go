@@ -3,9 +3,13 @@ package importers
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/scenario"
 )
 
 // maxErrBytes bounds an error about a file whatever the file holds: a
@@ -88,5 +92,29 @@ func checkBounded(t *testing.T, err error) {
 	}
 	if !strings.Contains(err.Error(), "…") {
 		t.Errorf("the error does not say it cut a text: %s", err)
+	}
+}
+
+// TestGoBenchCollisionErrorBounded: two benchmarks of 60,000-character
+// names (near the longest line go test -bench output may hold) renamed to
+// one cell make an error of a few KB.
+func TestGoBenchCollisionErrorBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	long := strings.Repeat("x", 60_000)
+	out := "pkg: example.com/m\nBenchmarkA" + long + " 1 1 ns/op\nBenchmarkB" + long + " 1 1 ns/op\n"
+	old, new := filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt")
+	for _, p := range []string{old, new} {
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := &Scenario{Scenario: &scenario.Scenario{GoBench: &scenario.GoBench{Rename: []scenario.Rename{
+		{Pattern: regexp.MustCompile(`^.*$`), Replace: "all" + long},
+	}}}, Info: baselines.ScenarioInfo{Name: "bench", Gate: defaultGate("sec/op")}}
+	_, err := GoBench(old, new, "benchgate v1", sc)
+	checkBounded(t, err)
+	if !strings.Contains(err.Error(), "are both named all") {
+		t.Errorf("error: %.500s", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/gobench"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -97,7 +98,8 @@ func GoBench(oldPath, newPath, tool string, sc *Scenario) (*baselines.Results, e
 			}
 			class = scenario.ApplyRename(rename, class)
 			if prev, ok := source[class]; ok && prev != r.Pkg+"."+r.Name {
-				return nil, fmt.Errorf("%s: %s and %s are both named %s (by the rename rules?): their samples would mix", []string{oldPath, newPath}[i], prev, r.Pkg+"."+r.Name, class)
+				return nil, fmt.Errorf("%s: %s and %s are both named %s (by the rename rules?): their samples would mix", []string{oldPath, newPath}[i],
+					textsafe.Clip(prev, textsafe.QuoteRunes), textsafe.Clip(r.Pkg+"."+r.Name, textsafe.QuoteRunes), textsafe.Clip(class, textsafe.QuoteRunes))
 			}
 			source[class] = r.Pkg + "." + r.Name
 			cell := baselines.Cell{Class: class}
