@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // Outcome says why a comparison did not pass: nil for a pass; otherwise
@@ -14,7 +15,9 @@ import (
 // stopped answering in, the probes that answered differently, the
 // pre-flight commands) and, counted apart, what could not be decided: the
 // unmeasured cells, the gated metrics undecided, the ties that could not
-// resolve their band. The CLI gives it exit code 1 either way.
+// resolve their band. The CLI gives it exit code 1 either way. The error
+// is one line of a log: each list names at most maxListed cells, each
+// name cut to textsafe.QuoteRunes characters, and counts the rest.
 func Outcome(c gate.Comparison) error {
 	if c.Outcome == gate.Pass {
 		return nil
@@ -23,18 +26,22 @@ func Outcome(c gate.Comparison) error {
 		return errors.New("gate inconclusive: no cell was measured (see the absent classes, if any)")
 	}
 	var parts, regressed, silent, unmeasured []string
-	var undecided, unresolved int
+	var disagree, undecided, unresolved int
 	for _, f := range c.Failures {
+		// A class may be a benchmark's name of any length.
+		cell := textsafe.Clip(f.Key.String(), textsafe.QuoteRunes)
 		switch f.Kind {
 		case gate.FailAgreement:
 			// The key names the class and variant probed: "csv/Q01".
-			parts = append(parts, "agreement: "+f.Key.String()+" answers differently")
+			if disagree++; disagree <= maxListed {
+				parts = append(parts, "agreement: "+cell+" answers differently")
+			}
 		case gate.FailPreflight:
 			parts = append(parts, f.Reason)
 		case gate.FailNoAnswers:
-			silent = append(silent, f.Key.String())
+			silent = append(silent, cell)
 		case gate.FailUnmeasured:
-			unmeasured = append(unmeasured, f.Key.String())
+			unmeasured = append(unmeasured, cell)
 		case gate.FailUnresolved:
 			unresolved++
 		case gate.FailInconclusive:
@@ -45,19 +52,22 @@ func Outcome(c gate.Comparison) error {
 			}
 			undecided++
 		default:
-			regressed = append(regressed, fmt.Sprintf("%s %s", f.Key, f.Metric))
+			regressed = append(regressed, fmt.Sprintf("%s %s", cell, f.Metric))
 		}
 	}
+	if disagree > maxListed {
+		parts = append(parts, fmt.Sprintf("agreement: %d more probe(s) answer differently", disagree-maxListed))
+	}
 	if len(regressed) > 0 {
-		parts = append(parts, fmt.Sprintf("%d pre-declared regression(s): %s", len(regressed), strings.Join(regressed, ", ")))
+		parts = append(parts, fmt.Sprintf("%d pre-declared regression(s): %s", len(regressed), listed(regressed)))
 	}
 	if len(silent) > 0 {
-		parts = append(parts, fmt.Sprintf("the candidate answered no request in %d cell(s) the baseline answered in: %s", len(silent), strings.Join(silent, ", ")))
+		parts = append(parts, fmt.Sprintf("the candidate answered no request in %d cell(s) the baseline answered in: %s", len(silent), listed(silent)))
 	}
 	// What could not be decided is counted apart from what failed: an
 	// unmeasured cell is never a regression.
 	if len(unmeasured) > 0 {
-		parts = append(parts, fmt.Sprintf("%d cell(s) unmeasured, the baseline answered no request: %s", len(unmeasured), strings.Join(unmeasured, ", ")))
+		parts = append(parts, fmt.Sprintf("%d cell(s) unmeasured, the baseline answered no request: %s", len(unmeasured), listed(unmeasured)))
 	}
 	if undecided > 0 {
 		parts = append(parts, fmt.Sprintf("%d gated metric(s) could not be decided", undecided))
@@ -72,6 +82,21 @@ func Outcome(c gate.Comparison) error {
 		parts = append(parts, "nothing decided")
 	}
 	return fmt.Errorf("gate inconclusive: %s", strings.Join(parts, "; "))
+}
+
+// maxListed is how many cells a list of Outcome's names: the error is one
+// line of a workflow log, and the report and decisions.json list them all.
+const maxListed = 10
+
+// listed joins the first maxListed of names and counts the rest: "a, b,
+// …, j and 2990 more".
+func listed(names []string) string {
+	shown := names[:min(len(names), maxListed)]
+	s := strings.Join(shown, ", ")
+	if rest := len(names) - len(shown); rest > 0 {
+		s += fmt.Sprintf(" and %d more", rest)
+	}
+	return s
 }
 
 // OpenCells is the adaptive design's look at a run under way: the results

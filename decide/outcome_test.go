@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -196,5 +197,50 @@ func TestUnmeasuredAnyLoad(t *testing.T) {
 			strings.Contains(err.Error(), "regression") {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+}
+
+// TestOutcomeBounded: a gate that fails in 3000 cells, and in cells of
+// 10 MB names, says so in a line of a few KB: the first cells, each name
+// cut, and how many more.
+func TestOutcomeBounded(t *testing.T) {
+	t.Parallel()
+	var fs []gate.Failure
+	for i := range 3000 {
+		k := gate.CellKey{Class: fmt.Sprintf("BenchmarkX%d", i)}
+		fs = append(fs,
+			gate.Failure{Key: k, Metric: gate.RPS, Kind: gate.FailRegression},
+			gate.Failure{Key: k, Kind: gate.FailNoAnswers},
+			gate.Failure{Key: k, Kind: gate.FailUnmeasured},
+			gate.Failure{Key: gate.CellKey{Variant: "csv", Class: k.Class}, Kind: gate.FailAgreement})
+	}
+	long := gate.CellKey{Class: strings.Repeat("x", 10_000_000)}
+	fs = append(fs, gate.Failure{Key: long, Metric: gate.P95, Kind: gate.FailRegression})
+	err := Outcome(gate.Comparison{Outcome: gate.Fail, Cells: []gate.CellResult{{Key: long}}, Failures: fs})
+	if err == nil {
+		t.Fatal("passed")
+	}
+	msg := err.Error()
+	if len(msg) > 8<<10 {
+		t.Fatalf("an error of %d bytes: %.500s…", len(msg), msg)
+	}
+	for _, want := range []string{
+		"gate failed: agreement: csv/BenchmarkX0 answers differently; ",
+		"agreement: csv/BenchmarkX9 answers differently; agreement: 2990 more probe(s) answer differently; ",
+		"3001 pre-declared regression(s): BenchmarkX0 rps, BenchmarkX1 rps, BenchmarkX2 rps, BenchmarkX3 rps, BenchmarkX4 rps, " +
+			"BenchmarkX5 rps, BenchmarkX6 rps, BenchmarkX7 rps, BenchmarkX8 rps, BenchmarkX9 rps and 2991 more; ",
+		"the candidate answered no request in 3000 cell(s) the baseline answered in: BenchmarkX0, ",
+		"BenchmarkX9 and 2990 more; 3000 cell(s) unmeasured",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("no %q in\n%s", want, msg)
+		}
+	}
+	// The long name, listed first, is cut.
+	err = Outcome(gate.Comparison{Outcome: gate.Fail, Cells: []gate.CellResult{{Key: long}}, Failures: []gate.Failure{
+		{Key: long, Metric: gate.P95, Kind: gate.FailRegression},
+	}})
+	if msg := err.Error(); len(msg) > 1<<10 || !strings.HasSuffix(msg, "x… (10000000 characters) p95") {
+		t.Errorf("an error of %d bytes: %.300s…%s", len(msg), msg, msg[max(0, len(msg)-60):])
 	}
 }
