@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -200,4 +201,28 @@ func TestInstallationTokenReadsEveryPage(t *testing.T) {
 		"GET /repos/octo/bench/issues/7/comments?page=2&per_page=100",
 		"GET /repos/octo/bench/issues/7/comments?page=3&per_page=100",
 		editOf(newest))
+}
+
+// The comment-author input reaches the Commenter: of two Apps' bots'
+// marked comments, the named one's is edited, though the other's is newer.
+func TestCommentAuthorInput(t *testing.T) {
+	t.Parallel()
+	gh := fakegithub.New(t, testToken, &app)
+	gh.AddPR(7, headSHA)
+	id := gh.AddComment(7, app, Marker("benchgate")+"\nours")
+	gh.AddComment(7, fakegithub.AppBot("otherapp"), Marker("benchgate")+"\nthe other App's")
+	e := actionEnv(t, gh)
+	e.Inputs.CommentAuthor = "myapp[bot]"
+	url, err := e.postComment(context.Background(), *failedReport(), "", io.Discard)
+	if want := fmt.Sprintf("https://github.com/octo/bench/pull/7#issuecomment-%d", id); err != nil || url != want {
+		t.Fatalf("postComment = %q, %v; want %q", url, err, want)
+	}
+	if cs := gh.Comments(7); len(cs) != 2 || cs[1].Body != Marker("benchgate")+"\nthe other App's" {
+		t.Errorf("comments %+v", cs)
+	}
+	for _, c := range gh.Calls() {
+		if c == "GET /user" {
+			t.Errorf("GET /user asked, though comment-author names the login")
+		}
+	}
 }
