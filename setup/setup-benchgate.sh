@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# setup-benchgate.sh VERSION DIR — install benchgate's released binary for
-# this runner's OS and architecture into DIR: download the release's archive
-# and its checksums file, refuse the archive unless its SHA-256 is the one
-# the checksums file lists for it, unpack the binary, and put DIR on the
-# workflow's PATH ($GITHUB_PATH) when there is one. A DIR that already holds
-# the binary (a cache hit) is used as it is.
+# setup-benchgate.sh VERSION DIR [BINDIR] — install benchgate's released
+# binary for this runner's OS and architecture: download the release's
+# checksums file, refuse the archive unless its SHA-256 is the one the
+# checksums file lists for it, unpack the binary into BINDIR (default: a
+# new temporary directory), and put BINDIR on the workflow's PATH
+# ($GITHUB_PATH) when there is one.
 #
-# BENCHGATE_RELEASE_URL is where releases are (default: this repository's
-# GitHub releases); tests point it at a local server.
+# DIR is the cache (the setup action's actions/cache path): it keeps the
+# verified archive, never the binary. A cached archive is checked against
+# checksums.txt on every run, as a download is: a cache entry is files
+# that another job, or an earlier job on a self-hosted runner, could have
+# written, so what is there is refused (and downloaded again) unless its
+# SHA-256 is the release's, and the binary that runs is always unpacked
+# from the archive just checked. checksums.txt itself is downloaded on
+# every run.
+#
+# Downloads are https only, redirects included (curl --proto '=https'
+# --proto-redir '=https'). BENCHGATE_RELEASE_URL is where releases are
+# (default: this repository's GitHub releases); tests point it at a local
+# https server, trusted through CURL_CA_BUNDLE.
 set -euo pipefail
 
 die() { echo "setup-benchgate: $*" >&2; exit 1; }
 
 version=${1:-}
 dir=${2:-}
-[ -n "$version" ] && [ -n "$dir" ] || die "usage: setup-benchgate.sh VERSION DIR"
+bindir=${3:-}
+[ -n "$version" ] && [ -n "$dir" ] || die "usage: setup-benchgate.sh VERSION DIR [BINDIR]"
 # A release tag, nothing else: it becomes part of a URL and of file names.
 [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ ]] || die "version $version: want a release tag such as v1.2.3"
 base=${BENCHGATE_RELEASE_URL:-https://github.com/benchgate/benchgate/releases/download}
+[[ "$base" == https://* ]] || die "BENCHGATE_RELEASE_URL $base: want an https:// address"
 
 bin=benchgate ext=tar.gz
 case "$(uname -s)" in
@@ -35,31 +48,52 @@ aarch64 | arm64) arch=arm64 ;;
 esac
 [ "$os/$arch" != windows/arm64 ] || die "no released binary for windows/arm64: the release has windows/amd64"
 
-if [ ! -x "$dir/$bin" ]; then
-  asset="benchgate_${version#v}_${os}_${arch}.$ext"
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  for f in "$asset" checksums.txt; do
-    curl -fsSL --retry 3 --proto '=https,http' -o "$tmp/$f" "$base/$version/$f" || die "cannot download $base/$version/$f"
-  done
-  want=$(awk -v a="$asset" '$2 == a || $2 == "*" a { print $1; exit }' "$tmp/checksums.txt")
-  [ -n "$want" ] || die "checksums.txt of $version lists no $asset"
+fetch() {
+  curl -fsSL --retry 3 --proto '=https' --proto-redir '=https' -o "$2" "$1" || die "cannot download $1"
+}
+sha256() {
   if command -v sha256sum >/dev/null; then
-    got=$(sha256sum "$tmp/$asset" | cut -d' ' -f1)
+    sha256sum "$1" | cut -d' ' -f1
   else
-    got=$(shasum -a 256 "$tmp/$asset" | cut -d' ' -f1)
+    shasum -a 256 "$1" | cut -d' ' -f1
   fi
+}
+
+asset="benchgate_${version#v}_${os}_${arch}.$ext"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fetch "$base/$version/checksums.txt" "$tmp/checksums.txt"
+want=$(awk -v a="$asset" '$2 == a || $2 == "*" a { print $1; exit }' "$tmp/checksums.txt")
+[ -n "$want" ] || die "checksums.txt of $version lists no $asset"
+
+# The cached archive, copied first so that the file checked is the file
+# unpacked.
+if [ -f "$dir/$asset" ] && cp "$dir/$asset" "$tmp/$asset"; then
+  got=$(sha256 "$tmp/$asset")
+  if [ "$got" != "$want" ]; then
+    echo "setup-benchgate: the cached $dir/$asset has SHA-256 $got, but checksums.txt says $want: refused, downloading it again" >&2
+    rm -f "$tmp/$asset" "$dir/$asset"
+  fi
+fi
+if [ ! -f "$tmp/$asset" ]; then
+  fetch "$base/$version/$asset" "$tmp/$asset"
+  got=$(sha256 "$tmp/$asset")
   [ "$got" = "$want" ] || die "$asset: SHA-256 $got, but checksums.txt says $want: refused"
-  if [ "$ext" = zip ]; then
-    command -v unzip >/dev/null || die "unzip is needed to unpack $asset"
-    unzip -q "$tmp/$asset" "$bin" -d "$tmp" || die "$asset holds no $bin"
-  else
-    tar -xzf "$tmp/$asset" -C "$tmp" "$bin" || die "$asset holds no $bin binary"
-  fi
   mkdir -p "$dir"
-  install -m 0755 "$tmp/$bin" "$dir/$bin"
+  cp "$tmp/$asset" "$dir/$asset.$$" && mv -f "$dir/$asset.$$" "$dir/$asset"
 fi
+
+mkdir "$tmp/unpacked"
+if [ "$ext" = zip ]; then
+  command -v unzip >/dev/null || die "unzip is needed to unpack $asset"
+  unzip -q "$tmp/$asset" "$bin" -d "$tmp/unpacked" || die "$asset holds no $bin"
+else
+  tar -xzf "$tmp/$asset" -C "$tmp/unpacked" "$bin" || die "$asset holds no $bin binary"
+fi
+[ -n "$bindir" ] || bindir=$(mktemp -d)
+mkdir -p "$bindir"
+install -m 0755 "$tmp/unpacked/$bin" "$bindir/$bin"
 if [ -n "${GITHUB_PATH:-}" ]; then
-  echo "$dir" >>"$GITHUB_PATH"
+  echo "$bindir" >>"$GITHUB_PATH"
 fi
-"$dir/$bin" version
+"$bindir/$bin" version

@@ -1,5 +1,5 @@
-// Package setup_test tests the setup action's script against a local HTTP
-// server that serves a release as the release workflow lays it out.
+// Package setup_test tests the setup action's script against a local
+// https server that serves a release as the release workflow lays it out.
 package setup_test
 
 import (
@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,16 +17,40 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
-// archive is a release archive holding a benchgate that says its version.
-func archive(t *testing.T, version string) []byte {
+// shared is a directory that lives as long as the package's tests (the
+// release they share is built there once).
+var shared string
+
+func TestMain(m *testing.M) {
+	var err error
+	if shared, err = os.MkdirTemp("", "setup-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(shared)
+	os.Exit(code)
+}
+
+func unixOnly(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("the setup script is for Linux and macOS runners")
+	}
+}
+
+// targz is a release archive holding a benchgate that prints says.
+func targz(t *testing.T, says string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	gz := gzip.NewWriter(&b)
 	tw := tar.NewWriter(gz)
-	bin := []byte("#!/bin/sh\necho benchgate " + version + "\n")
+	bin := []byte("#!/bin/sh\necho " + says + "\n")
 	if err := tw.WriteHeader(&tar.Header{Name: "benchgate", Mode: 0o755, Size: int64(len(bin))}); err != nil {
 		t.Fatal(err)
 	}
@@ -35,63 +60,152 @@ func archive(t *testing.T, version string) []byte {
 	return b.Bytes()
 }
 
-// release serves version's archive for this machine and a checksums file
-// whose line for it is sum (its real SHA-256 when empty).
-func release(t *testing.T, version, sum string) string {
-	t.Helper()
-	arch := map[string]string{"amd64": "amd64", "arm64": "arm64"}[runtime.GOARCH]
-	asset := fmt.Sprintf("benchgate_%s_%s_%s.tar.gz", strings.TrimPrefix(version, "v"), runtime.GOOS, arch)
-	data := archive(t, version)
-	if sum == "" {
-		sum = fmt.Sprintf("%x", sha256.Sum256(data))
-	}
-	checksums := fmt.Sprintf("%x  benchgate_%s_windows_amd64.zip\n%s  %s\n", sha256.Sum256([]byte("other")), version, sum, asset)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/"+version+"/"+asset, func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
-	mux.HandleFunc("/"+version+"/checksums.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, checksums) })
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
+func sum(data []byte) string { return fmt.Sprintf("%x", sha256.Sum256(data)) }
+
+// server is an https release server, trusted through a CA file of its own
+// certificate, that counts the requests for each path.
+type server struct {
+	*httptest.Server
+	ca    string
+	files map[string][]byte        // path → body
+	hits  map[string]*atomic.Int32 // path → requests; both fixed at the start
 }
 
-// setup runs the script; it returns its output, the GITHUB_PATH file's
+func newServer(t *testing.T, files map[string][]byte) *server {
+	t.Helper()
+	s := &server{files: files, hits: map[string]*atomic.Int32{}}
+	for p := range files {
+		s.hits[p] = new(atomic.Int32)
+	}
+	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := s.files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		s.hits[r.URL.Path].Add(1)
+		w.Write(body)
+	}))
+	t.Cleanup(s.Close)
+	s.ca = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(s.ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// assetName is the release archive's name for this machine.
+func assetName(version string) string {
+	return fmt.Sprintf("benchgate_%s_%s_%s.tar.gz", strings.TrimPrefix(version, "v"), runtime.GOOS, runtime.GOARCH)
+}
+
+// release serves version's archive for this machine, a benchgate that
+// says "benchgate VERSION", and a checksums file whose line for it is
+// sum (its real SHA-256 when empty).
+func release(t *testing.T, version, sha string) *server {
+	t.Helper()
+	asset := assetName(version)
+	data := targz(t, "benchgate "+version)
+	if sha == "" {
+		sha = sum(data)
+	}
+	checksums := fmt.Sprintf("%s  benchgate_%s_windows_amd64.zip\n%s  %s\n", sum([]byte("other")), version, sha, asset)
+	return newServer(t, map[string][]byte{
+		"/" + version + "/" + asset:      data,
+		"/" + version + "/checksums.txt": []byte(checksums),
+	})
+}
+
+// run is a run of the setup script: its output, the GITHUB_PATH file's
 // text and the error.
-func setup(t *testing.T, url, version, dir string) (string, string, error) {
+type run struct {
+	out, ghPath string
+	err         error
+}
+
+// setup runs the script with the release at url, trusting ca; extra is
+// more of its environment.
+func setup(t *testing.T, url, ca, version, dir, bindir string, extra ...string) run {
 	t.Helper()
 	ghPath := filepath.Join(t.TempDir(), "github_path")
-	cmd := exec.Command("bash", "setup-benchgate.sh", version, dir)
-	cmd.Env = append(os.Environ(), "BENCHGATE_RELEASE_URL="+url, "GITHUB_PATH="+ghPath)
+	cmd := exec.Command("bash", "setup-benchgate.sh", version, dir, bindir)
+	cmd.Env = append(os.Environ(), "BENCHGATE_RELEASE_URL="+url, "CURL_CA_BUNDLE="+ca, "GITHUB_PATH="+ghPath)
+	cmd.Env = append(cmd.Env, extra...)
 	out, err := cmd.CombinedOutput()
 	p, _ := os.ReadFile(ghPath)
-	return string(out), string(p), err
+	return run{string(out), string(p), err}
 }
 
+// TestSetupInstallsVerified: a first run downloads, verifies and keeps
+// the archive in the cache, unpacks the binary into the bin directory and
+// puts that on PATH; a second (a cache hit) downloads checksums.txt again
+// and not the archive, and still checks the archive against it.
 func TestSetupInstallsVerified(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-		t.Skip("the setup script is for Linux and macOS runners")
+	unixOnly(t)
+	srv := release(t, "v9.9.9", "")
+	dir, bindir := filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "bin")
+	r := setup(t, srv.URL, srv.ca, "v9.9.9", dir, bindir)
+	if r.err != nil || !strings.Contains(r.out, "benchgate v9.9.9") {
+		t.Fatalf("setup: %v\n%s", r.err, r.out)
 	}
-	url := release(t, "v9.9.9", "")
-	dir := filepath.Join(t.TempDir(), "tool")
-	out, ghPath, err := setup(t, url, "v9.9.9", dir)
-	if err != nil || !strings.Contains(out, "benchgate v9.9.9") {
-		t.Fatalf("setup: %v\n%s", err, out)
+	if r.ghPath != bindir+"\n" {
+		t.Errorf("GITHUB_PATH %q, want %q", r.ghPath, bindir)
 	}
-	if ghPath != dir+"\n" {
-		t.Errorf("GITHUB_PATH %q, want %q", ghPath, dir)
+	if _, err := os.Stat(filepath.Join(dir, assetName("v9.9.9"))); err != nil {
+		t.Errorf("the cache holds no archive: %v", err)
 	}
-	// A second run (a cache hit) uses what is there, without downloading.
-	out, _, err = setup(t, "http://127.0.0.1:1", "v9.9.9", dir)
-	if err != nil || !strings.Contains(out, "benchgate v9.9.9") {
-		t.Errorf("cached: %v\n%s", err, out)
+	if _, err := os.Stat(filepath.Join(dir, "benchgate")); err == nil {
+		t.Errorf("the cache holds a binary: only the archive belongs there")
+	}
+	r = setup(t, srv.URL, srv.ca, "v9.9.9", dir, filepath.Join(t.TempDir(), "bin"))
+	if r.err != nil || !strings.Contains(r.out, "benchgate v9.9.9") {
+		t.Errorf("cached: %v\n%s", r.err, r.out)
+	}
+	if a, c := srv.hits["/v9.9.9/"+assetName("v9.9.9")].Load(), srv.hits["/v9.9.9/checksums.txt"].Load(); a != 1 || c != 2 {
+		t.Errorf("two runs downloaded the archive %d times and checksums.txt %d times, want 1 and 2", a, c)
+	}
+}
+
+// TestSetupRefusesAPlantedCache: what another job left in the cache is
+// never run. A binary beside the archive (where the cache used to keep
+// it) is ignored; an archive that is not the release's is refused, by
+// its SHA-256, and the release's downloaded again.
+func TestSetupRefusesAPlantedCache(t *testing.T) {
+	t.Parallel()
+	unixOnly(t)
+	srv := release(t, "v9.9.9", "")
+	dir := filepath.Join(t.TempDir(), "cache")
+	if r := setup(t, srv.URL, srv.ca, "v9.9.9", dir, filepath.Join(t.TempDir(), "bin")); r.err != nil {
+		t.Fatalf("setup: %v\n%s", r.err, r.out)
+	}
+	planted := targz(t, "PLANTED")
+	archive := filepath.Join(dir, assetName("v9.9.9"))
+	if err := os.WriteFile(archive, planted, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "benchgate"), []byte("#!/bin/sh\necho PLANTED\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := setup(t, srv.URL, srv.ca, "v9.9.9", dir, filepath.Join(t.TempDir(), "bin"))
+	want := "the cached " + archive + " has SHA-256 " + sum(planted) + ", but checksums.txt says "
+	if r.err != nil || !strings.Contains(r.out, want) || !strings.Contains(r.out, "refused, downloading it again") {
+		t.Fatalf("err %v, output %q; want a refusal saying %q", r.err, r.out, want)
+	}
+	if strings.Contains(r.out, "PLANTED") || !strings.Contains(r.out, "benchgate v9.9.9") {
+		t.Errorf("output %q: the planted binary ran, or the release's did not", r.out)
+	}
+	if got, _ := os.ReadFile(archive); bytes.Equal(got, planted) {
+		t.Errorf("the planted archive is still in the cache")
+	}
+	if n := srv.hits["/v9.9.9/"+assetName("v9.9.9")].Load(); n != 2 {
+		t.Errorf("the archive was downloaded %d times, want 2 (the first run, and after the refusal)", n)
 	}
 }
 
 func TestSetupRefuses(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-		t.Skip("the setup script is for Linux and macOS runners")
-	}
+	unixOnly(t)
 	for _, c := range []struct {
 		name, version, sum, want string
 	}{
@@ -101,17 +215,138 @@ func TestSetupRefuses(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			url := release(t, "v9.9.9", c.sum)
-			dir := filepath.Join(t.TempDir(), "tool")
-			out, ghPath, err := setup(t, url, c.version, dir)
-			if err == nil || !strings.Contains(out, c.want) {
-				t.Fatalf("err %v, output %q; want a refusal saying %q", err, out, c.want)
+			srv := release(t, "v9.9.9", c.sum)
+			dir, bindir := filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "bin")
+			r := setup(t, srv.URL, srv.ca, c.version, dir, bindir)
+			if r.err == nil || !strings.Contains(r.out, c.want) {
+				t.Fatalf("err %v, output %q; want a refusal saying %q", r.err, r.out, c.want)
 			}
-			if _, serr := os.Stat(filepath.Join(dir, "benchgate")); serr == nil || ghPath != "" {
-				t.Errorf("a refused setup left a binary or a PATH entry (GITHUB_PATH %q)", ghPath)
+			for _, f := range []string{filepath.Join(bindir, "benchgate"), filepath.Join(dir, assetName("v9.9.9"))} {
+				if _, err := os.Stat(f); err == nil {
+					t.Errorf("a refused setup left %s", f)
+				}
+			}
+			if r.ghPath != "" {
+				t.Errorf("a refused setup left a PATH entry (GITHUB_PATH %q)", r.ghPath)
 			}
 		})
 	}
+}
+
+// TestSetupHTTPSOnly: the script downloads over https only: an http
+// address is refused before anything is fetched, and an https server's
+// redirect to http is not followed (curl --proto-redir '=https'), so
+// nothing reaches the http server.
+func TestSetupHTTPSOnly(t *testing.T) {
+	t.Parallel()
+	unixOnly(t)
+	var plainHits atomic.Int32
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		plainHits.Add(1)
+		fmt.Fprintln(w, "served over http")
+	}))
+	defer plain.Close()
+	srv := release(t, "v9.9.9", "")
+
+	r := setup(t, plain.URL, srv.ca, "v9.9.9", filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "bin"))
+	if r.err == nil || !strings.Contains(r.out, "BENCHGATE_RELEASE_URL "+plain.URL+": want an https:// address") {
+		t.Errorf("an http release address: err %v, output %q", r.err, r.out)
+	}
+
+	redirect := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirect.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: redirect.Certificate().Raw}), 0o644)
+	r = setup(t, redirect.URL, ca, "v9.9.9", filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "bin"))
+	if r.err == nil || !strings.Contains(r.out, "cannot download "+redirect.URL+"/v9.9.9/checksums.txt") {
+		t.Errorf("a redirect to http: err %v, output %q", r.err, r.out)
+	}
+	if n := plainHits.Load(); n != 0 {
+		t.Errorf("the http server got %d requests", n)
+	}
+}
+
+// fakeModule is a module whose cmd/benchgate says the version release.sh
+// stamps into it (-X main.version), as the real one does; release.sh,
+// copied beside it, builds it as it builds benchgate. The archive's name,
+// its layout and checksums.txt — the contract with the setup script —
+// are the script's, whatever it compiles; the few runtime packages this
+// main needs compile in seconds for any platform, where all of benchgate
+// for two platforms took minutes on a loaded machine. (The real CLI
+// through release.sh: scripts' TestReleaseImage; for Windows: .ci/run's
+// cross-builds.)
+const fakeMain = `package main
+
+var version = "dev"
+
+func main() { println("benchgate", version) }
+`
+
+var (
+	releaseOnce sync.Once
+	releaseDir  string
+	releaseErr  error
+)
+
+const releaseVersion = "v0.0.0-test"
+
+// built is the release.sh's output for this machine and for
+// windows/amd64, made once for the package's tests.
+func built(t *testing.T) string {
+	t.Helper()
+	releaseOnce.Do(func() {
+		src, err := os.ReadFile("../scripts/release.sh")
+		if err != nil {
+			releaseErr = err
+			return
+		}
+		mod := filepath.Join(shared, "module")
+		for name, body := range map[string]string{
+			"go.mod":                "module example.com/fake\n\ngo 1.21\n",
+			"cmd/benchgate/main.go": fakeMain,
+			"scripts/release.sh":    string(src),
+		} {
+			p := filepath.Join(mod, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				releaseErr = err
+				return
+			}
+			if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+				releaseErr = err
+				return
+			}
+		}
+		releaseDir = filepath.Join(shared, "dist")
+		cmd := exec.Command("bash", filepath.Join(mod, "scripts/release.sh"), releaseVersion, releaseDir, runtime.GOOS+"/"+runtime.GOARCH, "windows/amd64")
+		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			releaseErr = fmt.Errorf("release.sh: %v\n%s", err, out)
+		}
+	})
+	if releaseErr != nil {
+		t.Fatal(releaseErr)
+	}
+	return releaseDir
+}
+
+// serveDir serves dir as the release version over https.
+func serveDir(t *testing.T, version, dir string) *server {
+	t.Helper()
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["/"+version+"/"+e.Name()] = b
+	}
+	return newServer(t, files)
 }
 
 // TestReleaseThenSetup: what scripts/release.sh makes, the setup script
@@ -119,23 +354,11 @@ func TestSetupRefuses(t *testing.T) {
 // contract between them — and the installed binary is the version built.
 func TestReleaseThenSetup(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-		t.Skip("the setup script is for Linux and macOS runners")
-	}
-	const version = "v0.0.0-test"
-	rel := t.TempDir()
-	build := exec.Command("bash", "../scripts/release.sh", version, rel, runtime.GOOS+"/"+runtime.GOARCH)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("release.sh: %v\n%s", err, out)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/"+version+"/", http.StripPrefix("/"+version+"/", http.FileServer(http.Dir(rel))))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	dir := filepath.Join(t.TempDir(), "tool")
-	out, _, err := setup(t, srv.URL, version, dir)
-	if err != nil || !strings.Contains(out, "benchgate "+version) {
-		t.Fatalf("setup of the release: %v\n%s", err, out)
+	unixOnly(t)
+	srv := serveDir(t, releaseVersion, built(t))
+	r := setup(t, srv.URL, srv.ca, releaseVersion, filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "bin"))
+	if r.err != nil || !strings.Contains(r.out, "benchgate "+releaseVersion) {
+		t.Fatalf("setup of the release: %v\n%s", r.err, r.out)
 	}
 }
 
@@ -163,44 +386,35 @@ func TestSetupOnWindows(t *testing.T) {
 	zw.Close()
 	data := zb.Bytes()
 	asset := "benchgate_9.9.9_windows_amd64.zip"
+	fake := t.TempDir()
+	uname := "#!/bin/sh\ncase \"$1\" in -s) echo MINGW64_NT-10.0-20348 ;; -m) echo x86_64 ;; esac\n"
+	if err := os.WriteFile(filepath.Join(fake, "uname"), []byte(uname), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ name, sum, want string }{
-		{"verified", fmt.Sprintf("%x", sha256.Sum256(data)), "benchgate " + version},
+		{"verified", sum(data), "benchgate " + version},
 		{"wrong checksum", strings.Repeat("1", 64), "SHA-256"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			mux := http.NewServeMux()
-			mux.HandleFunc("/"+version+"/"+asset, func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
-			mux.HandleFunc("/"+version+"/checksums.txt", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintf(w, "%s  %s\n", c.sum, asset) })
-			srv := httptest.NewServer(mux)
-			defer srv.Close()
-			fake := t.TempDir()
-			uname := "#!/bin/sh\ncase \"$1\" in -s) echo MINGW64_NT-10.0-20348 ;; -m) echo x86_64 ;; esac\n"
-			if err := os.WriteFile(filepath.Join(fake, "uname"), []byte(uname), 0o755); err != nil {
-				t.Fatal(err)
+			srv := newServer(t, map[string][]byte{
+				"/" + version + "/" + asset:      data,
+				"/" + version + "/checksums.txt": []byte(c.sum + "  " + asset + "\n"),
+			})
+			bindir := filepath.Join(t.TempDir(), "bin")
+			r := setup(t, srv.URL, srv.ca, version, filepath.Join(t.TempDir(), "cache"), bindir,
+				"PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+			if !strings.Contains(r.out, c.want) {
+				t.Fatalf("setup: %v\n%s\nwant %q", r.err, r.out, c.want)
 			}
-			dir := filepath.Join(t.TempDir(), "tool")
-			ghPath := filepath.Join(t.TempDir(), "github_path")
-			cmd := exec.Command("bash", "setup-benchgate.sh", version, dir)
-			cmd.Env = append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"),
-				"BENCHGATE_RELEASE_URL="+srv.URL, "GITHUB_PATH="+ghPath)
-			out, err := cmd.CombinedOutput()
-			if !strings.Contains(string(out), c.want) {
-				t.Fatalf("setup: %v\n%s\nwant %q", err, out, c.want)
-			}
-			_, serr := os.Stat(filepath.Join(dir, "benchgate.exe"))
-			if ok := c.name == "verified"; (err == nil) != ok || (serr == nil) != ok {
-				t.Errorf("installed %v (err %v), want %v", serr == nil, err, ok)
+			_, serr := os.Stat(filepath.Join(bindir, "benchgate.exe"))
+			if ok := c.name == "verified"; (r.err == nil) != ok || (serr == nil) != ok {
+				t.Errorf("installed %v (err %v), want %v", serr == nil, r.err, ok)
 			}
 		})
 	}
 
-	rel := t.TempDir()
-	build := exec.Command("bash", "../scripts/release.sh", "v0.0.0-test", rel, "windows/amd64")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("release.sh: %v\n%s", err, out)
-	}
-	zr, err := zip.OpenReader(filepath.Join(rel, "benchgate_0.0.0-test_windows_amd64.zip"))
+	zr, err := zip.OpenReader(filepath.Join(built(t), "benchgate_0.0.0-test_windows_amd64.zip"))
 	if err != nil {
 		t.Fatal(err)
 	}
