@@ -152,9 +152,9 @@ func newMatcher(values map[string]string) *matcher {
 }
 
 const (
-	// redactWindow is how much text is decoded at a time: the memory a
-	// Redact takes is some 20 bytes a byte of a window, whatever the text's
-	// length (an answer may be 16 MiB).
+	// redactWindow is how much text is decoded at a time: besides its
+	// output, a Redact takes some 20 bytes a byte of one window, whatever
+	// the text's length (an answer may be 16 MiB).
 	redactWindow = 64 << 10
 	// maxExpand is the most bytes of text one decoded byte is taken to
 	// come from: \u0026#x2F; is 11, &amp;#x2F; 10. A window reads this
@@ -181,6 +181,7 @@ type found struct {
 // longest.
 func (m *matcher) redact(t string) string {
 	var fs []found
+	var sc scratch
 	for cs := 0; cs < len(t); cs += redactWindow {
 		ws := max(0, cs-redactLead)
 		we := min(len(t), cs+redactWindow+m.maxLen*maxExpand+redactLead)
@@ -188,7 +189,7 @@ func (m *matcher) redact(t string) string {
 		if we == len(t) {
 			ce = len(t)
 		}
-		fs = m.scan(t[ws:we], ws, cs, ce, fs)
+		fs = m.scan(&sc, t[ws:we], ws, cs, ce, fs)
 		if ce == len(t) {
 			break
 		}
@@ -218,15 +219,23 @@ func (m *matcher) redact(t string) string {
 // A span is where in a window's text a decoded byte came from.
 type span struct{ start, end int32 }
 
+// scratch is the memory of one window, used again for the next.
+type scratch struct {
+	raw, canon []byte
+	dec        [maxDecodes][]byte
+	spans      [maxDecodes][]span
+}
+
 // scan appends to fs the values found in w, a window starting at offset
 // off of the text, that start in [cs, ce) of the text: in w as is and in
 // each of its decodings.
-func (m *matcher) scan(w string, off, cs, ce int, fs []found) []found {
-	raw := []byte(w)
+func (m *matcher) scan(sc *scratch, w string, off, cs, ce int, fs []found) []found {
+	sc.raw = append(sc.raw[:0], w...)
+	raw := sc.raw
 	var spans []span // nil: byte i came from byte i
-	canon := make([]byte, 0, len(raw))
 	for level := 0; ; level++ {
-		canon = fold(canon[:0], raw)
+		sc.canon = fold(sc.canon[:0], raw)
+		canon := sc.canon
 		for _, p := range m.pats {
 			for k := 0; k+len(p.canon) <= len(canon); {
 				i := bytes.Index(canon[k:], p.canon)
@@ -245,13 +254,11 @@ func (m *matcher) scan(w string, off, cs, ce int, fs []found) []found {
 				k = j
 			}
 		}
-		if level == maxDecodes {
+		if level == maxDecodes || bytes.IndexAny(raw, `\%&`) < 0 {
 			return fs
 		}
-		var changed bool
-		if raw, spans, changed = decode(raw, spans); !changed {
-			return fs
-		}
+		sc.dec[level], sc.spans[level] = decode(sc.dec[level][:0], sc.spans[level][:0], raw, spans)
+		raw, spans = sc.dec[level], sc.spans[level]
 	}
 }
 
@@ -270,21 +277,16 @@ func fold(dst, b []byte) []byte {
 	return dst
 }
 
-// decode undoes one level of escapes in b, whose bytes came from spans
-// (nil: from themselves), and returns the decoded bytes with where each
-// came from. changed is false, and b returned, when b holds no escape.
-func decode(b []byte, spans []span) (out []byte, outSpans []span, changed bool) {
-	if bytes.IndexAny(b, `\%&`) < 0 {
-		return b, spans, false
-	}
+// decode appends to out the bytes of b with one level of escapes undone,
+// and to outSpans where each came from; b's bytes came from spans (nil:
+// from themselves).
+func decode(out []byte, outSpans []span, b []byte, spans []span) ([]byte, []span) {
 	at := func(i int) span {
 		if spans == nil {
 			return span{int32(i), int32(i + 1)}
 		}
 		return spans[i]
 	}
-	out = make([]byte, 0, len(b))
-	outSpans = make([]span, 0, len(b))
 	var buf [16]byte
 	for i := 0; i < len(b); {
 		if c := b[i]; c == '\\' || c == '%' || c == '&' {
@@ -295,7 +297,6 @@ func decode(b []byte, spans []span) (out []byte, outSpans []span, changed bool) 
 					outSpans = append(outSpans, sp)
 				}
 				i += n
-				changed = true
 				continue
 			}
 		}
@@ -303,10 +304,7 @@ func decode(b []byte, spans []span) (out []byte, outSpans []span, changed bool) 
 		outSpans = append(outSpans, at(i))
 		i++
 	}
-	if !changed {
-		return b, spans, false
-	}
-	return out, outSpans, true
+	return out, outSpans
 }
 
 // maxEntity bounds an HTML character reference's name or digits, so that

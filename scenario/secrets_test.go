@@ -1,12 +1,20 @@
 package scenario
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func loadSecrets(t *testing.T, src string, env map[string]string) *Scenario {
@@ -107,4 +115,250 @@ func TestSecretTableFreed(t *testing.T) {
 	if n := count(); n > before {
 		t.Errorf("%d entries left of 50 collected scenarios", n-before)
 	}
+}
+
+// TestSecretRedactDecoded (issue 27): a value echoed escaped as servers
+// escape it is found after decoding, in any case, and only the span that
+// decodes to it is replaced.
+func TestSecretRedactDecoded(t *testing.T) {
+	t.Parallel()
+	const key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	s := loadSecrets(t, minimal+"load: {defaults: {query: {key: \"${API_KEY}\"}}}\n", map[string]string{"API_KEY": key})
+	for _, in := range []string{
+		`wJalrXUtnFEMI\/K7MDENG\/bPxRfiCYEXAMPLEKEY`,                                                                               // PHP json_encode
+		`wJalrXUtnFEMI\u002fK7MDENG\u002FbPxRfiCYEXAMPLEKEY`,                                                                       // \u, either case
+		`\u0077\u004a\u0061lrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`,                                                                  // letters as \u
+		`wJalrXUtnFEMI&#x2F;K7MDENG&#47;bPxRfiCYEXAMPLEKEY`,                                                                        // HTML hex, decimal
+		`wJalrXUtnFEMI&sol;K7MDENG&#X2f;bPxRfiCYEXAMPLEKEY`,                                                                        // named; &#X
+		`wJalrXUtnFEMI&#x2FK7MDENG&#0047bPxRfiCYEXAMPLEKEY`,                                                                        // no ";", leading 0
+		`wJalrXUtnFEMI%2fK7MDENG%2FbPxRfiCYEXAMPLEKEY`,                                                                             // percent, either case
+		`%77%4a%61%6c%72%58%55%74%6e%46%45%4d%49%2f%4b%37%4d%44%45%4e%47%2f%62%50%78%52%66%69%43%59%45%58%41%4d%50%4c%45%4b%45%59`, // every byte
+		`WJALRXUTNFEMI/K7MDENG/BPXRFICYEXAMPLEKEY`,                                                                                 // upper-cased
+		`wjalrxutnfemi%2Fk7mdeng%2Fbpxrficyexamplekey`,                                                                             // lower-cased, escaped
+		`wJalrXUtnFEMI%252FK7MDENG%252FbPxRfiCYEXAMPLEKEY`,                                                                         // percent twice
+		`wJalrXUtnFEMI&amp;#x2F;K7MDENG&amp;sol;bPxRfiCYEXAMPLEKEY`,                                                                // entity in an entity
+		`wJalrXUtnFEMI\u0026#47;K7MDENG%5C%2fbPxRfiCYEXAMPLEKEY`,                                                                   // entity in JSON; JSON in percent
+		`wJalrXUtnFEMI&#x5C;/K7MDENG\/bPxRfiCYEXAMPLEKEY`,                                                                          // JSON in HTML; mixed
+		`wJalrXUtnFEMI\x2fK7MDENG\U0000002fbPxRfiCYEXAMPLEKEY`,                                                                     // Go escapes
+	} {
+		for _, wrap := range []string{"%s", `{"echo": "%s", "n": 7}`, "a&b=%s&c=%%41\\"} {
+			text := fmt.Sprintf(wrap, in)
+			want := fmt.Sprintf(wrap, "${API_KEY}")
+			if got := s.Redact(text); got != want {
+				t.Errorf("Redact(%q)\n = %q\nwant %q", text, got, want)
+			}
+		}
+	}
+	// A value in a query's form: "+" for a space, and "+" as itself.
+	s = loadSecrets(t, minimal+"load: {defaults: {query: {a: \"${A}\", b: \"${B}\"}}}\n", map[string]string{"A": "open sesame", "B": "sk+live/Q7"})
+	for in, want := range map[string]string{
+		"q=open+sesame&x=1":    "q=${A}&x=1",
+		"q=open%20Sesame":      "q=${A}",
+		"k=sk%2Blive%2FQ7 end": "k=${B} end",
+		"k=SK+LIVE/q7":         "k=${B}",
+		"open sesam":           "open sesam",
+	} {
+		if got := s.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSecretRedactUnchanged: text holding no value is returned as it is,
+// escapes, broken escapes and all.
+func TestSecretRedactUnchanged(t *testing.T) {
+	t.Parallel()
+	s := loadSecrets(t, minimal+"load: {defaults: {query: {key: \"${K}\"}}}\n", map[string]string{"K": "s3cr3t/v"})
+	for _, in := range []string{
+		`s3cr3t/w`, `s3cr3t\/`, `s3cr3t&#47;x`, `%s3cr3t%2`, `\u00`, `\uD83D`, `&#`, `&#x;`, `&ampx;`, `&;`, `%%`, `\`, `&`,
+		`s3cr3\\t/v`, `s3cr3t%252` + "\xff\xfe", strings.Repeat(`\u0041`, 100), `&#99999999999999999999999999999999999999;`,
+	} {
+		if got := s.Redact(in); got != in {
+			t.Errorf("Redact(%q) = %q, want it unchanged", in, got)
+		}
+	}
+}
+
+// TestSecretRedactWindows: a long text is decoded a window at a time; a
+// value at, across and near every window's edge is replaced, in any form,
+// and the rest of the text is kept byte for byte.
+func TestSecretRedactWindows(t *testing.T) {
+	t.Parallel()
+	const key = "Zq9/kk-Secret"
+	s := loadSecrets(t, minimal+"load: {defaults: {query: {key: \"${KEY}\"}}}\n", map[string]string{"KEY": key})
+	forms := []string{key, `Zq9\/kk-Secret`, `%5a%71%39%2f%6b%6b%2d%53%65%63%72%65%74`, `Zq9&amp;#47;kk-SECRET`}
+	filler := strings.Repeat("ab%c\\d&e ", 1000)
+	var in, want strings.Builder
+	for i := 0; in.Len() < 5*redactWindow; i++ {
+		// Walk a form over each window's edge, byte by byte.
+		if edge := (in.Len()/redactWindow + 1) * redactWindow; edge-in.Len() < 60 {
+			in.WriteString("x")
+			want.WriteString("x")
+			continue
+		} else if pad := edge - in.Len() - 60; pad > 0 {
+			in.WriteString(filler[:min(pad, len(filler))])
+			want.WriteString(filler[:min(pad, len(filler))])
+		}
+		f := forms[i%len(forms)]
+		in.WriteString(f + " ")
+		want.WriteString("${KEY} ")
+	}
+	if got := s.Redact(in.String()); got != want.String() {
+		for i := range min(len(got), want.Len()) {
+			if got[i] != want.String()[i] {
+				t.Fatalf("at byte %d of %d: got %q, want %q", i, want.Len(), got[max(0, i-40):min(len(got), i+40)], want.String()[max(0, i-40):min(want.Len(), i+40)])
+			}
+		}
+		t.Fatalf("got %d bytes, want %d", len(got), want.Len())
+	}
+}
+
+// TestSecretRedactLinear: a 16 MiB answer of escapes (the largest a probe
+// reads) is redacted in one pass of fixed-size windows: the memory it
+// takes is about that of its output, not 20 bytes a byte of input.
+func TestSecretRedactLinear(t *testing.T) {
+	s := loadSecrets(t, minimal+"load: {defaults: {query: {key: \"${K}\"}}}\n", map[string]string{"K": "abcdefgh"})
+	in := strings.Repeat(`%25\u0026amp;`, (16<<20)/13) + "abcdefgh"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := s.Redact(in)
+	runtime.ReadMemStats(&after)
+	if !strings.HasSuffix(got, "${K}") || len(got) != len(in)-4 {
+		t.Fatalf("got …%q, %d bytes", got[max(0, len(got)-20):], len(got))
+	}
+	// Allocated in all: the output and one window's scratch, reused.
+	if total := after.TotalAlloc - before.TotalAlloc; total > uint64(len(in))+4<<20 {
+		t.Errorf("allocated %d bytes for a %d-byte text", total, len(in))
+	}
+}
+
+// encoders are ways a server writes a value back (issue 27), each
+// applied to the value whole.
+var encoders = []func(string) string{
+	func(v string) string { return v },
+	url.QueryEscape,
+	url.PathEscape,
+	func(v string) string { return eachByte(v, "%%%02X") },
+	func(v string) string { return eachByte(v, "%%%02x") },
+	func(v string) string { b, _ := json.Marshal(v); return string(b[1 : len(b)-1]) },
+	func(v string) string { // PHP's json_encode
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(v)
+		j := strings.TrimSuffix(b.String(), "\n")
+		return strings.ReplaceAll(j[1:len(j)-1], "/", `\/`)
+	},
+	func(v string) string { return eachUTF16(v, `\u%04x`) },
+	func(v string) string { return eachUTF16(v, `\u%04X`) },
+	html.EscapeString,
+	func(v string) string { return eachRune(v, "&#%d;") },
+	func(v string) string { return eachRune(v, "&#x%x;") },
+	func(v string) string { return eachRune(v, "&#X%X;") },
+	strings.NewReplacer("/", "&sol;", "&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;", "=", "&equals;", "+", "&plus;", ":", "&colon;").Replace,
+	func(v string) string { q := strconv.Quote(v); return q[1 : len(q)-1] },
+}
+
+func eachByte(v, format string) string {
+	var b strings.Builder
+	for i := range len(v) {
+		fmt.Fprintf(&b, format, v[i])
+	}
+	return b.String()
+}
+
+// eachRune writes each rune as an HTML reference, but for those HTML
+// reads otherwise (NUL, C1 controls: &#128; is "€"), written as they are.
+func eachRune(v, format string) string {
+	var b strings.Builder
+	for _, r := range v {
+		if r == 0 || 0x80 <= r && r <= 0x9F {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, format, r)
+		}
+	}
+	return b.String()
+}
+
+func eachUTF16(v, format string) string {
+	var b strings.Builder
+	for _, u := range utf16.Encode([]rune(v)) {
+		fmt.Fprintf(&b, format, u)
+	}
+	return b.String()
+}
+
+// cases are the ways a server changes a value's case.
+var cases = []func(string) string{
+	func(v string) string { return v },
+	func(v string) string { return string(fold(nil, []byte(v))) }, // lower, and "+" as a space
+	func(v string) string {
+		b := []byte(v)
+		for i, c := range b {
+			if 'a' <= c && c <= 'z' {
+				b[i] = c - 'a' + 'A'
+			}
+		}
+		return string(b)
+	},
+}
+
+// FuzzRedact: a value written back in any of the encodings above, or in
+// one of them inside another, in any case, within arbitrary text, is
+// replaced, and no form of it is left; the text around it is kept byte for
+// byte. Text that cannot hold the value is unchanged, and redacting twice
+// changes nothing more.
+func FuzzRedact(f *testing.F) {
+	f.Add("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", `{"side": "a", "echo": "`, `"}`, uint8(6), uint8(0), uint8(0), `x\/y %2f &amp;`)
+	f.Add("sk+live/Q7x9==Zr", "GET /search?api_key=", "&q=1", uint8(1), uint8(9), uint8(2), "q=sk+live")
+	f.Add("k3y+/x=<&>\"y", "a", "b", uint8(7), uint8(4), uint8(1), `\u00`)
+	f.Add("päss wörd 😀", "", "", uint8(8), uint8(10), uint8(0), "&#x;&#;%%")
+	f.Fuzz(func(t *testing.T, secret, prefix, suffix string, e1, e2, c uint8, other string) {
+		if len(secret) < MinSecret || len(secret) > 64 || !utf8.ValidString(secret) ||
+			strings.ContainsAny(secret, "\x00$") || len(prefix)+len(suffix)+len(other) > 4096 {
+			return // an environment variable holds no NUL; "$" could be in "${S}"
+		}
+		m := newMatcher(map[string]string{secret: "S"})
+		canon := fold(nil, []byte(secret))
+		// The text around holds no escape, so that none can take in the
+		// first byte of the form (a "\" before "\u0041" makes it "\\u0041",
+		// which is no "A").
+		plain := strings.NewReplacer(`\`, "", "%", "", "&", "")
+		prefix, suffix = plain.Replace(prefix), plain.Replace(suffix)
+		form := encoders[int(e2)%len(encoders)](encoders[int(e1)%len(encoders)](cases[int(c)%len(cases)](secret)))
+		text := prefix + " " + form + " " + suffix
+		got := m.redact(text)
+		folded := fold(nil, []byte(got))
+		for _, cs := range cases {
+			for _, a := range encoders {
+				for _, b := range encoders {
+					if f := b(a(cs(secret))); bytes.Contains(folded, fold(nil, []byte(f))) {
+						t.Fatalf("redact(%q) = %q holds the form %q of %q", text, got, f, secret)
+					}
+				}
+			}
+		}
+		if bytes.Contains(folded, canon) || bytes.Contains(fold(nil, []byte(html.UnescapeString(html.UnescapeString(got)))), canon) {
+			t.Fatalf("redact(%q) = %q holds %q", text, got, secret)
+		}
+		// With no space in the value (a "+" is one), no match reaches past
+		// the spaces around the form, so the text around is kept as is.
+		if !bytes.Contains(canon, []byte(" ")) &&
+			!bytes.Contains(fold(nil, []byte(prefix)), canon) && !bytes.Contains(fold(nil, []byte(suffix)), canon) {
+			if want := prefix + " ${S} " + suffix; got != want {
+				t.Fatalf("redact(%q) = %q, want %q", text, got, want)
+			}
+		}
+		// Without escapes, the text is changed exactly when it holds the
+		// value, in any case.
+		other = plain.Replace(other)
+		if got, holds := m.redact(other), bytes.Contains(fold(nil, []byte(other)), canon); (got != other) != holds {
+			t.Fatalf("redact(%q) = %q, though it holds the value %v", other, got, holds)
+		}
+		if again := m.redact(got); again != got {
+			t.Fatalf("redact(%q) = %q, and again %q", text, got, again)
+		}
+	})
 }
