@@ -3,6 +3,7 @@ package load_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -448,4 +449,41 @@ func TestOpenLoopRefusesBadRate(t *testing.T) {
 			t.Errorf("rate %v: %v", rate, err)
 		}
 	}
+}
+
+// TestOpenLoopWindowsAddUp: in every window of an open loop's session,
+// the calls the schedule put in it are answered or failed, in flight at
+// its end, or unsent, and no others. The windows begin after a settle,
+// as slices do: the calls scheduled in it are sent (at once, the first
+// two workers being free) and hang past the window's end, and are none
+// of the window's, whatever the machine's speed: the schedule, not the
+// clock, says which window a call is of.
+func TestOpenLoopWindowsAddUp(t *testing.T) {
+	t.Parallel()
+	f := newFake()
+	// 100 a second, a call every 10 ms: a settle of 25 ms holds two
+	// calls at least, whenever the window begins.
+	s, err := load.NewSession(t.Context(), load.Loop{Concurrency: 2, Timeout: time.Hour, Drain: 20 * time.Millisecond, Rate: 100,
+		Source: func(int) load.Source { return &loadtest.Seq{Reqs: []scenario.Request{req("hang")}, Loop: true} }}, f.open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := func(name string, r load.Result, inFlight int64) {
+		t.Helper()
+		if r.Requests+r.InFlight+r.Unsent != r.Asked || r.Asked < 1 || r.InFlight != inFlight {
+			t.Errorf("%s: asked %d, answered or failed %d, in flight %d, unsent %d: want them to add up, %d in flight",
+				name, r.Asked, r.Requests, r.InFlight, r.Unsent, inFlight)
+		}
+	}
+	for i := range 3 {
+		begin := time.Now()
+		from := begin.Add(25 * time.Millisecond)
+		// Both workers are held by the settle's calls until the drain
+		// ends: none of the window's calls goes out.
+		check(fmt.Sprintf("window %d after a settle", i), s.Window(t.Context(), from, from.Add(30*time.Millisecond)), 0)
+	}
+	// Without a settle the workers' calls are the window's: in flight.
+	now := time.Now()
+	check("window without a settle", s.Window(t.Context(), now, now.Add(30*time.Millisecond)), 2)
 }

@@ -295,8 +295,14 @@ func (w *worker) calls(ctx context.Context, sch *schedule, from, end time.Time) 
 		if !done.Before(end) || (out.Err != nil && ctx.Err() != nil) {
 			// In flight when the window closed: not a request of the
 			// window, but counted apart, so a target that never answers
-			// shows as such rather than as an idle one.
-			w.n.inflight++
+			// shows as such rather than as an idle one. An open loop's
+			// call scheduled before the window (in a warm-up or a
+			// settle) is none of the window's: the window's calls are
+			// answered, failed, in flight or unsent, and add up to Asked.
+			// A closed loop's counts whenever it began.
+			if sch == nil || counts(begin) {
+				w.n.inflight++
+			}
 			return false
 		}
 		if counts(done) {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -712,6 +713,54 @@ func TestRunOpenLoop(t *testing.T) {
 			}
 			if got := res.Rungs[0].Cell.String(); got != "a c=4 50/s" {
 				t.Errorf("cell name %q", got)
+			}
+		})
+	}
+}
+
+// An open loop's warm-up call still in flight when the warm-up ends is
+// none of the rung's: each rung's answered, failed, in flight and unsent
+// calls add up to the calls its window (its slices) asked for. Each
+// target holds its first request, the warm-up's first, until the client
+// goes: at the window's end in a round, after the warm-up's drain in a
+// sliced round, so after the warm-up whatever the machine's speed.
+func TestRunOpenLoopWarmupInFlight(t *testing.T) {
+	t.Parallel()
+	for _, interleave := range []string{scenario.InterleaveRound, scenario.InterleaveSlice} {
+		t.Run(interleave, func(t *testing.T) {
+			t.Parallel()
+			holdFirst := func(name string) scenario.Target {
+				var n atomic.Int64
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path != "/healthz" && n.Add(1) == 1 {
+						<-r.Context().Done()
+					}
+				}))
+				t.Cleanup(srv.Close)
+				return scenario.Target{Name: name, URL: srv.URL, Health: "/healthz", StartupTimeout: 5 * time.Second}
+			}
+			sc := testScenario(holdFirst("baseline"), holdFirst("candidate"))
+			// 400 a second: a slice of 50 ms holds 20 calls. A loaded
+			// machine's slower answers lengthen the slices (ChooseSlicing):
+			// the duration holds 5 pairs of them up to 20 ms a request.
+			sc.Load.Concurrency, sc.Load.Rate, sc.Load.Repetitions = []int{8}, []int{400}, 1
+			sc.Load.Warmup, sc.Load.Duration = 50*time.Millisecond, 250*time.Millisecond
+			if interleave == scenario.InterleaveSlice {
+				sc.Load.Duration = 2 * time.Second
+			}
+			sc.Load.Interleave, sc.Load.Slice, sc.Load.Settle = interleave, 50*time.Millisecond, 10*time.Millisecond
+			res, err := Run(t.Context(), sc, Options{OutDir: t.TempDir(), source: fixedSource})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Rungs) != 2 {
+				t.Fatalf("%d rungs, want 2", len(res.Rungs))
+			}
+			for _, g := range res.Rungs {
+				if g.Requests+g.InFlight+g.Unsent != g.Asked || g.Asked == 0 || (interleave == scenario.InterleaveSlice) != (len(g.Slices) > 0) {
+					t.Errorf("%s: asked %d, answered or failed %d, in flight %d, unsent %d, %d slices: they must add up",
+						g.Target, g.Asked, g.Requests, g.InFlight, g.Unsent, len(g.Slices))
+				}
 			}
 		})
 	}

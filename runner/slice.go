@@ -169,8 +169,14 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 			from := time.Now()
 			w := sd.sess.Window(ctx, from, from.Add(ls.Warmup))
 			// The warm-up counts nothing but the requests it left in
-			// flight; how long its answers took cuts the cell's slices.
-			sd.total.Add(load.Result{InFlight: w.InFlight})
+			// flight, the sign of a target that stopped answering; how
+			// long its answers took cuts the cell's slices. An open
+			// loop's warm-up calls are none of its slices' Asked, which
+			// their answers, failures, calls in flight and unsent add up
+			// to: a target that does not answer shows in its slices.
+			if cell.Rate == 0 {
+				sd.total.Add(load.Result{InFlight: w.InFlight})
+			}
 			warmed[i] = Warmed{Answered: w.Answered}
 			if w.Answered > 0 && w.Latency != nil {
 				warmed[i].Mean = time.Duration(w.Latency.Mean() * float64(time.Microsecond))
