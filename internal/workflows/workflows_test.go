@@ -294,8 +294,8 @@ func TestRepoPinsEverywhere(t *testing.T) {
 		for _, m := range usesLine.FindAllSubmatchIndex(src, -1) {
 			seen++
 			uses := string(src[m[2]:m[3]])
-			if strings.Contains(uses, "@<") {
-				continue // a placeholder: action@<sha>
+			if strings.Contains(uses, "@<") || strings.Contains(uses, "$") {
+				continue // a placeholder (action@<sha>) or a script's text
 			}
 			at := fmt.Sprintf("%s:%d", f, bytes.Count(src[:m[0]], []byte("\n"))+1)
 			if what := Unpinned(uses); what != "" {
@@ -320,5 +320,36 @@ func TestRepoPinsEverywhere(t *testing.T) {
 	}
 	if seen < 10 {
 		t.Errorf("only %d uses: found in %v", seen, files)
+	}
+}
+
+// TestReleaseMovesNoVersionTag: the release workflow never moves the
+// version tag it was started by (the Go checksum database may have
+// recorded it already): every forced tag or push of its scripts is the
+// major alias ($major) alone, and the version tag is not re-made.
+func TestReleaseMovesNoVersionTag(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../../.github/workflows/release.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forced := regexp.MustCompile(`\bgit\s+(tag|push)\b.*\s(-f|--force)\b`)
+	moves := 0
+	for i, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		if forced.MatchString(line) {
+			moves++
+			if !strings.Contains(line, "$major\"") || strings.Contains(line, "GITHUB_REF_NAME") || strings.Contains(line, "${") {
+				t.Errorf("release.yml:%d: %s: a forced tag or push of something other than the major tag", i+1, strings.TrimSpace(line))
+			}
+		}
+		if regexp.MustCompile(`\bgit\s+tag\b.*"\$GITHUB_REF_NAME"`).MatchString(line) {
+			t.Errorf("release.yml:%d: %s: re-makes the version tag", i+1, strings.TrimSpace(line))
+		}
+	}
+	if moves != 2 {
+		t.Errorf("%d forced tags or pushes, want 2 (the major tag, made and pushed)", moves)
 	}
 }
