@@ -258,18 +258,23 @@ func TestRunTargetDies(t *testing.T) {
 	}
 }
 
+// A target that fails to start fails the run, with the other target
+// stopped and the failure on disk. The candidate exits before it listens:
+// the run ends by that failure, not by a start-up timeout a loaded
+// machine could outlast (ServerSpec's is 20 s).
 func TestRunStartFailure(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	cand := targettest.ServerSpec("candidate", "-fail-health")
-	cand.StartupTimeout = 200 * time.Millisecond
+	cand := targettest.ServerSpec("candidate", "-exit-now")
 	res, err := Run(t.Context(), testScenario(targettest.ServerSpec("baseline"), cand), Options{OutDir: out, source: fixedSource})
-	te := targettest.AsTargetError(t, err, target.PhaseHealth)
-	allGone(t, out, "baseline", "candidate")
+	te := targettest.AsTargetError(t, err, target.PhaseStart)
+	// The candidate exited before it printed its pid; the baseline had
+	// started, and was stopped.
+	allGone(t, out, "baseline")
 	if te.Target != "candidate" || res.Status != "failed" || len(res.Rungs) != 0 || res.Env.Candidate.Kind != "command" {
 		t.Errorf("error %v, results %+v", err, res)
 	}
-	if disk := readResults(t, out); disk.Status != "failed" || !strings.Contains(disk.Error, "health check failing on purpose") {
+	if disk := readResults(t, out); disk.Status != "failed" || !strings.Contains(disk.Error, "exited before it was healthy") || !strings.Contains(disk.Error, "fatal: cannot start") {
 		t.Errorf("results.json: status %q error %q", disk.Status, disk.Error)
 	}
 }
