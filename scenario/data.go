@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -52,10 +53,11 @@ func (l *loader) data(n *node) {
 
 // dataFile reads the items of a data file, one per non-empty line. The
 // file must be a regular file of at most MaxDataFileSize bytes, the data
-// files together at most MaxDataBytes, and, unless
-// LoadOptions.AllowDataOutside, inside the scenario's directory tree once
-// every symlink is resolved: a scenario that a pull request changes cannot
-// send /etc/passwd or /proc/self/environ to a target.
+// files together at most MaxDataBytes, never in a .git directory, /proc or
+// /sys (refusedPath), and, unless LoadOptions.AllowDataOutside, inside the
+// scenario's directory tree once every symlink is resolved: a scenario
+// that a pull request changes cannot send /etc/passwd, the job's token in
+// .git/config or /proc/self/environ to a target.
 func (l *loader) dataFile(n *node, f string) ([]string, bool) {
 	name, ok := l.nonEmptyStr(n, f)
 	if !ok {
@@ -78,6 +80,14 @@ func (l *loader) dataFile(n *node, f string) ([]string, bool) {
 			err = fmt.Errorf("cannot read %s", n.raw)
 		}
 		l.errNode(n, f, "%v", err)
+		return nil, false
+	}
+	if at, link, why := refusedPath(p); why != "" {
+		via := ""
+		if link != "" && !n.expanded {
+			via = " (through the symlink " + link + ", to " + at + ")"
+		}
+		l.errNode(n, f, "%s is %s%s: %s", shown, refusedWhere(at), via, why)
 		return nil, false
 	}
 	real, err := filepath.EvalSymlinks(p)
@@ -129,4 +139,95 @@ func (l *loader) dataFile(n *node, f string) ([]string, bool) {
 		return nil, false
 	}
 	return items, true
+}
+
+// maxLinks bounds the symlinks refusedPath follows, as the kernel does.
+const maxLinks = 40
+
+// refusedPath follows p a component at a time, resolving each
+// symlink as the kernel does, and says the first path it passes through
+// that no data file may be read from, the last symlink it followed to get
+// there ("" for none), and why; why is "" when there is no such path (or
+// when p cannot be followed: reading it then fails with the reason).
+// Every step counts, not only where p ends: /dev/fd/3 goes through
+// /proc/self/fd, and a symlink into .git/ is in .git.
+//
+//   - A .git directory: actions/checkout writes the job's token into
+//     .git/config, and a scenario's directory is often the checkout's.
+//   - /proc and /sys: the processes' environments (/proc/self/environ holds
+//     every variable of the job), their memory maps and the kernel's state;
+//     -allow-data-outside does not lift this.
+func refusedPath(p string) (at, link, why string) {
+	rest, err := filepath.Abs(p)
+	if err != nil {
+		return "", "", ""
+	}
+	done := "/"
+	for links := 0; rest != ""; {
+		comp, more, _ := strings.Cut(strings.TrimLeft(rest, "/"), "/")
+		rest = more
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			done = filepath.Dir(done)
+			continue
+		}
+		next := filepath.Join(done, comp)
+		if why := refusedWhy(next); why != "" {
+			return next, link, why
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", "", ""
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", "", ""
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", "", ""
+		}
+		link = next
+		if filepath.IsAbs(target) {
+			done = "/"
+		}
+		rest = target + "/" + rest
+	}
+	return "", "", ""
+}
+
+// refusedWhy says why no data file may be under p, or "".
+func refusedWhy(p string) string {
+	if under(p, "/proc") || under(p, "/sys") {
+		return "a data file is never read from /proc or /sys, which hold the environment of every process of the job and the kernel's state, not even with -allow-data-outside"
+	}
+	dir := filepath.Dir(p)
+	for d := dir; ; d = filepath.Dir(d) {
+		if strings.EqualFold(filepath.Base(d), ".git") {
+			return "a data file is never read from a .git directory: actions/checkout keeps the job's token in .git/config"
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// refusedWhere names what refused path p is in.
+func refusedWhere(p string) string {
+	switch {
+	case under(p, "/proc"):
+		return "under /proc"
+	case under(p, "/sys"):
+		return "under /sys"
+	}
+	return "inside a .git directory"
+}
+
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
 }

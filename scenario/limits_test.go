@@ -468,7 +468,16 @@ func TestDataFilesConfined(t *testing.T) {
 	}
 	write(filepath.Join(root, "outside.txt"), "secret\n")
 	write(filepath.Join(dir, "data", "ids.txt"), "1\n2\n")
-	links := map[string]string{"passwd": "/etc/passwd", "zero": "/dev/zero", "up": "../outside.txt", "inside": "data/ids.txt"}
+	// A checkout: actions/checkout writes the job's token in .git/config.
+	// (Messages are shown with dir/ cut, as load does.)
+	for _, d := range []string{filepath.Join(dir, ".git"), filepath.Join(dir, ".github"), filepath.Join(dir, "my.git")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join(d, "config"), "[http]\n\textraheader = AUTHORIZATION: basic secret\n")
+	}
+	links := map[string]string{"passwd": "/etc/passwd", "zero": "/dev/zero", "up": "../outside.txt", "inside": "data/ids.txt",
+		"cfg": ".git/config", "repo": ".git", "env": "/proc/self/environ", "fd": "/dev/fd", "kernel": "/sys/kernel"}
 	for name, target := range links {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
@@ -509,6 +518,18 @@ func TestDataFilesConfined(t *testing.T) {
 		return "s.yml:9:18: data.z.file: " + shown + " is outside the scenario's directory " + dir + resolved +
 			": a data file must be in the scenario's directory tree, symlinks resolved (the -allow-data-outside flag lifts this)"
 	}
+	refused := func(shown, where, link, at, why string) string {
+		if link != "" {
+			link = " (through the symlink " + link + ", to " + at + ")"
+		}
+		return "s.yml:9:18: data.z.file: " + shown + " is " + where + link + ": " + why
+	}
+	proc := func(shown, at, link string) string {
+		return refused(shown, "under "+at, link, at, "a data file is never read from /proc or /sys, which hold the environment of every process of the job and the kernel's state, not even with -allow-data-outside")
+	}
+	git := func(shown, link string) string {
+		return refused(shown, "inside a .git directory", link, ".git/config", "a data file is never read from a .git directory: actions/checkout keeps the job's token in .git/config")
+	}
 	evaluated, _ := filepath.EvalSymlinks(root)
 	tests := []struct {
 		name, file string
@@ -522,7 +543,22 @@ func TestDataFilesConfined(t *testing.T) {
 		{"a symlink out", "up", LoadOptions{}, outside("up", filepath.Join(evaluated, "outside.txt"))},
 		{"an absolute path", "/etc/passwd", LoadOptions{}, outside("/etc/passwd", "")},
 		{"from ${VAR}", "${DATA}", LoadOptions{}, outside("${DATA}", "")},
-		{"/proc/self/environ", "/proc/self/environ", LoadOptions{}, outside("/proc/self/environ", fmt.Sprintf("/proc/%d/environ", os.Getpid()))},
+		// /proc, /sys and .git are refused whatever the flag says, at any
+		// step of the path (issue 27).
+		{"/proc/self/environ", "/proc/self/environ", LoadOptions{}, proc("/proc/self/environ", "/proc", "")},
+		{"/proc/self/environ allowed outside", "/proc/self/environ", LoadOptions{AllowDataOutside: true}, proc("/proc/self/environ", "/proc", "")},
+		{"a symlink to /proc", "env", LoadOptions{AllowDataOutside: true}, proc("env", "/proc", "env")},
+		{"/dev/fd to /proc", "/dev/fd/0", LoadOptions{AllowDataOutside: true}, proc("/dev/fd/0", "/proc", "/dev/fd")},
+		{"/dev/stdin to /proc", "/dev/stdin", LoadOptions{AllowDataOutside: true}, proc("/dev/stdin", "/proc", "/dev/stdin")},
+		{"a symlink through /sys", "kernel/address_bits", LoadOptions{AllowDataOutside: true}, proc("kernel/address_bits", "/sys", "kernel")},
+		{"/sys", "/sys/kernel/address_bits", LoadOptions{AllowDataOutside: true}, proc("/sys/kernel/address_bits", "/sys", "")},
+		{".git/config", ".git/config", LoadOptions{}, git(".git/config", "")},
+		{".git/config by ..", "data/../.git/./config", LoadOptions{}, git(".git/config", "")},
+		{"a symlink to .git/config", "cfg", LoadOptions{}, git("cfg", "cfg")},
+		{"through a symlink to .git", "repo/config", LoadOptions{}, git("repo/config", "repo")},
+		{".git/config allowed outside", dir + "/.git/config", LoadOptions{AllowDataOutside: true}, git(".git/config", "")},
+		{".github is no .git", ".github/config", LoadOptions{}, ""},
+		{"my.git is no .git", "my.git/config", LoadOptions{}, ""},
 		{"allowed outside", "../outside.txt", LoadOptions{AllowDataOutside: true}, ""},
 		{"/dev/zero", "zero", LoadOptions{AllowDataOutside: true},
 			"s.yml:9:18: data.z.file: zero is not a regular file (a data file is read whole: a FIFO, a device or a directory is refused)"},
