@@ -23,7 +23,10 @@
 //
 // Init writes nothing at all unless it can write both: a file already
 // there is refused, naming it, unless Options.Force, and both are checked
-// before either is written.
+// before either is written. It writes only inside the directory it is
+// given: a symbolic link on the way to either file (a linked .github or
+// .github/workflows, or the file itself) is refused, naming it, -force or
+// not, and the files are opened without following one.
 package scaffold
 
 import (
@@ -77,6 +80,37 @@ func (e *ExistsError) Error() string {
 	return fmt.Sprintf("%s already %s: nothing written (-force overwrites)", strings.Join(e.Files, " and "), verb)
 }
 
+// LinkError refuses to write through a symbolic link, which could lead
+// out of the project's directory.
+type LinkError struct {
+	Path string // the link, as joined to the project's directory
+}
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link: init writes only inside the project's directory, never through a link: nothing written", e.Path)
+}
+
+// noLinks refuses rel (a path under dir) when it, or a directory on the
+// way to it, is a symbolic link. The parts that are not there yet are
+// made by init, as directories and files, not links.
+func noLinks(dir, rel string) error {
+	path := dir
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/") {
+		path = filepath.Join(path, part)
+		fi, err := os.Lstat(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return &LinkError{Path: path}
+		}
+	}
+	return nil
+}
+
 // File is one file to write: Path relative to the project's root.
 type File struct {
 	Path string
@@ -101,6 +135,11 @@ func Init(dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range files {
+		if err := noLinks(dir, f.Path); err != nil {
+			return nil, err
+		}
+	}
 	var exist []string
 	for _, f := range files {
 		path := filepath.Join(dir, f.Path)
@@ -119,6 +158,11 @@ func Init(dir string, opts Options) (*Result, error) {
 		path := filepath.Join(dir, f.Path)
 		created, err := fsx.Mkdirs(filepath.Dir(path))
 		made = append(made, created...)
+		if err == nil {
+			// Again, now that the directories are there: a link made
+			// since the check is refused too.
+			err = noLinks(dir, f.Path)
+		}
 		if err == nil {
 			err = write(path, f.Data, opts.Force)
 		}
@@ -143,11 +187,12 @@ func Init(dir string, opts Options) (*Result, error) {
 
 // write writes data to path, in a directory that exists. Without
 // force, a file that appeared since the check is not overwritten
-// (O_EXCL); with it, the file is replaced whole by a rename, so a symlink
-// there is replaced, not written through.
+// (O_EXCL, which also refuses a link there, and O_NOFOLLOW); with it, the
+// file is replaced whole by a rename, so a link there is replaced, not
+// written through.
 func write(path string, data []byte, force bool) error {
 	if !force {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o644)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -224,28 +225,81 @@ func TestInitRefuses(t *testing.T) {
 		}
 	}
 
-	dir := project(t, "plain")
-	outside := filepath.Join(t.TempDir(), "outside.yml")
-	if err := os.WriteFile(outside, []byte("not init's\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(dir, ScenarioFile)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Init(dir, Options{}); err == nil {
-		t.Fatal("a symlink there was not refused")
-	}
-	if _, err := Init(dir, Options{Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	if got := string(readFile(t, outside)); got != "not init's\n" {
-		t.Errorf("-force wrote through the symlink: %q", got)
-	}
-	if fi, err := os.Lstat(filepath.Join(dir, ScenarioFile)); err != nil || !fi.Mode().IsRegular() {
-		t.Errorf("-force left %v (%v), want a regular file", fi, err)
-	}
-	if _, err := runner.Load(runner.Request{Scenario: filepath.Join(dir, ScenarioFile), Getenv: noEnv}); err != nil {
-		t.Error(err)
+}
+
+// TestInitRefusesLinks: init writes only inside the directory it is
+// given. A symbolic link on the way to either file — a linked .github, a
+// linked .github/workflows, a linked file, whether it points at a file or
+// at nothing — is refused, -force or not, naming the link, and nothing at
+// all is written, there or where it points.
+func TestInitRefusesLinks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, link string
+		dir        bool // the link points at a directory, else at a file
+		missing    bool // at nothing
+	}{
+		{"linked .github", ".github", true, false},
+		{"linked workflows", ".github/workflows", true, false},
+		{"linked workflow file", WorkflowFile, false, false},
+		{"dangling workflow file", WorkflowFile, false, true},
+		{"linked scenario", ScenarioFile, false, false},
+	} {
+		for _, force := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s force=%v", c.name, force), func(t *testing.T) {
+				t.Parallel()
+				dir := project(t, "plain")
+				outside := t.TempDir()
+				target := outside
+				if !c.dir {
+					target = filepath.Join(outside, "theirs.yml")
+					if !c.missing {
+						if err := os.WriteFile(target, []byte("not init's\n"), 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				link := filepath.Join(dir, c.link)
+				if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, link); err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				_, err := Init(dir, Options{Force: force, Out: &out})
+				var le *LinkError
+				if !errors.As(err, &le) || le.Path != link || !strings.Contains(err.Error(), link+" is a symbolic link") {
+					t.Fatalf("err %v, want a LinkError naming %s", err, link)
+				}
+				if out.Len() > 0 {
+					t.Errorf("a refusal printed %q", out.String())
+				}
+				var written []string
+				for _, root := range []string{dir, outside} {
+					filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+						rel, _ := filepath.Rel(root, p)
+						if err == nil && !d.IsDir() && d.Type()&os.ModeSymlink == 0 && (strings.HasSuffix(rel, ".yml") || strings.Contains(rel, ".github")) && p != target {
+							written = append(written, p)
+						}
+						return nil
+					})
+				}
+				if len(written) > 0 {
+					t.Errorf("a refusal wrote %v", written)
+				}
+				if !c.dir && !c.missing {
+					if got := string(readFile(t, target)); got != "not init's\n" {
+						t.Errorf("the link's target changed to %q", got)
+					}
+				}
+				if c.missing {
+					if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("a refusal made the dangling link's target: %v", err)
+					}
+				}
+			})
+		}
 	}
 }
 
