@@ -45,6 +45,7 @@ func (s *schedule) gates(ctx context.Context) error {
 			if !slices.Contains(p.Targets, t.Name()) {
 				continue
 			}
+			s.budget.enter(fmt.Sprintf("the pre-flight %s on the %s", p.Name, t.Name()))
 			r := s.preflight(ctx, p, t)
 			if err := cancelled(ctx, s.res); err != nil {
 				return err
@@ -97,6 +98,7 @@ func (s *schedule) gates(ctx context.Context) error {
 			fmt.Fprintf(s.progress, "absent: class %s: %s\n", a.Class, a.Reason)
 		}
 	}
+	s.budget.enter("the agreement probe")
 	ag, err := s.agreement(ctx, absent)
 	if err != nil {
 		return err

@@ -140,5 +140,8 @@ func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results
 	if errors.Is(err, context.Canceled) {
 		return res, fmt.Errorf("run cancelled: %w", err)
 	}
+	if bo := (*BudgetOutError)(nil); errors.As(err, &bo) {
+		return res, fmt.Errorf("run stopped: %w", err)
+	}
 	return res, fmt.Errorf("run failed: %w", err)
 }

@@ -10,8 +10,11 @@ import (
 
 // Options are the settings of a run that do not come from the scenario.
 type Options struct {
-	OutDir      string    // results.json and the targets' logs go here
-	Progress    io.Writer // the plan and a line per rung; nil for none
+	OutDir   string    // results.json and the targets' logs go here
+	Progress io.Writer // the plan and a line per rung; nil for none
+	// Budget, when above 0, refuses a plan whose minimum takes longer,
+	// and bounds the whole run, every phase, from Run's start: when it
+	// runs out the run stops with a *BudgetOutError (see there).
 	Budget      time.Duration
 	ToolVersion string
 	// Shard, when Count > 0, runs only the cells baselines.ShardOf deals
@@ -33,6 +36,10 @@ type Options struct {
 	// beforeStop, when set, runs after a failed or cancelled run's status
 	// was written and before the targets are stopped; only tests set it.
 	beforeStop func()
+	// noDeadline keeps Budget from bounding the run's context: it still
+	// refuses a longer plan and stops adding rounds. Only tests set it,
+	// to see the adaptive rounds stop without the run stopping.
+	noDeadline bool
 }
 
 // Source is one worker's request sequence, as the load core takes it.

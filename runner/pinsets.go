@@ -51,6 +51,7 @@ func (s *schedule) pinSets(ctx context.Context) error {
 			return err
 		}
 		if s.sc.Kind == scenario.KindGRPC {
+			s.budget.enter("the check of the gRPC methods")
 			if err := s.grpcPrepare(ctx); err != nil {
 				return err
 			}
@@ -142,6 +143,7 @@ func (s *schedule) startTargets(ctx context.Context, build bool) error {
 		if err := cancelled(ctx, s.res); err != nil {
 			return err
 		}
+		s.budget.enter("the build of the " + t.Name())
 		if err := t.Build(ctx); err != nil {
 			return cancelledOr(ctx, s.res, err)
 		}
@@ -150,6 +152,7 @@ func (s *schedule) startTargets(ctx context.Context, build bool) error {
 		if err := cancelled(ctx, s.res); err != nil {
 			return err
 		}
+		s.budget.enter("the start of the " + t.Name())
 		if err := t.Start(ctx); err != nil {
 			return cancelledOr(ctx, s.res, err)
 		}

@@ -111,11 +111,17 @@ func planned(sc *scenario.Scenario, opts Options, w io.Writer) (baselines.Plan, 
 	if opts.Budget > 0 && least > opts.Budget {
 		return plan, nil, &BudgetError{Estimate: least, Budget: opts.Budget, Plan: plan}
 	}
+	// The budget bounds more than the plan counts: say so where the
+	// plan is compared with it.
+	within := ""
+	if opts.Budget > 0 {
+		within = fmt.Sprintf("; the budget of %v bounds the whole run, builds, start-up, gates and rounds", opts.Budget)
+	}
 	if plan.MaxRounds > plan.Rounds {
 		most := least * time.Duration(plan.MaxRounds) / time.Duration(plan.Rounds)
-		fmt.Fprintf(w, "plan: %d cells × %d–%d rounds × 2 targets × %v = %v–%v\n", len(plan.Cells), plan.Rounds, plan.MaxRounds, perTarget(sc), least, most)
+		fmt.Fprintf(w, "plan: %d cells × %d–%d rounds × 2 targets × %v = %v–%v%s\n", len(plan.Cells), plan.Rounds, plan.MaxRounds, perTarget(sc), least, most, within)
 	} else {
-		fmt.Fprintf(w, "plan: %d cells × %d rounds × 2 targets × %v = %v\n", len(plan.Cells), plan.Rounds, perTarget(sc), least)
+		fmt.Fprintf(w, "plan: %d cells × %d rounds × 2 targets × %v = %v%s\n", len(plan.Cells), plan.Rounds, perTarget(sc), least, within)
 	}
 	return plan, shard, nil
 }

@@ -56,13 +56,17 @@ func (o Options) withDefaults() (Options, error) {
 
 // Run measures sc and returns the results, also written to
 // opts.OutDir/results.json after every rung. The results are returned with
-// the error when the run was cancelled (the error wraps ctx's) or a target
-// failed (a *target.TargetError); a *BudgetError comes with nil results.
+// the error when the run was cancelled (the error wraps ctx's), its budget
+// ran out (a *BudgetOutError) or a target failed (a *target.TargetError);
+// a *BudgetError, a plan longer than the budget, comes with nil results.
+// opts.Budget bounds the whole run from here on, every phase of it.
 func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	ctx, budget, cancel := withBudget(ctx, opts.Budget, opts.noDeadline)
+	defer cancel()
 	progress, getenv := opts.Progress, opts.Getenv
 
 	if sliced(sc) && sc.Kind == scenario.KindGRPC {
@@ -101,13 +105,14 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		Status:   "running",
 	}
 	s := &schedule{sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex,
-		slicing: map[baselines.Cell]Slicing{}}
+		slicing: map[baselines.Cell]Slicing{}, budget: budget}
 	defer s.stopTargets()
 	if err := baselines.Write(opts.OutDir, res); err != nil {
 		return nil, err
 	}
 
 	if usesDocker(sc) {
+		budget.enter("the connection to Docker")
 		s.docker, err = dockertarget.NewEnv(ctx, res.Env.RunID, progress)
 		if s.docker != nil {
 			// Close removes every container and the network of this run,
@@ -123,6 +128,13 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	}
 	if err == nil {
 		err = s.pinSets(ctx)
+	}
+	if bo := budgetOut(ctx, len(res.Rungs)); err != nil && bo != nil && !isTargetError(err) {
+		// Whatever a phase made of its cut wait (a request's error, an
+		// engine's), the run ended because the budget ran out.
+		if be := (*BudgetOutError)(nil); !errors.As(err, &be) {
+			err = bo
+		}
 	}
 	if res.Env.Baseline.Name == "" {
 		// Identify what was meant to run even when it never did.
@@ -189,20 +201,23 @@ type schedule struct {
 	// grpc are the current pin set's targets as gRPC services (baseline,
 	// candidate); nil unless the scenario's classes are gRPC calls.
 	grpc [2]*grpcSide
-	// measuring is the time spent in the rounds of the pin sets before
-	// the current one: what the adaptive rounds' budget check adds to
-	// the current pin set's.
-	measuring time.Duration
 	// slicing is each sliced cell's cut, chosen in its first round
 	// (ChooseSlicing) and kept for the others; a pin set is a cell
 	// dimension, so its cells are its own.
 	slicing map[baselines.Cell]Slicing
+	// budget is the run's deadline and the phase it is in; nil without
+	// a budget.
+	budget *budgetClock
 }
 
 // cancelled is the error a run of either engine ends with once ctx is
-// done: the cancellation, after the rungs res holds; nil until then.
+// done: the cancellation, or the budget that ran out (*BudgetOutError),
+// after the rungs res holds; nil until then.
 func cancelled(ctx context.Context, res *baselines.Results) error {
 	if err := ctx.Err(); err != nil {
+		if bo := budgetOut(ctx, len(res.Rungs)); bo != nil {
+			return bo
+		}
 		return fmt.Errorf("run cancelled after %d rungs: %w", len(res.Rungs), err)
 	}
 	return nil
@@ -239,9 +254,8 @@ func (s *schedule) stopped(ctx context.Context) error {
 // the set of active cells only shrinks and a cell's rounds follow each
 // other (baselines.RoundsOfCell relies on it). The rounds end when no cell
 // is open, at the maximum, or when the next round would take the run past
-// Options.Budget: the time measured so far (start-up excluded, as in the
-// plan's estimate), plus the round's estimate, plus the minimum rounds of
-// the pin sets still to come.
+// the deadline of Options.Budget: the round's estimate plus the minimum
+// rounds of the pin sets still to come is more than the budget has left.
 func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 	plan := s.res.Plan
 	name := ""
@@ -268,8 +282,6 @@ func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 	}
 	cells := len(active)
 	last := max(plan.Rounds, plan.MaxRounds)
-	began := time.Now()
-	defer func() { s.measuring += time.Since(began) }()
 	for round := 0; round < last; round++ {
 		if round >= plan.Rounds {
 			if err := cancelled(ctx, s.res); err != nil {
@@ -294,9 +306,9 @@ func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 			}
 			next := time.Duration(len(active)*2) * perTarget(s.sc)
 			reserve := time.Duration(plan.Rounds*later*2) * perTarget(s.sc)
-			if spent := s.measuring + time.Since(began); s.opts.Budget > 0 && spent+next+reserve > s.opts.Budget {
-				fmt.Fprintf(s.progress, "budget: round %d would take %v after %v measured, past the budget of %v: no more rounds\n",
-					round+1, next, spent.Round(time.Millisecond), s.opts.Budget)
+			if s.budget != nil && next+reserve > s.budget.left() {
+				fmt.Fprintf(s.progress, "budget: round %d would take %v with %v of the budget of %v left: no more rounds\n",
+					round+1, next, s.budget.left().Round(time.Millisecond), s.opts.Budget)
 				break
 			}
 		}
@@ -321,6 +333,7 @@ func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int
 		if err := s.stopped(ctx); err != nil {
 			return err
 		}
+		s.budget.enter(fmt.Sprintf("round %d, cell %s", round+1, cell))
 		rungs, err := s.sliceRound(ctx, cell, round, order)
 		if errors.Is(err, errRoundInterleave) {
 			return s.cellRound(ctx, cell, round)
@@ -344,6 +357,7 @@ func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int
 		if err := s.stopped(ctx); err != nil {
 			return err
 		}
+		s.budget.enter(fmt.Sprintf("round %d, cell %s, on the %s", round+1, cell, t.Name()))
 		r, err := s.rung(ctx, t, cell, round)
 		if err != nil {
 			return err

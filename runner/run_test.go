@@ -770,3 +770,70 @@ func TestRunOpenLoopWarmupInFlight(t *testing.T) {
 		})
 	}
 }
+
+// hangTarget is a url target healthy at /healthz that holds every other
+// request until the client goes.
+func hangTarget(t *testing.T, name string) scenario.Target {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			<-r.Context().Done()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return scenario.Target{Name: name, URL: srv.URL, Health: "/healthz", StartupTimeout: 5 * time.Second}
+}
+
+// The budget bounds every phase, not only the plan: with targets that
+// never answer and a request timeout of an hour, the run ends when its
+// budget runs out, saying in which phase, with what it measured kept and
+// its status cancelled. The phase is where the run cannot get past,
+// whatever the machine's speed.
+func TestRunBudgetRunsOut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		setup func(sc *scenario.Scenario)
+		phase string // what the error names
+	}{
+		// The probe's first request never ends: an hour's timeout.
+		{"agreement", func(sc *scenario.Scenario) {
+			sc.Classes[0].Agreement = scenario.Agreement{Mode: scenario.AgreementRequired, Requests: 5}
+		}, "the agreement probe"},
+		// A pre-flight command that sleeps for its hour's timeout.
+		{"preflight", func(sc *scenario.Scenario) {
+			sc.Preflight = []scenario.Preflight{{Name: "wait", Run: []string{"sleep", "3600"}, Shown: "sleep 3600",
+				Targets: []string{"baseline", "candidate"}, Timeout: time.Hour}}
+		}, "the pre-flight wait on the baseline"},
+		// Without gates the rounds run: every slice of a side that does
+		// not answer drains for a second, which no plan counts, so the
+		// first round's 8 slices outlast the budget.
+		{"rounds", func(sc *scenario.Scenario) {
+			sc.Load.Interleave, sc.Load.Slice, sc.Load.Settle = scenario.InterleaveSlice, 50*time.Millisecond, 10*time.Millisecond
+			sc.Load.Duration = 200 * time.Millisecond
+		}, "round 1, cell a c=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := t.TempDir()
+			sc := testScenario(hangTarget(t, "baseline"), hangTarget(t, "candidate"))
+			sc.Load.Concurrency, sc.Load.Warmup, sc.Load.Duration, sc.Load.Timeout = []int{1}, 0, 50*time.Millisecond, time.Hour
+			tc.setup(sc)
+			var progress syncBuffer
+			res, err := Run(t.Context(), sc, Options{OutDir: out, Budget: 5 * time.Second, Progress: &progress, source: fixedSource})
+			var bo *BudgetOutError
+			if !errors.As(err, &bo) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("error %v (%T), want a *BudgetOutError", err, err)
+			}
+			if want := "the budget of 5s ran out during " + tc.phase; !strings.HasPrefix(err.Error(), want) || bo.Rungs != len(res.Rungs) {
+				t.Errorf("error %q, want it to begin %q and count %d rungs", err, want, len(res.Rungs))
+			}
+			if disk := readResults(t, out); disk.Status != "cancelled" || disk.Error != err.Error() || len(disk.Rungs) != len(res.Rungs) {
+				t.Errorf("results.json: status %q, error %q, %d rungs", disk.Status, disk.Error, len(disk.Rungs))
+			}
+			if !strings.Contains(progress.String(), "; the budget of 5s bounds the whole run, builds, start-up, gates and rounds\n") {
+				t.Errorf("the plan line does not say what the budget bounds:\n%s", progress.String())
+			}
+		})
+	}
+}
