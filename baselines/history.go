@@ -180,6 +180,39 @@ func shardsMachine(res *Results) (runID, fingerprint, machine string) {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
+// The dates a history takes. A record's date places it on the site's
+// time axis and in prune's months: one dated in year 1 or 9999 (a clock
+// never set, a typo) made a site's axis span millennia and kept itself
+// past every prune. A date before HistoryFloor, or after now by more than
+// ClockSkew, is refused where a record enters a history (append), where
+// one is read (every history command), and by the site.
+var (
+	// HistoryFloor is the earliest date a record may have: before any
+	// benchmark benchgate could have run (and before any CI service).
+	HistoryFloor = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// ClockSkew is how far after now a record's date may be: a runner's clock
+// a little ahead, or a time zone given wrong, not a record of the future.
+const ClockSkew = 24 * time.Hour
+
+// CheckDate says what is wrong with a record's date: zero, before
+// HistoryFloor, or after now by more than ClockSkew (a zero now: no
+// upper bound). nil for a date a history takes.
+func CheckDate(date, now time.Time) error {
+	switch {
+	case date.IsZero():
+		return errors.New("no date")
+	case date.Before(HistoryFloor):
+		return fmt.Errorf("%s is before %s, the earliest date a history takes (a clock never set?)",
+			date.UTC().Format(time.RFC3339), HistoryFloor.Format(time.DateOnly))
+	case !now.IsZero() && date.After(now.Add(ClockSkew)):
+		return fmt.Errorf("%s is after now (%s) by more than a day: a clock set wrong, or a typo?",
+			date.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // AppendHistory appends r to the history file at path as one JSON line,
 // creating the file and its directories when missing. The line is written
 // by a single write to a file opened for appending, then synced, so a
@@ -190,6 +223,9 @@ func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 func AppendHistory(path string, r Record) error {
 	if r.Date.IsZero() {
 		return errors.New("history record without a date: records are ordered by the run's start")
+	}
+	if err := CheckDate(r.Date, time.Now()); err != nil {
+		return fmt.Errorf("history record: date: %w", err)
 	}
 	if r.Version == 0 {
 		r.Version = HistoryVersion
@@ -243,6 +279,12 @@ func ReadHistory(path string) ([]Record, error) {
 // ParseHistory is ReadHistory of an open stream; name is used in errors.
 // It reads no more than MaxHistoryBytes of it.
 func ParseHistory(r io.Reader, name string) ([]Record, error) {
+	return parseHistory(r, name, time.Now())
+}
+
+// parseHistory is ParseHistory with now, the clock dates are checked
+// against (CheckDate).
+func parseHistory(r io.Reader, name string, now time.Time) ([]Record, error) {
 	br := bufio.NewReader(newLimitReader(r, name, MaxHistoryBytes))
 	var recs []Record
 	var counts []int
@@ -276,6 +318,9 @@ func ParseHistory(r io.Reader, name string) ([]Record, error) {
 				return nil, fmt.Errorf("%s:%d: history record version %d, this benchgate reads versions 1 to %d", name, n, rec.Version, HistoryVersion)
 			case rec.Date.IsZero():
 				return nil, fmt.Errorf("%s:%d: history record without a date", name, n)
+			}
+			if derr := CheckDate(rec.Date, now); derr != nil {
+				return nil, fmt.Errorf("%s:%d: field \"date\": %w", name, n, derr)
 			}
 			recs = append(recs, rec)
 		}

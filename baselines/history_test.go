@@ -241,3 +241,41 @@ func TestNewRecordShards(t *testing.T) {
 		t.Errorf("mixed machines: %+v", d)
 	}
 }
+
+// TestHistoryDates: a record dated before HistoryFloor, or after now by
+// more than ClockSkew, is refused with its file, line and field; one a
+// few hours ahead (a clock a little fast) is read.
+func TestHistoryDates(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	line := func(date string) string { return `{"version":1,"date":"` + date + `","cells":[]}` + "\n" }
+	for _, c := range []struct{ date, err string }{
+		{"2000-01-01T00:00:00Z", ""},
+		{"2026-06-02T11:00:00Z", ""},
+		{"1999-12-31T23:59:59Z", `h.jsonl:2: field "date": 1999-12-31T23:59:59Z is before 2000-01-01, the earliest date a history takes`},
+		{"0001-01-01T02:00:00Z", `h.jsonl:2: field "date": 0001-01-01T02:00:00Z is before 2000-01-01`},
+		{"2026-06-02T12:00:01Z", `h.jsonl:2: field "date": 2026-06-02T12:00:01Z is after now (2026-06-01T12:00:00Z) by more than a day`},
+		{"9999-01-01T00:00:00Z", `h.jsonl:2: field "date": 9999-01-01T00:00:00Z is after now`},
+	} {
+		recs, err := parseHistory(strings.NewReader(line("2026-01-01T00:00:00Z")+line(c.date)), "h.jsonl", now)
+		switch {
+		case c.err == "" && (err != nil || len(recs) != 2):
+			t.Errorf("%s: %d records, %v", c.date, len(recs), err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, want %q", c.date, err, c.err)
+		}
+	}
+	// The real clock: a record of 9999 is not appended, nor read back.
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	r := Record{Date: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), Scenario: "x"}
+	if err := AppendHistory(path, r); err == nil || !strings.Contains(err.Error(), "history record: date: 9999-01-01T00:00:00Z is after now") {
+		t.Errorf("append of 9999: %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the refused append wrote %s: %v", path, err)
+	}
+	os.WriteFile(path, []byte(line("9999-01-01T00:00:00Z")), 0o644)
+	if _, err := ReadHistory(path); err == nil || !strings.Contains(err.Error(), path+`:1: field "date": 9999-01-01T00:00:00Z is after now`) {
+		t.Errorf("read of 9999: %v", err)
+	}
+}

@@ -144,6 +144,19 @@ func TestRecord(t *testing.T) {
 	if _, err := Record(&undated, RecordOptions{}); err == nil || err.Error() != "the results have no start time (compared from files?): give -date" {
 		t.Errorf("no date: %v", err)
 	}
+	// A date a history does not take: the file's, or -date's.
+	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	early := *r
+	early.Env.Start = time.Date(1, 1, 1, 2, 0, 0, 0, time.UTC)
+	if _, err := Record(&early, RecordOptions{Now: now}); err == nil || err.Error() != `field "environment.start": 0001-01-01T02:00:00Z is before 2000-01-01, the earliest date a history takes (a clock never set?) (give -date)` {
+		t.Errorf("a start of year 1: %v", err)
+	}
+	if _, err := Record(r, RecordOptions{Now: now, Date: time.Date(2026, 2, 2, 0, 0, 1, 0, time.UTC)}); err == nil || err.Error() != `-date: 2026-02-02T00:00:01Z is after now (2026-02-01T00:00:00Z) by more than a day: a clock set wrong, or a typo?` {
+		t.Errorf("a -date past now and a day: %v", err)
+	}
+	if _, err := Record(r, RecordOptions{Now: now, Date: time.Date(2026, 2, 2, 0, 0, 0, 0, time.UTC)}); err != nil {
+		t.Errorf("a -date a day ahead: %v", err)
+	}
 	r.Status, r.Error = "failed", "target died"
 	if _, err := Record(r, RecordOptions{}); err == nil || err.Error() != "the run is failed, not complete: only complete runs are history; the run said: target died" {
 		t.Errorf("failed run: %v", err)

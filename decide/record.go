@@ -12,18 +12,21 @@ import (
 // RecordOptions override what a results file says of its run: a date for
 // results compared from files (they have no start time), and the commits
 // a nightly workflow knows better than the build did. Zero values keep
-// the file's.
+// the file's. Now is the clock the record's date is checked against
+// (baselines.CheckDate); zero checks only the floor.
 type RecordOptions struct {
 	Date                            time.Time
 	BaselineCommit, CandidateCommit string
+	Now                             time.Time
 }
 
 // Record is the history record of a complete run (baselines.NewRecord),
 // its summaries decided by Results. A run that did not complete is
 // refused, with what it said: a cancelled or failed one measured fewer
 // rounds than the runs its series would compare it with. So are a record
-// without a date and one without a measured cell: neither could join a
-// series.
+// without a date, or with one a history does not take (before
+// baselines.HistoryFloor, after opt.Now and a day), and one without a
+// measured cell: neither could join a series.
 func Record(res *baselines.Results, opt RecordOptions) (baselines.Record, error) {
 	if res.Status != "complete" {
 		msg := fmt.Sprintf("the run is %s, not complete: only complete runs are history", cmp.Or(res.Status, `""`))
@@ -47,6 +50,12 @@ func Record(res *baselines.Results, opt RecordOptions) (baselines.Record, error)
 		return baselines.Record{}, errors.New("the results have no start time (compared from files?): give -date")
 	case len(rec.Cells) == 0:
 		return baselines.Record{}, errors.New("no cell has a measured metric: nothing to keep")
+	}
+	if err := baselines.CheckDate(rec.Date, opt.Now); err != nil {
+		if !opt.Date.IsZero() {
+			return baselines.Record{}, fmt.Errorf("-date: %w", err)
+		}
+		return baselines.Record{}, fmt.Errorf("field \"environment.start\": %w (give -date)", err)
 	}
 	return rec, nil
 }

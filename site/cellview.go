@@ -306,35 +306,64 @@ func meanHW(p baselines.SeriesPoint, d int) string {
 // days is a date on the charts' x axis: days since 1970.
 func days(t time.Time) float64 { return float64(t.Unix()) / 86400 }
 
-// dateTicks are the x ticks of a chart from first to last: the first of
-// each month (every third month beyond two years), or each Monday when
-// the range is under two months.
+// maxDateTicks bounds the x ticks of a chart whatever its dates span: a
+// tick is a line in the page's SVG, and ticks every 3 months from year 1
+// to 2026 made a site of 200 cells 730 MB.
+const maxDateTicks = 14
+
+// tickSteps are the spacings dateTicks chooses from, finest first: days,
+// or months (a year is 12).
+var tickSteps = []struct{ days, months int }{
+	{7, 0}, {14, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 6},
+	{0, 12}, {0, 24}, {0, 60}, {0, 120}, {0, 240}, {0, 600}, {0, 1200},
+	{0, 2400}, {0, 6000}, {0, 12000}, {0, 24000}, {0, 60000},
+}
+
+// dateTicks are the x ticks of a chart from first to last, at most
+// maxDateTicks of them: the finest spacing of tickSteps that keeps to the
+// bound, Mondays for weeks, the first of a month for months and years
+// (a year's first month for spacings of a year or more). A span longer
+// than the coarsest spacing allows has no ticks.
 func dateTicks(first, last time.Time) []charts.Tick {
 	first, last = first.UTC(), last.UTC()
-	var out []charts.Tick
-	if last.Sub(first) < 60*24*time.Hour {
-		t := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, time.UTC)
-		for t.Weekday() != time.Monday {
-			t = t.AddDate(0, 0, 1)
+	span := days(last) - days(first) // a Duration would overflow past 292 years
+	for _, st := range tickSteps {
+		if st.days > 0 {
+			if span/float64(st.days) > maxDateTicks-1 {
+				continue
+			}
+			t := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, time.UTC)
+			for t.Weekday() != time.Monday {
+				t = t.AddDate(0, 0, 1)
+			}
+			var out []charts.Tick
+			for ; !t.After(last) && len(out) < maxDateTicks; t = t.AddDate(0, 0, st.days) {
+				out = append(out, charts.Tick{X: days(t), Label: t.Format("Jan 2")})
+			}
+			return out
 		}
-		for ; !t.After(last); t = t.AddDate(0, 0, 7) {
-			out = append(out, charts.Tick{X: days(t), Label: t.Format("Jan 2")})
+		if span/(30.44*float64(st.months)) > maxDateTicks-1 {
+			continue
+		}
+		t := time.Date(first.Year(), first.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
+		if st.months >= 12 {
+			t = time.Date(first.Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
+			t = t.AddDate((st.months/12-t.Year()%(st.months/12))%(st.months/12), 0, 0) // a round year
+		}
+		var out []charts.Tick
+		for ; !t.After(last) && len(out) < maxDateTicks; t = t.AddDate(0, st.months, 0) {
+			label := t.Format("Jan")
+			switch {
+			case st.months >= 12:
+				label = strconv.Itoa(t.Year())
+			case int(t.Month()) <= st.months || len(out) == 0:
+				label = t.Format("Jan 2006")
+			}
+			out = append(out, charts.Tick{X: days(t), Label: label})
 		}
 		return out
 	}
-	step := 1
-	if last.Sub(first) > 2*366*24*time.Hour {
-		step = 3
-	}
-	t := time.Date(first.Year(), first.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
-	for ; !t.After(last); t = t.AddDate(0, step, 0) {
-		label := t.Format("Jan")
-		if t.Month() <= time.Month(step) || len(out) == 0 {
-			label = t.Format("Jan 2006")
-		}
-		out = append(out, charts.Tick{X: days(t), Label: label})
-	}
-	return out
+	return nil
 }
 
 func rowDate(t time.Time, withTime bool) string {

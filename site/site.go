@@ -26,9 +26,10 @@ type Options struct {
 	// newest record (0: every record), so that a site built every night
 	// from a history that only grows stays the same size.
 	Months int
-	// Now caps the newest record Months counts back from
-	// (baselines.SplitHistory): one dated later (a wrong clock) does not
-	// empty the site. Zero puts no cap.
+	// Now is the clock records' dates are checked against: a record dated
+	// after Now by more than baselines.ClockSkew, or before
+	// baselines.HistoryFloor, is refused (baselines.CheckDate). Zero
+	// checks only the floor.
 	Now time.Time
 	// ChangePoints are the knobs of change-point detection, as history
 	// drift takes them.
@@ -227,6 +228,13 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 		return nil, err
 	}
 	repo, _ := repoBase(opt.RepoURL)
+	// A date far from the others would stretch every chart's axis and
+	// outlast -months: refused, as reading a history refuses it.
+	for i, r := range records {
+		if err := baselines.CheckDate(r.Date, opt.Now); err != nil {
+			return nil, fmt.Errorf("history record %d (run %s): field \"date\": %w", i+1, textsafe.Quote(r.RunID, textsafe.QuoteRunes), err)
+		}
+	}
 	kept, older := baselines.SplitHistory(records, opt.Months, opt.Now)
 	if n := countCells(kept); n > MaxCells {
 		return nil, &CellsError{Cells: n, Records: len(kept), Months: opt.Months}

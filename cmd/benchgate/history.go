@@ -68,7 +68,7 @@ func historyAppend(args []string, stderr io.Writer) error {
 			return withCode(exitUsage, fmt.Errorf("-date: want an RFC 3339 time such as 2026-01-31T02:00:00Z: %v", err))
 		}
 	}
-	opt.BaselineCommit, opt.CandidateCommit = baseCommit, candCommit
+	opt.BaselineCommit, opt.CandidateCommit, opt.Now = baseCommit, candCommit, time.Now()
 	rec, err := decide.Record(res, opt)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("%s: %w", results, err))
