@@ -181,7 +181,8 @@ type found struct {
 // longest.
 func (m *matcher) redact(t string) string {
 	var fs []found
-	var sc scratch
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
 	for cs := 0; cs < len(t); cs += redactWindow {
 		ws := max(0, cs-redactLead)
 		we := min(len(t), cs+redactWindow+m.maxLen*maxExpand+redactLead)
@@ -189,7 +190,7 @@ func (m *matcher) redact(t string) string {
 		if we == len(t) {
 			ce = len(t)
 		}
-		fs = m.scan(&sc, t[ws:we], ws, cs, ce, fs)
+		fs = m.scan(sc, t[ws:we], ws, cs, ce, fs)
 		if ce == len(t) {
 			break
 		}
@@ -219,22 +220,25 @@ func (m *matcher) redact(t string) string {
 // A span is where in a window's text a decoded byte came from.
 type span struct{ start, end int32 }
 
-// scratch is the memory of one window, used again for the next.
+// scratch is the memory of one window, used again for the next and, through
+// scratchPool, by the next Redact: a target's log is redacted line by line.
 type scratch struct {
 	raw, canon []byte
 	dec        [maxDecodes][]byte
 	spans      [maxDecodes][]span
 }
 
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // scan appends to fs the values found in w, a window starting at offset
 // off of the text, that start in [cs, ce) of the text: in w as is and in
 // each of its decodings.
 func (m *matcher) scan(sc *scratch, w string, off, cs, ce int, fs []found) []found {
-	sc.raw = append(sc.raw[:0], w...)
+	sc.raw = append(slices.Grow(sc.raw[:0], len(w)), w...)
 	raw := sc.raw
 	var spans []span // nil: byte i came from byte i
 	for level := 0; ; level++ {
-		sc.canon = fold(sc.canon[:0], raw)
+		sc.canon = fold(slices.Grow(sc.canon[:0], len(raw)), raw)
 		canon := sc.canon
 		for _, p := range m.pats {
 			for k := 0; k+len(p.canon) <= len(canon); {
@@ -257,7 +261,7 @@ func (m *matcher) scan(sc *scratch, w string, off, cs, ce int, fs []found) []fou
 		if level == maxDecodes || bytes.IndexAny(raw, `\%&`) < 0 {
 			return fs
 		}
-		sc.dec[level], sc.spans[level] = decode(sc.dec[level][:0], sc.spans[level][:0], raw, spans)
+		sc.dec[level], sc.spans[level] = decode(slices.Grow(sc.dec[level][:0], len(raw)), slices.Grow(sc.spans[level][:0], len(raw)), raw, spans)
 		raw, spans = sc.dec[level], sc.spans[level]
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -361,4 +362,24 @@ func FuzzRedact(f *testing.F) {
 			t.Fatalf("redact(%q) = %q, and again %q", text, got, again)
 		}
 	})
+}
+
+// TestSecretRedactConcurrent: Redact is called at once by every target's
+// log writer; each call has buffers of its own (run with -race in CI).
+func TestSecretRedactConcurrent(t *testing.T) {
+	t.Parallel()
+	s := loadSecrets(t, minimal+"load: {defaults: {query: {key: \"${K}\"}}}\n", map[string]string{"K": "abc/def"})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			pad := strings.Repeat("x", g*1000)
+			for range 200 {
+				if got, want := s.Redact(pad+"k=abc%2Fdef&"+pad), pad+"k=${K}&"+pad; got != want {
+					t.Errorf("got %d bytes, want %d", len(got), len(want))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
