@@ -36,20 +36,22 @@ func TestWaitHealthy(t *testing.T) {
 	}
 
 	// Bounded by ctx, saying what it saw: the last answer, not the
-	// deadline that cut the call after it (long enough for one answer on
-	// a loaded machine).
+	// deadline that cut the call after it. The deadline is long enough
+	// for one answer on a loaded machine; the two waits run side by side.
 	ts.health.SetServingStatus("bench.v1.Admin", healthpb.HealthCheckResponse_NOT_SERVING)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err := WaitHealthy(ctx, ts.addr, "bench.v1.Admin")
-	if err == nil || !strings.Contains(err.Error(), "NOT_SERVING") || !strings.Contains(err.Error(), ts.addr) {
-		t.Errorf("not serving: %v", err)
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err = WaitHealthy(ctx, ts.addr, "nope.Service")
-	if err == nil || !strings.Contains(err.Error(), `does not know service "nope.Service"`) {
-		t.Errorf("unknown service: %v", err)
+	for _, tc := range []struct{ service, want string }{
+		{"bench.v1.Admin", "NOT_SERVING"},
+		{"nope.Service", `does not know service "nope.Service"`},
+	} {
+		t.Run(tc.service, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			err := WaitHealthy(ctx, ts.addr, tc.service)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), ts.addr) {
+				t.Errorf("got %v, want an error naming %s and saying %s", err, ts.addr, tc.want)
+			}
+		})
 	}
 }
 
@@ -89,7 +91,8 @@ func TestWaitHealthyLateServer(t *testing.T) {
 		t.Errorf("healthy after %v", d)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// Long enough for one refused attempt on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	lis, _ = net.Listen("tcp", "127.0.0.1:0")
 	down := lis.Addr().String()
