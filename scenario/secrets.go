@@ -241,6 +241,10 @@ func (m *matcher) scan(sc *scratch, w string, off, cs, ce int, fs []found) []fou
 		sc.canon = fold(slices.Grow(sc.canon[:0], len(raw)), raw)
 		canon := sc.canon
 		for _, p := range m.pats {
+			// Every occurrence, overlapping ones too ("abcabca" holds
+			// "abca" twice): one that overlaps the last is merged into it,
+			// so that a run of them is one found.
+			first := len(fs)
 			for k := 0; k+len(p.canon) <= len(canon); {
 				i := bytes.Index(canon[k:], p.canon)
 				if i < 0 {
@@ -248,14 +252,18 @@ func (m *matcher) scan(sc *scratch, w string, off, cs, ce int, fs []found) []fou
 				}
 				i += k
 				j := i + len(p.canon)
-				s, e := i, j
+				s, e := i+off, j+off
 				if spans != nil {
-					s, e = int(spans[i].start), int(spans[j-1].end)
+					s, e = int(spans[i].start)+off, int(spans[j-1].end)+off
 				}
-				if s+off >= cs && s+off < ce {
-					fs = append(fs, found{s + off, e + off, p.name})
+				switch {
+				case s < cs || s >= ce:
+				case len(fs) > first && s < fs[len(fs)-1].end:
+					fs[len(fs)-1].end = max(fs[len(fs)-1].end, e)
+				default:
+					fs = append(fs, found{s, e, p.name})
 				}
-				k = j
+				k = i + 1
 			}
 		}
 		if level == maxDecodes || bytes.IndexAny(raw, `\%&`) < 0 {

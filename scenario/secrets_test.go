@@ -383,3 +383,19 @@ func TestSecretRedactConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSecretRedactOverlapping: occurrences that overlap are all replaced
+// (no part of the second is left), and a run of them is one replacement.
+func TestSecretRedactOverlapping(t *testing.T) {
+	t.Parallel()
+	s := loadSecrets(t, minimal+"load: {defaults: {query: {a: \"${A}\", b: \"${B}\"}}}\n", map[string]string{"A": "abca", "B": "zzzz"})
+	for in, want := range map[string]string{
+		"x abcabca y":                     "x ${A} y",
+		"x abc%61bca y":                   "x ${A} y",
+		"1 " + strings.Repeat("z", 1<<20): "1 ${B}",
+	} {
+		if got := s.Redact(in); got != want {
+			t.Errorf("Redact(%.40q) = %.40q, want %q", in, got, want)
+		}
+	}
+}
