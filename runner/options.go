@@ -40,6 +40,10 @@ type Options struct {
 	// refuses a longer plan and stops adding rounds. Only tests set it,
 	// to see the adaptive rounds stop without the run stopping.
 	noDeadline bool
+	// slicing presets cells' slicing, which their first round would
+	// otherwise choose from its warm-up (ChooseSlicing); only tests set
+	// it, so that a loaded machine's slower answers cannot change it.
+	slicing map[baselines.Cell]Slicing
 }
 
 // Source is one worker's request sequence, as the load core takes it.

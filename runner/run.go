@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"github.com/benchgate/benchgate/internal/numtext"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -105,7 +106,10 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 		Status:   "running",
 	}
 	s := &schedule{sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex,
-		slicing: map[baselines.Cell]Slicing{}, budget: budget}
+		slicing: maps.Clone(opts.slicing), budget: budget}
+	if s.slicing == nil {
+		s.slicing = map[baselines.Cell]Slicing{}
+	}
 	defer s.stopTargets()
 	if err := baselines.Write(opts.OutDir, res); err != nil {
 		return nil, err

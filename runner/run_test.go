@@ -693,11 +693,18 @@ func TestRunOpenLoop(t *testing.T) {
 			sc.Load.Rate = []int{50, 100}
 			sc.Load.Duration = 200 * time.Millisecond
 			sc.Load.Interleave, sc.Load.Slice, sc.Load.Settle = interleave, 50*time.Millisecond, 10*time.Millisecond
-			res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource})
+			want := []baselines.Cell{{Class: "a", Concurrency: 4, Rate: 50}, {Class: "a", Concurrency: 4, Rate: 100}}
+			// The scenario's slices, which the warm-up would lengthen
+			// past the duration (20 calls at 50/s take 400 ms) and so turn
+			// into round interleaving.
+			cut := map[baselines.Cell]Slicing{}
+			for _, c := range want {
+				cut[c] = Slicing{Slice: sc.Load.Slice, Settle: sc.Load.Settle, Pairs: sc.Load.SlicePairs()}
+			}
+			res, err := Run(t.Context(), sc, Options{OutDir: out, source: fixedSource, slicing: cut})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []baselines.Cell{{Class: "a", Concurrency: 4, Rate: 50}, {Class: "a", Concurrency: 4, Rate: 100}}
 			if !slices.Equal(res.Plan.Cells, want) {
 				t.Fatalf("cells %v, want %v", res.Plan.Cells, want)
 			}
@@ -711,9 +718,10 @@ func TestRunOpenLoop(t *testing.T) {
 				if interleave == scenario.InterleaveSlice {
 					slack = 4
 				}
-				if g.Asked < asked-slack || g.Asked > asked+slack || g.Requests+g.InFlight+g.Unsent != g.Asked || g.Late > g.Asked {
-					t.Errorf("%s %s round %d: asked %d, answered or failed %d, in flight %d, unsent %d, late %d",
-						g.Cell, g.Target, g.Round, g.Asked, g.Requests, g.InFlight, g.Unsent, g.Late)
+				if g.Asked < asked-slack || g.Asked > asked+slack || g.Requests+g.InFlight+g.Unsent != g.Asked || g.Late > g.Asked ||
+					(interleave == scenario.InterleaveSlice) != (len(g.Slices) == 4) {
+					t.Errorf("%s %s round %d: asked %d, answered or failed %d, in flight %d, unsent %d, late %d, %d slices",
+						g.Cell, g.Target, g.Round, g.Asked, g.Requests, g.InFlight, g.Unsent, g.Late, len(g.Slices))
 				}
 			}
 			if got := res.Rungs[0].Cell.String(); got != "a c=4 50/s" {
@@ -745,16 +753,15 @@ func TestRunOpenLoopWarmupInFlight(t *testing.T) {
 				return scenario.Target{Name: name, URL: srv.URL, Health: "/healthz", StartupTimeout: 5 * time.Second}
 			}
 			sc := testScenario(holdFirst("baseline"), holdFirst("candidate"))
-			// 400 a second: a slice of 50 ms holds 20 calls. A loaded
-			// machine's slower answers lengthen the slices (ChooseSlicing):
-			// the duration holds 5 pairs of them up to 20 ms a request.
-			sc.Load.Concurrency, sc.Load.Rate, sc.Load.Repetitions = []int{8}, []int{400}, 1
+			sc.Load.Concurrency, sc.Load.Rate, sc.Load.Repetitions = []int{4}, []int{400}, 1
 			sc.Load.Warmup, sc.Load.Duration = 50*time.Millisecond, 250*time.Millisecond
-			if interleave == scenario.InterleaveSlice {
-				sc.Load.Duration = 2 * time.Second
-			}
 			sc.Load.Interleave, sc.Load.Slice, sc.Load.Settle = interleave, 50*time.Millisecond, 10*time.Millisecond
-			res, err := Run(t.Context(), sc, Options{OutDir: t.TempDir(), source: fixedSource})
+			// The scenario's slices, which a loaded machine's slower
+			// answers in the warm-up would otherwise lengthen, or turn
+			// into round interleaving.
+			cell := baselines.Cell{Class: "a", Concurrency: 4, Rate: 400}
+			cut := map[baselines.Cell]Slicing{cell: {Slice: sc.Load.Slice, Settle: sc.Load.Settle, Pairs: sc.Load.SlicePairs()}}
+			res, err := Run(t.Context(), sc, Options{OutDir: t.TempDir(), source: fixedSource, slicing: cut})
 			if err != nil {
 				t.Fatal(err)
 			}
