@@ -238,25 +238,6 @@ func AppendHistory(path string, r Record) error {
 	return appendRecords(path, []Record{r})
 }
 
-// needsNewline says whether the file at path is not empty and does not
-// end with a newline.
-func needsNewline(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() == 0 {
-		return false
-	}
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, st.Size()-1); err != nil {
-		return false
-	}
-	return b[0] != '\n'
-}
-
 // ReadHistory reads a history file: one record per line, blank lines
 // skipped. A line that is not a record, or a record of a version this
 // code does not know, is an error naming path:line. The records are

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -95,7 +96,79 @@ func PruneHistory(path string, recs []Record, months int, archive string, now ti
 	return p, nil
 }
 
+// LinkError is a symbolic link where prune writes an archive: the
+// archive directory, a directory on its path, or a month's file. The
+// archive may be a checkout of a branch a pull request could write, and a
+// link there would make prune create or append to a file outside it.
+type LinkError struct {
+	Path string
+}
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("prune: archive: %s is a symbolic link: refused, prune writes only inside the archive directory (replace the link with the directory or file itself)", e.Path)
+}
+
+// refuseLinks returns a *LinkError for the first of dir's directories, as
+// given (every prefix of the cleaned path, the outermost first), that is a
+// symbolic link; nil when none is, or when the rest does not exist yet.
+func refuseLinks(dir string) error {
+	var paths []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		paths = append(paths, p)
+		if d := filepath.Dir(p); d == p || d == "." {
+			break
+		}
+	}
+	slices.Reverse(paths)
+	for _, p := range paths {
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return fmt.Errorf("prune: archive: %w", err)
+		case st.Mode()&fs.ModeSymlink != 0:
+			return &LinkError{Path: p}
+		}
+	}
+	return nil
+}
+
+// openArchive opens a month's archive file for reading and appending,
+// creating it; a symbolic link there (dangling or not) is refused, never
+// followed, and so is anything but a regular file.
+func openArchive(file string) (*os.File, error) {
+	if st, err := os.Lstat(file); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return nil, &LinkError{Path: file}
+	}
+	// O_NOFOLLOW: a link made since the Lstat fails the open (ELOOP)
+	// rather than being followed; O_NONBLOCK: a FIFO does not block it.
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_APPEND|oNoFollow|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		if st, lerr := os.Lstat(file); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, &LinkError{Path: file}
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, err
+	case !st.Mode().IsRegular():
+		f.Close()
+		return nil, &NotRegularError{Path: file, Mode: st.Mode()}
+	case st.Size() > MaxHistoryBytes:
+		f.Close()
+		return nil, &TooLargeError{Path: file, Limit: MaxHistoryBytes}
+	}
+	return f, nil
+}
+
 // archiveRecords appends recs to dir's monthly archives, each record once.
+// It writes only inside dir: a symbolic link for dir, for a directory on
+// its path or for a month's file is refused (a *LinkError), never
+// followed.
 func archiveRecords(dir string, recs []Record) ([]string, error) {
 	byMonth := map[string][]Record{}
 	var names []string
@@ -107,39 +180,76 @@ func archiveRecords(dir string, recs []Record) ([]string, error) {
 		byMonth[n] = append(byMonth[n], r)
 	}
 	slices.Sort(names)
+	if err := refuseLinks(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("prune: archive: %w", err)
+	}
+	if err := refuseLinks(dir); err != nil { // made one since?
+		return nil, err
+	}
+	// Every month's file is looked at before any is written, so that a
+	// link refused leaves every archive as it was; the open of each
+	// refuses one made since.
+	for _, n := range names {
+		if st, err := os.Lstat(filepath.Join(dir, n)); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, &LinkError{Path: filepath.Join(dir, n)}
+		}
 	}
 	var written []string
 	for _, n := range names {
 		file := filepath.Join(dir, n)
-		old, err := ReadHistory(file)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		f, err := openArchive(file)
+		if err != nil {
+			var le *LinkError
+			if errors.As(err, &le) {
+				return written, err
+			}
 			return written, fmt.Errorf("prune: archive: %w", err)
 		}
-		// A record is in the archive when its JSON line is: a prune cut
-		// short and run again finds the very records it wrote, run id or
-		// none.
-		have := map[string]bool{}
-		for _, o := range old {
-			have[recordKey(o)] = true
+		w, err := archiveMonth(f, file, byMonth[n])
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("prune: archive %s: %w", file, cerr)
 		}
-		var add []Record
-		for _, r := range byMonth[n] {
-			if k := recordKey(r); !have[k] {
-				have[k] = true
-				add = append(add, r)
-			}
+		if err != nil {
+			return written, err
 		}
-		if len(add) == 0 {
-			continue
+		if w {
+			written = append(written, file)
 		}
-		if err := appendRecords(file, add); err != nil {
-			return written, fmt.Errorf("prune: archive %s: %w", file, err)
-		}
-		written = append(written, file)
 	}
 	return written, nil
+}
+
+// archiveMonth appends to the open archive f those of recs it does not
+// hold yet, and says whether it wrote any.
+func archiveMonth(f *os.File, file string, recs []Record) (bool, error) {
+	old, err := ParseHistory(f, file)
+	if err != nil {
+		return false, fmt.Errorf("prune: archive: %w", err)
+	}
+	// A record is in the archive when its JSON line is: a prune cut
+	// short and run again finds the very records it wrote, run id or
+	// none.
+	have := map[string]bool{}
+	for _, o := range old {
+		have[recordKey(o)] = true
+	}
+	var add []Record
+	for _, r := range recs {
+		if k := recordKey(r); !have[k] {
+			have[k] = true
+			add = append(add, r)
+		}
+	}
+	if len(add) == 0 {
+		return false, nil
+	}
+	if err := appendTo(f, add); err != nil {
+		return false, fmt.Errorf("prune: archive %s: %w", file, err)
+	}
+	return true, nil
 }
 
 // writeRecords writes recs as JSON Lines.
@@ -159,20 +269,29 @@ func writeRecords(w io.Writer, recs []Record) error {
 // appendRecords appends recs to the history file at path as one write,
 // synced, starting on a line of its own as AppendHistory does.
 func appendRecords(path string, recs []Record) error {
-	var b bytes.Buffer
-	if needsNewline(path) {
-		b.WriteByte('\n')
-	}
-	if err := writeRecords(&b, recs); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
+	return errors.Join(appendTo(f, recs), f.Close())
+}
+
+// appendTo appends recs to f, a history file opened for appending (and
+// reading, to see whether its last line lacks its newline), as one write,
+// synced; a write that fails is cut back off.
+func appendTo(f *os.File, recs []Record) error {
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		return err
+	}
+	var b bytes.Buffer
+	if st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	if err := writeRecords(&b, recs); err != nil {
 		return err
 	}
 	_, werr := f.Write(b.Bytes())
@@ -184,7 +303,7 @@ func appendRecords(path string, recs []Record) error {
 			werr = errors.Join(werr, fmt.Errorf("cutting the failed write back off: %w", terr))
 		}
 	}
-	return errors.Join(werr, serr, f.Close())
+	return errors.Join(werr, serr)
 }
 
 // recordKey is a record's identity as the files hold it: its JSON line.

@@ -1,10 +1,12 @@
 package baselines
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -252,4 +254,100 @@ func TestReadHistories(t *testing.T) {
 	if _, err := ReadHistories([]string{a, filepath.Join(dir, "nope.jsonl")}); err == nil || !strings.Contains(err.Error(), "nope.jsonl") {
 		t.Errorf("a missing file: %v", err)
 	}
+}
+
+// TestPruneArchiveLinks: prune writes only inside its archive directory. A
+// symbolic link for a month's file, dangling or to a file, for the
+// directory or for one on its path is a *LinkError; nothing outside is
+// created or appended to, the history is unchanged; a FIFO is refused
+// without blocking.
+func TestPruneArchiveLinks(t *testing.T) {
+	t.Parallel()
+	recs := records("aaaaaaaaaaaa", 70, 1, day0, flat(1000), flat(0.004)) // 2026-01-01 on: January and February are archived
+	setup := func(t *testing.T) (dir, path string) {
+		dir = t.TempDir()
+		path = filepath.Join(dir, "history.jsonl")
+		for _, r := range recs {
+			if err := AppendHistory(path, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "outside"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "outside", "y"), []byte("keep\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir, path
+	}
+	for _, c := range []struct {
+		name    string
+		links   [][2]string // link, target
+		archive string      // below dir
+		link    string      // the link named, below dir
+	}{
+		{"dangling month", [][2]string{{"archive/2026-01.jsonl", "../outside/x"}}, "archive", "archive/2026-01.jsonl"},
+		{"a later month", [][2]string{{"archive/2026-02.jsonl", "../outside/x"}}, "archive", "archive/2026-02.jsonl"},
+		{"month to a file", [][2]string{{"archive/2026-01.jsonl", "../outside/y"}}, "archive", "archive/2026-01.jsonl"},
+		{"the directory", [][2]string{{"linked", "outside"}}, "linked", "linked"},
+		{"a directory on the path", [][2]string{{"linked", "outside"}}, "linked/archive", "linked"},
+		{"a dangling directory", [][2]string{{"linked", "outside/none"}}, "linked", "linked"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir, path := setup(t)
+			os.MkdirAll(filepath.Join(dir, "archive"), 0o755)
+			for _, l := range c.links {
+				if err := os.Symlink(l[1], filepath.Join(dir, l[0])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			orig, _ := os.ReadFile(path)
+			all, err := ReadHistory(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = PruneHistory(path, all, 1, filepath.Join(dir, c.archive), recs[69].Date)
+			var le *LinkError
+			if !errors.As(err, &le) || le.Path != filepath.Join(dir, c.link) {
+				t.Fatalf("error %v, want a LinkError for %s", err, c.link)
+			}
+			ents, _ := os.ReadDir(filepath.Join(dir, "outside"))
+			if len(ents) != 1 || ents[0].Name() != "y" {
+				t.Errorf("outside holds %v, want y only", ents)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "outside", "y")); string(b) != "keep\n" {
+				t.Errorf("outside/y holds %q", b)
+			}
+			if now, _ := os.ReadFile(path); string(now) != string(orig) {
+				t.Error("the history was rewritten")
+			}
+			if _, err := os.Stat(filepath.Join(dir, "archive", "2026-01.jsonl")); c.link != "archive/2026-01.jsonl" && !os.IsNotExist(err) {
+				t.Errorf("an archive was written before the refusal: %v", err)
+			}
+		})
+	}
+	t.Run("fifo", func(t *testing.T) {
+		t.Parallel()
+		dir, path := setup(t)
+		os.MkdirAll(filepath.Join(dir, "archive"), 0o755)
+		if err := syscall.Mkfifo(filepath.Join(dir, "archive", "2026-01.jsonl"), 0o644); err != nil {
+			t.Skip(err)
+		}
+		all, _ := ReadHistory(path)
+		done := make(chan error, 1)
+		go func() {
+			_, err := PruneHistory(path, all, 1, filepath.Join(dir, "archive"), recs[69].Date)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			var nr *NotRegularError
+			if !errors.As(err, &nr) {
+				t.Errorf("a FIFO archive: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("prune still blocked on a FIFO after 10 s")
+		}
+	})
 }

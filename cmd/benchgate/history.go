@@ -240,7 +240,11 @@ func historyPrune(args []string, stderr io.Writer) error {
 		return withCode(exitUsage, err)
 	}
 	p, err := baselines.PruneHistory(file, recs, months, archive, time.Now())
-	if err != nil {
+	var link *baselines.LinkError
+	switch {
+	case errors.As(err, &link): // the archive's, refused before anything is written
+		return withCode(exitUsage, err)
+	case err != nil:
 		return withCode(exitRunFailed, err)
 	}
 	fmt.Fprintln(stderr, report.HistoryPruned(p, file, archive))
