@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // maxErrors caps an ErrorList: past a score of problems the rest are
@@ -18,11 +20,17 @@ type Error struct {
 	Msg       string
 }
 
+// maxMsgRunes caps what one Error says, whatever it quotes of the file (a
+// name, a key, the names a file defines): a 1 MB key makes an error of a
+// few KB, never a 1 MB line in a workflow log.
+const maxMsgRunes = 2000
+
 func (e *Error) Error() string {
+	msg := textsafe.Clip(e.Msg, maxMsgRunes)
 	if e.Field == "" {
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, msg)
 	}
-	return fmt.Sprintf("%s:%d:%d: %s: %s", e.File, e.Line, e.Col, e.Field, e.Msg)
+	return fmt.Sprintf("%s:%d:%d: %s: %s", e.File, e.Line, e.Col, textsafe.Clip(e.Field, textsafe.QuoteRunes), msg)
 }
 
 // ErrorList is every problem found in one file, in file order.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/goccy/go-yaml/ast"
 )
 
@@ -356,7 +357,7 @@ func expandEnv(s string, getenv func(string) string) (string, bool, error) {
 		expr := s[i+2 : i+2+end]
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if !validEnvName(name) {
-			return "", false, fmt.Errorf("${%s}: %q is not a variable name", expr, name)
+			return "", false, fmt.Errorf("${%s}: %s is not a variable name", textsafe.Clip(expr, textsafe.QuoteRunes), textsafe.Quote(name, textsafe.QuoteRunes))
 		}
 		v := getenv(name)
 		if v == "" {

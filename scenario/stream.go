@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // compiled is everything Stream needs, built once by Load.
@@ -334,7 +336,7 @@ func (st *Stream) funcs(data map[string][]string) template.FuncMap {
 		"pick": func(name string) (string, error) {
 			l := data[name]
 			if len(l) == 0 {
-				return "", fmt.Errorf("no data list %q", name)
+				return "", fmt.Errorf("no data list %s", textsafe.Quote(name, textsafe.QuoteRunes))
 			}
 			// A pick makes no new text, but what a template may do
 			// with it (compare it at every step) grows with its size.
@@ -351,7 +353,7 @@ func (st *Stream) funcs(data map[string][]string) template.FuncMap {
 		"var": func(name string) (string, error) {
 			v, ok := st.vars[name]
 			if !ok {
-				return "", fmt.Errorf("no variable %q", name)
+				return "", fmt.Errorf("no variable %s", textsafe.Quote(name, textsafe.QuoteRunes))
 			}
 			return v, nil
 		},

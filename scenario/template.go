@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // A template is compiled twice over. Most templates are text with a few
@@ -251,7 +253,7 @@ func (l *loader) checkName(t *tmplSrc, fn, what, name string, have []string) {
 	if slices.Contains(have, name) {
 		return
 	}
-	msg := fmt.Sprintf("bad template: %s: no %s %q", fn, what, name)
+	msg := fmt.Sprintf("bad template: %s: no %s %s", fn, what, textsafe.Quote(name, textsafe.QuoteRunes))
 	switch {
 	case len(have) == 0 && what == "variable":
 		msg += " (the file defines no variants)"
@@ -350,7 +352,7 @@ func (t *tmplSrc) fold(vars map[string]string, data map[string][]string, maxItem
 			funcs["var"] = func(name string) (string, error) {
 				v, ok := vars[name]
 				if !ok {
-					return "", fmt.Errorf("no variable %q", name)
+					return "", fmt.Errorf("no variable %s", textsafe.Quote(name, textsafe.QuoteRunes))
 				}
 				return v, nil
 			}
