@@ -104,7 +104,10 @@ func TestTargetStopKillsWhatIgnoresSIGTERM(t *testing.T) {
 func TestTargetHealthFailure(t *testing.T) {
 	t.Parallel()
 	spec := targettest.ServerSpec("candidate", "-fail-health")
-	spec.StartupTimeout = 300 * time.Millisecond
+	// The health check never passes, so the test ends when this runs out;
+	// it is long enough that a loaded machine's server has started and
+	// answered 503 by then (a short one saw only "connection refused").
+	spec.StartupTimeout = 10 * time.Second
 	tg := New(spec, target.Options{OutDir: t.TempDir()})
 	err := tg.Start(t.Context())
 	te := targettest.AsTargetError(t, err, target.PhaseHealth)
