@@ -49,8 +49,10 @@ const (
 // *target.TargetError: a build, a failing benchmark, unreadable output)
 // or was cancelled (the error wraps ctx's). An unknown git ref, or a target
 // whose module cannot be found, is refused before anything runs or is
-// written, with nil results. opts.Budget is not checked: a gobench run's
-// time is only known as it runs.
+// written, with nil results. opts.Budget bounds the whole run from then
+// on, the worktrees, builds and rounds (a gobench run's length is known
+// only as it runs, so no plan is refused): once it runs out, the run stops
+// with a *BudgetOutError and keeps the rungs it measured.
 //
 // Each side's module is its Dir, or for a Ref the same path inside a
 // temporary detached worktree of the repository holding GoBench.Module.
@@ -96,8 +98,11 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 			return nil, target.RedactErr(sc, err)
 		}
 	}
+	ctx, budget, cancel := withBudget(ctx, opts.Budget, opts.noDeadline)
+	defer cancel()
+	g.budget = budget
 	if opts.Budget > 0 {
-		fmt.Fprintf(progress, "budget %v: not checked, a gobench run's time is known only as it runs\n", opts.Budget)
+		fmt.Fprintf(progress, "budget %v: bounds the whole run, worktrees, builds and rounds (a gobench run's length is known only as it runs)\n", opts.Budget)
 	}
 	target.SweepLeftovers(progress)
 
@@ -150,6 +155,9 @@ type goBench struct {
 	perRound int
 	pins     *goPins // of the current pin set; nil without pins
 	cleaned  bool
+	// budget is the run's deadline and the phase it is in; nil without
+	// a budget.
+	budget *budgetClock
 	// untrackTmp and untrackBin drop tmp and binDir from the leftover
 	// journal (see target.MarkDir); nil until they are made.
 	untrackTmp, untrackBin func()
@@ -215,6 +223,7 @@ func (g *goBench) run(ctx context.Context) error {
 	}
 	g.untrackBin = target.MarkDir(g.binDir)
 	for _, s := range g.sides {
+		g.budget.enter("the preparation of the " + s.name)
 		if err := g.prepare(ctx, s); err != nil {
 			return cancelledOr(ctx, g.res, err)
 		}
@@ -229,6 +238,7 @@ func (g *goBench) run(ctx context.Context) error {
 		return err
 	}
 	for side := range g.sides {
+		g.budget.enter("the build of the " + g.sides[side].name)
 		if err := g.build(ctx, side); err != nil {
 			return cancelledOr(ctx, g.res, err)
 		}
@@ -295,6 +305,7 @@ func (g *goBench) rounds(ctx context.Context, pi int) error {
 				if err := cancelled(ctx, g.res); err != nil {
 					return err
 				}
+				g.budget.enter(fmt.Sprintf("round %d, %s on the %s", round+1, sl.label(si), s.name))
 				rungs, took, err := g.runPackage(ctx, si, p, round)
 				if err != nil {
 					return err

@@ -625,3 +625,37 @@ func TestGoBenchTimeout(t *testing.T) {
 	}
 	checkCleaned(t, out)
 }
+
+// The budget bounds a gobench run too: a benchmark that hangs, under a
+// test binary timeout of an hour, ends the run when the budget runs out,
+// with a *BudgetOutError naming the phase, the results kept as cancelled,
+// the hung process gone and nothing left behind.
+func TestGoBenchBudget(t *testing.T) {
+	base, cand := benchModules(t, "v1", "v2")
+	dir := inject(t, "hang", 0)
+	out := t.TempDir()
+	sc := goBenchScenario(base, dirTarget(base), dirTarget(cand), 3)
+	sc.GoBench.Benchtime, sc.GoBench.Timeout = "20x", time.Hour
+	var progress syncBuffer
+	res, err := RunGoBench(t.Context(), sc, Options{OutDir: out, Budget: 10 * time.Second, Progress: &progress})
+	var bo *BudgetOutError
+	if !errors.As(err, &bo) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v (%T), want a *BudgetOutError", err, err)
+	}
+	// A loaded machine may still be building when the budget runs out;
+	// either way the phase is named.
+	if !strings.HasPrefix(bo.Phase, "round 1, ") && !strings.HasPrefix(bo.Phase, "the build of the ") {
+		t.Errorf("phase %q, want the first round's or a build", bo.Phase)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hang.pid")); err == nil {
+		pid, _ := strconv.Atoi(string(b))
+		targettest.GroupGone(t, pid)
+	}
+	if res == nil || res.Status != "cancelled" || res.Error != err.Error() {
+		t.Fatalf("results %+v", res)
+	}
+	if !strings.Contains(progress.String(), "budget 10s: bounds the whole run") {
+		t.Errorf("progress does not say what the budget bounds:\n%s", progress.String())
+	}
+	checkCleaned(t, out)
+}
