@@ -162,7 +162,7 @@ func goBenchDryRun(ctx context.Context, sc *scenario.Scenario, opts Options, w i
 	}
 	fmt.Fprintln(w, "cells:     the benchmarks the test binaries report, found as they run")
 	if opts.Budget > 0 {
-		fmt.Fprintf(w, "budget %v: not checked, a gobench run's time is known only as it runs\n", opts.Budget)
+		fmt.Fprintf(w, "budget %v: refuses no plan (a gobench run's time is known only as it runs) but stops the run once it has run this long\n", opts.Budget)
 	}
 	fmt.Fprintf(w, "plan: go test -bench, %d rounds × 2 targets: its time is known only as it runs\n", sc.Load.Repetitions)
 	fmt.Fprintln(w, dryRunDone)
