@@ -160,6 +160,20 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// TestVersionIsLinked: the release links its version into main.version
+// (scripts/release.sh: -ldflags "-X main.version=..."; scripts'
+// TestReleaseImage holds the script to that), and that is the version
+// "benchgate version" says. Not parallel: it sets the variable.
+func TestVersionIsLinked(t *testing.T) {
+	defer func(v string) { version = v }(version)
+	version = "v9.9.9-rc.1"
+	var stdout, stderr strings.Builder
+	err := run(context.Background(), []string{"version"}, &stdout, &stderr, func(string) string { return "" })
+	if err != nil || stdout.String() != "benchgate v9.9.9-rc.1\n" || stderr.Len() > 0 {
+		t.Errorf("benchgate version: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+}
+
 // cmdNoProcess asserts that the process whose id is in each named file has
 // gone: benchgate must leave nothing behind.
 func cmdNoProcess(ts *testscript.TestScript, neg bool, args []string) {
