@@ -37,7 +37,8 @@ func TestWaitHealthy(t *testing.T) {
 
 	// Bounded by ctx, saying what it saw: the last answer, not the
 	// deadline that cut the call after it. The deadline is long enough
-	// for one answer on a loaded machine; the two waits run side by side.
+	// for one answer on a loaded machine; the two waits, which each last
+	// it, run side by side.
 	ts.health.SetServingStatus("bench.v1.Admin", healthpb.HealthCheckResponse_NOT_SERVING)
 	for _, tc := range []struct{ service, want string }{
 		{"bench.v1.Admin", "NOT_SERVING"},
@@ -45,7 +46,7 @@ func TestWaitHealthy(t *testing.T) {
 	} {
 		t.Run(tc.service, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			err := WaitHealthy(ctx, ts.addr, tc.service)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), ts.addr) {
@@ -92,7 +93,7 @@ func TestWaitHealthyLateServer(t *testing.T) {
 	}
 
 	// Long enough for one refused attempt on a loaded machine.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	lis, _ = net.Listen("tcp", "127.0.0.1:0")
 	down := lis.Addr().String()
