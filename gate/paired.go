@@ -30,7 +30,12 @@ import (
 //
 // Why a ratio of sums: a slice in which nothing was answered has a value
 // of 0, which would make its own log ratio infinite; summed with the rest of
-// its batch it only lowers that batch's observation. Only a batch whose
+// its batch it only lowers that batch's observation. A batch whose every
+// slice is 0 on one side (a stall longer than the batch: at 5–9 slice
+// pairs a round, a batch is one or two pairs) is merged with the next
+// batch of its round, or the last with the one before, so the stall still
+// counts, as the low sum of a longer batch, rather than making the whole
+// cell inconclusive; the round then has one batch fewer. Only a round whose
 // every slice is 0 on one side makes the ratio impossible.
 //
 // Why logs: a change is a factor, and an interval for a factor is symmetric
@@ -63,13 +68,23 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 		round, n := ps[0].Round, len(ps)
 		k := min(batches, n)
 		start := 0
+		// sums of the batches of this round, an empty one merged on.
+		var sums [][2]float64
+		carry, pending := [2]float64{}, false
 		for b := range k {
 			size := n / k
 			if b < n%k {
 				size++
 			}
-			var sb, sc float64
+			sb, sc := carry[0], carry[1]
 			for _, p := range ps[start : start+size] {
+				if math.IsNaN(p.Base) || math.IsNaN(p.Cand) || p.Base < 0 || p.Cand < 0 {
+					side := "baseline"
+					if math.IsNaN(p.Cand) || p.Cand < 0 {
+						side = "candidate"
+					}
+					return Ratio{}, fmt.Errorf("a paired observation is negative or not a number (%s, round %d)", side, round)
+				}
 				sb += p.Base
 				sc += p.Cand
 			}
@@ -78,11 +93,30 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 				name string
 				sum  float64
 			}{{"baseline", sb}, {"candidate", sc}} {
-				if !(side.sum > 0) || math.IsInf(side.sum, 1) {
-					return Ratio{}, fmt.Errorf("a paired observation is 0 or not a finite number (%s, round %d)", side.name, round)
+				if math.IsInf(side.sum, 1) {
+					return Ratio{}, fmt.Errorf("a paired observation is not a finite number (%s, round %d)", side.name, round)
 				}
 			}
-			logs = append(logs, math.Log(sc/sb))
+			if sb > 0 && sc > 0 {
+				sums, carry, pending = append(sums, [2]float64{sb, sc}), [2]float64{}, false
+				continue
+			}
+			carry, pending = [2]float64{sb, sc}, true
+		}
+		if pending {
+			if len(sums) == 0 {
+				side := "baseline"
+				if carry[0] > 0 {
+					side = "candidate"
+				}
+				return Ratio{}, fmt.Errorf("the %s measured 0 in every slice of round %d (for a rate: it answered nothing), so the round has no ratio", side, round)
+			}
+			last := &sums[len(sums)-1]
+			last[0] += carry[0]
+			last[1] += carry[1]
+		}
+		for _, sum := range sums {
+			logs = append(logs, math.Log(sum[1]/sum[0]))
 		}
 		var sum float64
 		for _, l := range logs[first:] {

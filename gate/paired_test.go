@@ -125,14 +125,34 @@ func TestPairedRatio(t *testing.T) {
 	checkErr("none", nil, 0.95, 5, "need >= 2 paired observations, have 0")
 	checkErr("one", logPairs(0.1), 0.95, 5, "need >= 2 paired observations, have 1")
 	checkErr("one batch", twelve, 0.95, 1, "need >= 2 batches of paired observations, have 1 (of 12 pairs)")
-	checkErr("empty baseline batch", inRound(3, 1, 1, 0, 2), 0.95, 5,
-		"a paired observation is 0 or not a finite number (baseline, round 3)")
+	checkErr("empty baseline batch merged, one batch left", inRound(3, 1, 1, 0, 2), 0.95, 5,
+		"need >= 2 batches of paired observations, have 1 (of 2 pairs)")
+	checkErr("a round of nothing", inRound(3, 1, 0, 2, 0), 0.95, 5,
+		"the candidate measured 0 in every slice of round 3 (for a rate: it answered nothing), so the round has no ratio")
+	checkErr("a round of nothing on both sides", inRound(1, 1, 1, 1, 1, 0, 0, 0, 0), 0.95, 1,
+		"need >= 2 batches of paired observations, have 1 (of 4 pairs)")
 	checkErr("NaN candidate", inRound(0, 1, 1, 1, math.NaN()), 0.95, 5,
-		"a paired observation is 0 or not a finite number (candidate, round 0)")
+		"a paired observation is negative or not a number (candidate, round 0)")
 	checkErr("infinite baseline", inRound(2, math.Inf(1), 1, 1, 1), 0.95, 5,
-		"a paired observation is 0 or not a finite number (baseline, round 2)")
-	checkErr("negative sum", inRound(1, 1, 1, -2, 1), 0.95, 5,
-		"a paired observation is 0 or not a finite number (baseline, round 1)")
+		"a paired observation is not a finite number (baseline, round 2)")
+	checkErr("negative", inRound(1, 1, 1, -2, 1), 0.95, 5,
+		"a paired observation is negative or not a number (baseline, round 1)")
+
+	// A batch with nothing on one side is merged with the next of its
+	// round: (1,2) (1,0) (1,1) (2,2) in 4 batches are ln2, then (1,0)
+	// carried into (1,1) as (2,1): -ln2, then 0. Mean 0, sd ln2, h =
+	// t(.975,2)·ln2/√3.
+	// t(.975,2) = 0.95·√(2/0.0975) and t(.975,1) = tan(0.475π), in closed form.
+	const t975df2, t975df1 = 4.302652729749461, 12.706204736174696
+	h2 := t975df2 * math.Ln2 / math.Sqrt(3)
+	check("empty batch merged with the next", inRound(0, 1, 2, 1, 0, 1, 1, 2, 2), 4,
+		Ratio{Ratio: 1, Lo: math.Exp(-h2), Hi: math.Exp(h2), N: 3, Pairs: 4})
+	// The last batch empty: merged with the one before. (1,2) (1,1) (1,0)
+	// in 3 batches: ln2, then (1,1)+(1,0) = (2,1): -ln2. sd ln2·√2, h =
+	// t(.975,1)·ln2.
+	h1 := t975df1 * math.Ln2
+	check("last batch merged with the one before", inRound(0, 1, 2, 1, 1, 1, 0), 3,
+		Ratio{Ratio: 1, Lo: math.Exp(-h1), Hi: math.Exp(h1), N: 2, Pairs: 3})
 	checkErr("confidence 1", logPairs(0.1, 0.2), 1, 5, "confidence 1 is not between 0 and 1")
 }
 
@@ -192,8 +212,10 @@ func TestDecidePairedRule(t *testing.T) {
 	// No ratio: inconclusive with the reason, resolution 0, open.
 	check("one pair", RPS, logPairs(0.1), pairedSettings, Inconclusive,
 		"need >= 2 paired observations, have 1", 0, false, true)
-	check("empty batch", RPS, inRound(0, 1, 1, 0, 1), pairedSettings, Inconclusive,
-		"a paired observation is 0 or not a finite number (baseline, round 0)", 0, false, true)
+	check("a round with nothing answered", RPS, inRound(0, 1, 1, 0, 1, 0, 1), pairedSettings, Inconclusive,
+		"need >= 2 batches of paired observations, have 1 (of 3 pairs)", 0, false, true)
+	check("a side answered nothing", RPS, append(inRound(0, 0, 1, 0, 1), inRound(1, 1, 1, 1, 1)...), pairedSettings, Inconclusive,
+		"the baseline measured 0 in every slice of round 0 (for a rate: it answered nothing), so the round has no ratio", 0, false, true)
 	if d := DecidePaired(RPS, ci(100, 1), Summary{}, nil, pairedSettings); d.Verdict != Inconclusive ||
 		d.Reason != "measured by the baseline only (5 repetitions, none of the candidate)" || d.Paired != nil {
 		t.Errorf("candidate missing: %+v", d)
