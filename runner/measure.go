@@ -72,13 +72,18 @@ func readScenario(req Request) (*scenario.Scenario, *environ.Filter, error) {
 }
 
 // prepare is what Measure and DryRun ask before anything starts: req's
-// scenario read as Load reads it, its pins checked against this machine,
-// req.Override applied, a shard of a gobench run refused and the tools
-// its kind needs found.
+// scenario read as Load reads it (its warnings printed on opts.Progress),
+// its pins checked against this machine, req.Override applied, a shard of
+// a gobench run refused and the tools its kind needs found.
 func prepare(req Request, opts Options) (*scenario.Scenario, *environ.Filter, error) {
 	sc, env, err := readScenario(req)
 	if err != nil {
 		return nil, nil, err
+	}
+	if opts.Progress != nil {
+		for _, w := range sc.Warnings {
+			fmt.Fprintf(opts.Progress, "warning: %v\n", w)
+		}
 	}
 	// The file parses wherever it is read; whether its pins name CPUs this
 	// machine has is a question of the run, asked before anything starts.

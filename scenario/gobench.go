@@ -38,6 +38,7 @@ func (l *loader) goBenchScenario(m map[string]*node, profile string) {
 			if v := lm["repetitions"]; v != nil {
 				if r, ok := l.intRange(v, "load.repetitions", 1, MaxRounds); ok {
 					l.s.Load.Repetitions = r
+					l.repsPos = map[string]*node{"load.repetitions": v}
 				}
 			}
 		}
@@ -47,6 +48,7 @@ func (l *loader) goBenchScenario(m map[string]*node, profile string) {
 	}
 	l.gate(m["gate"])
 	l.goBenchProfiles(m["profiles"], profile)
+	l.checkRounds(profile)
 }
 
 func (l *loader) goBenchTargets(n *node) {
@@ -280,6 +282,10 @@ func (l *loader) goBenchProfiles(n *node, name string) {
 			if v := m["repetitions"]; v != nil {
 				if r, ok := l.intRange(v, f+".repetitions", 1, MaxRounds); ok {
 					p.reps = r
+					if l.repsPos == nil {
+						l.repsPos = map[string]*node{}
+					}
+					l.repsPos[f+".repetitions"] = v
 				}
 			}
 			l.goBenchRun(m, f, &p.gb)

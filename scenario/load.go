@@ -122,6 +122,9 @@ type loader struct {
 	maxReps  map[string]*node
 	repsPos  map[string]*node
 	slicePos map[string]*node
+	// rulePos is where the file wrote gate.rule; nil when it took the
+	// default.
+	rulePos *node
 	// chosen is which of interleave and slice each section set
 	// ("load.interleave", "profiles.pr.slice"): a default gives way where
 	// it cannot apply (slices for gRPC, a slice longer than the
@@ -233,6 +236,7 @@ func (l *loader) scenario(root *node, profile string) {
 	l.applyProfile(m["profiles"], profile)
 	l.checkLoad(m["load"], profile)
 	l.checkGrid(m, profile)
+	l.checkRounds(profile)
 	if len(l.errs.Errors) == 0 {
 		l.compile()
 	}

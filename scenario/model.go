@@ -54,6 +54,10 @@ type Scenario struct {
 	// Gate is the gate section, with gate.DefaultSection where the file
 	// is silent.
 	Gate gate.Section
+	// Warnings are what the file may say but is advised against (fewer
+	// than 3 rounds under the paired rule), each at the field that says
+	// it: the CLI prints them on stderr before anything runs.
+	Warnings []*Error
 
 	// Agreement is the scenario's agreement section with its defaults;
 	// each class has its own effective copy in Class.Agreement.
