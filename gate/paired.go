@@ -22,10 +22,14 @@ import (
 // overlaps one side's slices more than the other's, changes more slowly
 // than a slice), so the log ratios of adjacent pairs are autocorrelated and
 // a t interval over single pairs, which assumes independence, would be too
-// narrow. The means of contiguous batches of pairs are much closer to
-// independent, because only the pairs at a batch's edges share noise with
-// the next batch. Rounds are separated by the other cells' rungs and never
-// share a batch. Under round interleaving each round has one pair, so each
+// narrow. The means of contiguous batches of pairs correlate less, since
+// only the pairs at a batch's edges share noise with the next batch, but
+// at a few pairs a batch they are not independent (AR(1) noise at 0.4–0.8
+// from pair to pair, 4 pairs a batch: 0.14–0.57), so one round's batches
+// alone make too narrow an interval; with 2 rounds or more the rounds'
+// spread widens it (below), and a scenario of the paired rule runs at
+// least 2. Rounds are separated by the other cells' rungs and never share
+// a batch. Under round interleaving each round has one pair, so each
 // batch is one pair.
 //
 // Why a ratio of sums: a slice in which nothing was answered has a value
@@ -46,9 +50,10 @@ import (
 //
 // Data the interval cannot be made from is an error, never a panic: fewer
 // than 2 batches, a batch whose sum on either side is not a finite number
-// above 0, or a confidence outside (0, 1). That the batches are close to
-// independent is assumed, not checked: a batch must be longer than the
-// correlation time of the noise in the log ratio (docs/statistics.md).
+// above 0, or a confidence outside (0, 1). A single round's interval
+// assumes its batches independent, which is not checked: it is too narrow
+// when the noise in the log ratio lasts longer than a batch
+// (docs/statistics.md#how-many-rounds).
 func PairedRatio(pairs []Pair, confidence float64, batches int) (Ratio, error) {
 	return pairedRatio(pairs, confidence, batches, nil)
 }
