@@ -139,7 +139,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 	fs, err := parseFlagSet("compare", "[flags] [OLD.txt NEW.txt]", args, 2, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
 		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
-		fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them)")
+		fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them); with -results, refused unless its gate section is the one the file recorded")
 		fs.StringVar(&tool, "import", "", "read the reports of a load `tool` or the files of a benchmark format: "+strings.Join(importers.Names(), ", "))
 		fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
 		fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
@@ -179,6 +179,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if scenarioFile != "" {
+		if err := sameGate(res, results, scenarioFile, getenv); err != nil {
+			return err
+		}
+	}
 	if out == "" {
 		out = filepath.Dir(results)
 	}
@@ -189,6 +194,27 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		return withCode(exitRunFailed, unfinished)
 	}
 	return err
+}
+
+// sameGate refuses a scenario given with a results file whose gate section
+// differs from the one the file recorded: the file is decided by the rule
+// declared before it was measured, and one written after it (or another
+// scenario's) must not decide it, nor be ignored unsaid. A scenario that
+// agrees changes nothing. Errors carry their exit code.
+func sameGate(res *baselines.Results, results, scenarioFile string, getenv func(string) string) error {
+	s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: getenv})
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	changes, err := decide.GateChanges(res.Scenario.Gate, s.Gate)
+	if err != nil || len(changes) == 0 {
+		return withCode(exitUsage, err)
+	}
+	return withCode(exitUsage, fmt.Errorf("-scenario %s: its gate section differs from the one %s recorded when it ran (%s); "+
+		"a results file is decided by the rule declared before it was measured, never by one chosen after (docs/statistics.md): "+
+		"run the scenario again to decide under its gate section, or leave -scenario out to decide by the recorded one "+
+		"(-scenario gives the gate section to files: OLD NEW or -import)",
+		scenarioFile, results, strings.Join(changes, "; ")))
 }
 
 // readReports reads src into results, decided by scenarioFile's gate

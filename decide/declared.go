@@ -1,0 +1,61 @@
+package decide
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/benchgate/benchgate/gate"
+)
+
+// GateChanges lists the fields of a gate section declared now that differ
+// from the one a results file recorded when it ran ("rule paired, recorded
+// overlap"), in the file format's names; none when they agree. A results
+// file is decided by what it recorded, so compare tells of a scenario that
+// would decide it otherwise rather than use it unsaid. The declared section
+// is read as the file would record it, so a field the file format writes
+// differently (an empty list, a rule a version-2 file leaves out) is not a
+// change.
+func GateChanges(recorded, declared gate.Section) ([]string, error) {
+	b, err := json.Marshal(declared)
+	if err != nil {
+		return nil, err
+	}
+	var d gate.Section
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, err
+	}
+	r := recorded
+	for _, s := range []*gate.Section{&r, &d} {
+		if s.Rule == "" {
+			s.Rule = gate.RuleOverlap
+		}
+		if s.Unresolved == "" {
+			s.Unresolved = gate.UnresolvedWarn
+		}
+	}
+	var out []string
+	change := func(name string, was, is any, shown func(any) string) {
+		if !reflect.DeepEqual(was, is) {
+			out = append(out, fmt.Sprintf("%s %s, recorded %s", name, shown(is), shown(was)))
+		}
+	}
+	plain := func(v any) string { return fmt.Sprint(v) }
+	asJSON := func(v any) string {
+		b, _ := json.Marshal(v)
+		if s := string(b); s != "null" && s != "{}" && s != "[]" {
+			return s
+		}
+		return "none"
+	}
+	change("rule", r.Rule, d.Rule, plain)
+	change("confidence", r.Confidence, d.Confidence, plain)
+	change("tie_within", r.TieWithin, d.TieWithin, plain)
+	change("metrics' tie_within", r.TieWithinFor, d.TieWithinFor, asJSON)
+	change("metrics' better (higher: true)", r.HigherBetterFor, d.HigherBetterFor, asJSON)
+	change("fail_on", r.FailOn, d.FailOn, asJSON)
+	change("max_error_rate", r.MaxErrorRate, d.MaxErrorRate, plain)
+	change("max_error_increase", r.MaxErrorIncrease, d.MaxErrorIncrease, asJSON)
+	change("unresolved", r.Unresolved, d.Unresolved, plain)
+	return out, nil
+}

@@ -1,0 +1,40 @@
+package decide
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/benchgate/benchgate/gate"
+)
+
+func TestGateChanges(t *testing.T) {
+	t.Parallel()
+	inc := 0.01
+	v2 := gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001, FailOn: []gate.Rule{{Metric: gate.RPS}}}
+	check := func(name string, recorded, declared gate.Section, want []string) {
+		t.Helper()
+		got, err := GateChanges(recorded, declared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+	// A version-2 file leaves the rule and unresolved out: overlap, warn.
+	overlap := v2
+	overlap.Rule, overlap.Unresolved = gate.RuleOverlap, gate.UnresolvedWarn
+	check("same", v2, overlap, nil)
+	check("default", v2, gate.DefaultSection, []string{"rule paired, recorded overlap"})
+	d := gate.DefaultSection
+	d.TieWithinFor = map[gate.Metric]float64{gate.P95: 0}
+	d.FailOn = []gate.Rule{}
+	d.MaxErrorIncrease = &inc
+	d.Unresolved = gate.UnresolvedFail
+	check("every field", gate.DefaultSection, d, []string{
+		`metrics' tie_within {"p95":0}, recorded none`,
+		`fail_on none, recorded [{"metric":"rps"}]`,
+		"max_error_increase 0.01, recorded none",
+		"unresolved fail, recorded warn",
+	})
+}
