@@ -164,3 +164,33 @@ func near(a, b float64) bool {
 	}
 	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
+
+// TestBenchstatFewRuns: the agreement above is of those files, not a rule.
+// With 3 runs a side a Mann-Whitney U test cannot reach p < 0.05 (its
+// smallest p is 0.1), so benchstat says ~ however far apart the runs are,
+// while benchgate's intervals of the means (t with 2 degrees of freedom)
+// can be apart: a 20% slower candidate is a regression to benchgate and
+// not significant to benchstat.
+func TestBenchstatFewRuns(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to build benchstat with")
+	}
+	old, new := filepath.Join("testdata", "benchstat", "few_old.txt"), filepath.Join("testdata", "benchstat", "few_new.txt")
+	res, err := GoBench(old, new, "benchgate test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comparison, err := decide.Results(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := comparison.Cells[0].Decision("sec/op")
+	if !ok || d.Verdict != gate.Regression || d.Rule != gate.RuleOverlap {
+		t.Errorf("benchgate: %+v, want a regression by the overlap rule", d)
+	}
+	row, ok := runBenchstat(t, old, new)[[3]string{"example.com/few", "X-2", "sec/op"}]
+	if !ok || row.delta != "~" || row.p != 0.1 {
+		t.Errorf("benchstat: %+v, want ~ at p=0.1", row)
+	}
+}
