@@ -73,7 +73,7 @@ func Outcome(c gate.Comparison) error {
 		parts = append(parts, fmt.Sprintf("%d gated metric(s) could not be decided", undecided))
 	}
 	if unresolved > 0 {
-		parts = append(parts, fmt.Sprintf("%d gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)", unresolved))
+		parts = append(parts, fmt.Sprintf("%d gated tie(s) could not rule out a regression beyond the tie band on this runner (gate.unresolved: fail)", unresolved))
 	}
 	if c.Outcome == gate.Fail {
 		return fmt.Errorf("gate failed: %s", strings.Join(parts, "; "))

@@ -40,7 +40,7 @@ func TestOutcome(t *testing.T) {
 		{Key: q, Metric: gate.P99, Kind: gate.FailUnresolved},
 	}}, "gate failed: agreement: csv/Q01 answers differently; pre-flight lint fails on the candidate (exit 1: bad) and passes on the baseline; "+
 		"2 pre-declared regression(s): Q01 c=8 rps, Q01 c=8 error_rate; 1 gated metric(s) could not be decided; "+
-		"1 gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)")
+		"1 gated tie(s) could not rule out a regression beyond the tie band on this runner (gate.unresolved: fail)")
 	// A cell that was not measured is counted apart from the regressions,
 	// and never among them; a candidate that stopped answering fails.
 	q4 := gate.CellKey{Class: "sleep", Concurrency: 4}
@@ -61,7 +61,7 @@ func TestOutcome(t *testing.T) {
 		{Key: q, Metric: gate.RPS, Kind: gate.FailInconclusive},
 		{Key: q, Metric: gate.P95, Kind: gate.FailInconclusive},
 		{Key: q, Metric: gate.P99, Kind: gate.FailUnresolved},
-	}}, "gate inconclusive: 2 gated metric(s) could not be decided; 1 gated tie(s) could not resolve the tie band on this runner (gate.unresolved: fail)")
+	}}, "gate inconclusive: 2 gated metric(s) could not be decided; 1 gated tie(s) could not rule out a regression beyond the tie band on this runner (gate.unresolved: fail)")
 	check("undecided without a failure", gate.Comparison{Outcome: gate.OutcomeUndecided, Cells: cells}, "gate inconclusive: nothing decided")
 	// A failure of no cell says its own reason, and is no gated metric.
 	check("a rule that gates no cell", gate.Comparison{Outcome: gate.Fail, Cells: cells, Failures: []gate.Failure{

@@ -310,7 +310,7 @@ func noAnswers(name string, sd Side) string {
 	return why
 }
 
-// unresolvedFailure says what an unresolved tie could not see.
+// unresolvedFailure says what regression an unresolved tie cannot rule out.
 func unresolvedFailure(k CellKey, d Decision) Failure {
 	what := "intervals"
 	if d.Rule == RulePaired {
@@ -318,8 +318,8 @@ func unresolvedFailure(k CellKey, d Decision) Failure {
 	}
 	band := percent(d.TieWithin)
 	return Failure{Key: k, Metric: d.Metric, Kind: FailUnresolved, Reason: fmt.Sprintf(
-		"tie, but the %s cannot rule out a change of up to %s%% (band %s%%)",
-		what, strings.TrimSuffix(ResolutionPercent(d.Resolution), "%"), band)}
+		"tie, but the %s cannot rule out a regression of up to %s%% (band %s%%)",
+		what, strings.TrimSuffix(ResolutionPercent(d.RulesOut), "%"), band)}
 }
 
 // ResolutionPercent prints a resolution as a percentage rounded up, to one

@@ -95,8 +95,8 @@ func Decide(m Metric, base, cand Summary, s Settings) Decision {
 // ratio of error rates 0/0 or infinite, and a ratio of sums over the few
 // slices that erred says nothing useful.
 //
-// Every decision also records its Resolution, and a tie whose Resolution
-// exceeds the band is Unresolved.
+// Every decision also records its Resolution and RulesOut, and a tie whose
+// RulesOut (the regression side) exceeds the band is Unresolved.
 func DecidePaired(m Metric, base, cand Summary, pairs []Pair, s Settings) Decision {
 	return decide(m, base, cand, pairs, s, nil)
 }
@@ -113,7 +113,7 @@ func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles
 	}
 	decided := func(v Verdict, reason string) Decision {
 		d.Verdict, d.Reason = v, reason
-		if v == Tie && d.Resolution > d.TieWithin {
+		if v == Tie && d.RulesOut > d.TieWithin {
 			d.Unresolved = true
 		}
 		return d
@@ -143,6 +143,10 @@ func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles
 		r := *d.Paired
 		d.Delta = r.Ratio - 1
 		d.Resolution = math.Max(math.Abs(r.Lo-1), math.Abs(r.Hi-1))
+		d.RulesOut = math.Max(r.Hi-1, 0)
+		if s.HigherIsBetter(m) {
+			d.RulesOut = math.Max(1-r.Lo, 0)
+		}
 		if r.Lo <= 1 && 1 <= r.Hi {
 			return decided(Tie, "ratio interval contains 1")
 		}
@@ -171,7 +175,14 @@ func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles
 		}
 	}
 	if base.Mean != 0 {
-		d.Resolution = (math.Abs(cand.Mean-base.Mean) + base.HalfWidth + cand.HalfWidth) / math.Abs(base.Mean)
+		mb := math.Abs(base.Mean)
+		d.Resolution = (math.Abs(cand.Mean-base.Mean) + base.HalfWidth + cand.HalfWidth) / mb
+		// The difference's interval is Δ ± w, relative to the baseline.
+		w := (base.HalfWidth + cand.HalfWidth) / mb
+		d.RulesOut = math.Max((cand.Mean-base.Mean)/mb+w, 0)
+		if s.HigherIsBetter(m) {
+			d.RulesOut = math.Max(w-(cand.Mean-base.Mean)/mb, 0)
+		}
 	}
 
 	if base.Lo() <= cand.Hi() && cand.Lo() <= base.Hi() {
@@ -192,7 +203,9 @@ func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles
 }
 
 // Open reports whether more data could still change or settle the
-// decision: it is inconclusive, an unresolved tie, or a regression or
+// decision: it is inconclusive, a tie whose interval reaches beyond the
+// band on either side (Resolution above the band: a tie resolved for the
+// gate may still become an improvement), or a regression or
 // improvement whose interval still reaches inside the band. Under the
 // paired rule that is a ratio interval whose end nearer 1 is less than the
 // band from 1; under overlap, intervals whose nearest ends are less than
@@ -201,7 +214,7 @@ func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles
 func (d Decision) Open() bool {
 	switch d.Verdict {
 	case Tie:
-		return d.Unresolved
+		return d.Resolution > d.TieWithin
 	case Regression, Improvement:
 	default:
 		return true

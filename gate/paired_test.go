@@ -161,61 +161,74 @@ var pairedSettings = Settings{Confidence: 0.95, TieWithin: 0.10, Rule: RulePaire
 func TestDecidePairedRule(t *testing.T) {
 	t.Parallel()
 	s5 := ci(100, 1) // summaries beside the pairs; the paired rule does not read them
-	check := func(name string, m Metric, pairs []Pair, s Settings, want Verdict, reason string, resolution float64, unresolved, open bool) {
+	check := func(name string, m Metric, pairs []Pair, s Settings, want Verdict, reason string, resolution, rulesOut float64, unresolved, open bool) {
 		t.Helper()
 		d := DecidePaired(m, s5, s5, pairs, s)
-		if d.Verdict != want || d.Reason != reason || !near(d.Resolution, resolution) ||
+		if d.Verdict != want || d.Reason != reason || !near(d.Resolution, resolution) || !near(d.RulesOut, rulesOut) ||
 			d.Unresolved != unresolved || d.Open() != open || d.Rule != RulePaired || d.Confidence != 0.95 {
-			t.Errorf("%s: %s %q resolution %v unresolved %v open %v rule %s; want %s %q %v %v %v",
-				name, d.Verdict, d.Reason, d.Resolution, d.Unresolved, d.Open(), d.Rule,
-				want, reason, resolution, unresolved, open)
+			t.Errorf("%s: %s %q resolution %v rules out %v unresolved %v open %v rule %s; want %s %q %v %v %v %v",
+				name, d.Verdict, d.Reason, d.Resolution, d.RulesOut, d.Unresolved, d.Open(), d.Rule,
+				want, reason, resolution, rulesOut, unresolved, open)
 		}
 		if want != Inconclusive && (d.Paired == nil || !near(d.Delta, d.Paired.Ratio-1)) {
 			t.Errorf("%s: paired %+v, delta %v: want delta = ratio - 1", name, d.Paired, d.Delta)
 		}
 	}
 	// Numbers by hand as in TestPairedRatio: mean ± t(.975,3)·sd/2 of the logs.
-	// 0.1, -0.1, 0.2, 0: [0.8561, 1.2910] contains 1; it cannot rule out
-	// +29.1%: an unresolved tie, open.
+	// 0.1, -0.1, 0.2, 0: [0.856050, 1.291012] contains 1; it cannot rule out
+	// a fall of 14.4% in rps: an unresolved tie, open.
 	check("contains 1", RPS, logPairs(0.1, -0.1, 0.2, 0), pairedSettings, Tie,
-		"ratio interval contains 1", 0.291011507782042, true, true)
+		"ratio interval contains 1", 0.291011507782042, 0.14394959966365328, true, true)
+	// The same interval of a latency: its regression side is the rise of
+	// 29.1%.
+	check("contains 1, latency", P95, logPairs(0.1, -0.1, 0.2, 0), pairedSettings, Tie,
+		"ratio interval contains 1", 0.291011507782042, 0.291011507782042, true, true)
+	// 0.3, 0, 0.15, 0.15: mean 0.15, sd 0.122474, h 0.194883, [0.956108,
+	// 1.411826], ratio 1.161834: a tie that rules out any fall in rps
+	// beyond 4.4%, resolved for the gate; it could still become an
+	// improvement (+41.2% is not ruled out), so it stays open.
+	check("rules out a regression, not an improvement", RPS, logPairs(0.3, 0, 0.15, 0.15), pairedSettings, Tie,
+		"ratio interval contains 1", 0.411826476530718, 0.04389184505661636, false, true)
+	// For a latency the same interval's regression side is +41.2%.
+	check("a latency that may have risen", P99, logPairs(0.3, 0, 0.15, 0.15), pairedSettings, Tie,
+		"ratio interval contains 1", 0.411826476530718, 0.411826476530718, true, true)
 	// 0.04, 0.05, 0.04, 0.05: mean 0.045, sd 0.0057735, h 0.0091869,
 	// [1.036462, 1.055682], ratio 1.046028: inside the band, resolved.
 	check("inside the band", RPS, logPairs(0.04, 0.05, 0.04, 0.05), pairedSettings, Tie,
-		"ratio 4.6% from 1 (< 10%)", 0.0556819235532269, false, false)
+		"ratio 4.6% from 1 (< 10%)", 0.0556819235532269, 0, false, false)
 	// -0.2, -0.1, -0.2, -0.1: mean -0.15, sd 0.057735, h 0.0918693,
 	// [0.785159, 0.943527], ratio 0.860708: 13.9% lower; the interval's end
 	// nearer 1 is 5.6% from it, inside the band: open.
 	check("regression reaching the band", RPS, logPairs(-0.2, -0.1, -0.2, -0.1), pairedSettings, Regression,
-		"candidate 13.9% lower, ratio interval 0.79–0.94", 1-0.7851587820298326, false, true)
+		"candidate 13.9% lower, ratio interval 0.79–0.94", 1-0.7851587820298326, 1-0.7851587820298326, false, true)
 	check("latency falls", P95, logPairs(-0.2, -0.1, -0.2, -0.1), pairedSettings, Improvement,
-		"candidate 13.9% lower, ratio interval 0.79–0.94", 1-0.7851587820298326, false, true)
+		"candidate 13.9% lower, ratio interval 0.79–0.94", 1-0.7851587820298326, 0, false, true)
 	// -0.3, -0.25, -0.3, -0.25: mean -0.275, sd 0.0288675, h 0.0459347,
 	// [0.725471, 0.795277], ratio 0.759572: wholly beyond the band, settled.
 	check("regression beyond the band", RPS, logPairs(-0.3, -0.25, -0.3, -0.25), pairedSettings, Regression,
-		"candidate 24.0% lower, ratio interval 0.73–0.80", 1-0.7254706547583603, false, false)
+		"candidate 24.0% lower, ratio interval 0.73–0.80", 1-0.7254706547583603, 1-0.7254706547583603, false, false)
 	// The mirror: [1.257424, 1.378416], ratio 1.316531.
 	check("improvement beyond the band", RPS, logPairs(0.3, 0.25, 0.3, 0.25), pairedSettings, Improvement,
-		"candidate 31.7% higher, ratio interval 1.26–1.38", 0.3784155064591552, false, false)
+		"candidate 31.7% higher, ratio interval 1.26–1.38", 0.3784155064591552, 0, false, false)
 	check("latency rises", P99, logPairs(0.3, 0.25, 0.3, 0.25), pairedSettings, Regression,
-		"candidate 31.7% higher, ratio interval 1.26–1.38", 0.3784155064591552, false, false)
+		"candidate 31.7% higher, ratio interval 1.26–1.38", 0.3784155064591552, 0.3784155064591552, false, false)
 	// Band 0: 0.008, 0.009, 0.008, 0.009 give [1.007610, 1.009463], which
 	// two decimals would print as 1.01–1.01.
 	noBand := pairedSettings
 	noBand.TieWithin = 0
 	check("more digits", RPS, logPairs(0.008, 0.009, 0.008, 0.009), noBand, Improvement,
-		"candidate 0.9% higher, ratio interval 1.008–1.009", 0.009463188592219, false, false)
+		"candidate 0.9% higher, ratio interval 1.008–1.009", 0.009463188592219, 0, false, false)
 	// Identical sides: [1, 1], a resolved tie even with band 0.
 	check("A/A identical, band 0", RPS, inRound(0, 5, 5, 7, 7), noBand, Tie,
-		"ratio interval contains 1", 0, false, false)
+		"ratio interval contains 1", 0, 0, false, false)
 
 	// No ratio: inconclusive with the reason, resolution 0, open.
 	check("one pair", RPS, logPairs(0.1), pairedSettings, Inconclusive,
-		"need >= 2 paired observations, have 1", 0, false, true)
+		"need >= 2 paired observations, have 1", 0, 0, false, true)
 	check("a round with nothing answered", RPS, inRound(0, 1, 1, 0, 1, 0, 1), pairedSettings, Inconclusive,
-		"need >= 2 batches of paired observations, have 1 (of 3 pairs)", 0, false, true)
+		"need >= 2 batches of paired observations, have 1 (of 3 pairs)", 0, 0, false, true)
 	check("a side answered nothing", RPS, append(inRound(0, 0, 1, 0, 1), inRound(1, 1, 1, 1, 1)...), pairedSettings, Inconclusive,
-		"the baseline measured 0 in every slice of round 0 (for a rate: it answered nothing), so the round has no ratio", 0, false, true)
+		"the baseline measured 0 in every slice of round 0 (for a rate: it answered nothing), so the round has no ratio", 0, 0, false, true)
 	if d := DecidePaired(RPS, ci(100, 1), Summary{}, nil, pairedSettings); d.Verdict != Inconclusive ||
 		d.Reason != "measured by the baseline only (5 repetitions, none of the candidate)" || d.Paired != nil {
 		t.Errorf("candidate missing: %+v", d)
@@ -252,32 +265,37 @@ func TestDecidePairedRuleChoice(t *testing.T) {
 
 func TestOverlapResolution(t *testing.T) {
 	t.Parallel()
-	check := func(name string, m Metric, base, cand Summary, want Verdict, resolution float64, unresolved, open bool) {
+	check := func(name string, m Metric, base, cand Summary, want Verdict, resolution, rulesOut float64, unresolved, open bool) {
 		t.Helper()
 		d := Decide(m, base, cand, DefaultSettings)
-		if d.Verdict != want || !near(d.Resolution, resolution) || d.Unresolved != unresolved || d.Open() != open ||
-			d.TieWithin != 0.10 || d.Confidence != 0.95 {
-			t.Errorf("%s: %s %q resolution %v unresolved %v open %v; want %s %v %v %v",
-				name, d.Verdict, d.Reason, d.Resolution, d.Unresolved, d.Open(), want, resolution, unresolved, open)
+		if d.Verdict != want || !near(d.Resolution, resolution) || !near(d.RulesOut, rulesOut) || d.Unresolved != unresolved ||
+			d.Open() != open || d.TieWithin != 0.10 || d.Confidence != 0.95 {
+			t.Errorf("%s: %s %q resolution %v rules out %v unresolved %v open %v; want %s %v %v %v %v",
+				name, d.Verdict, d.Reason, d.Resolution, d.RulesOut, d.Unresolved, d.Open(), want, resolution, rulesOut, unresolved, open)
 		}
 	}
-	// (|mc-mb| + hb + hc) / |mb|.
-	check("wide overlap", RPS, ci(100, 5), ci(103, 4), Tie, (3+5+4)/100.0, true, true)
-	check("narrow overlap", RPS, ci(100, 1), ci(103, 1), Tie, (3+1+1)/100.0, false, false)
-	check("inside the band", RPS, ci(100, 0.1), ci(105, 0.1), Tie, (5+0.2)/100, false, false)
-	check("exactly the band", RPS, ci(100, 4), ci(104, 2), Tie, 0.10, false, false) // not above it
+	// Resolution (|mc-mb| + hb + hc) / |mb|; RulesOut the difference's
+	// interval Δ ± (hb + hc)/|mb| at its worse end.
+	// rps 103 against 100, ±9%: the interval -6%…+12% rules out any fall
+	// beyond 6%, resolved for the gate, but not a rise of 12%: open.
+	check("wide overlap", RPS, ci(100, 5), ci(103, 4), Tie, (3+5+4)/100.0, (5+4-3)/100.0, false, true)
+	check("wide overlap, candidate lower", RPS, ci(100, 5), ci(97, 4), Tie, (3+5+4)/100.0, (3+5+4)/100.0, true, true)
+	check("wide overlap, latency higher", P95, ci(100, 5), ci(103, 4), Tie, (3+5+4)/100.0, (3+5+4)/100.0, true, true)
+	check("narrow overlap", RPS, ci(100, 1), ci(103, 1), Tie, (3+1+1)/100.0, 0, false, false)
+	check("inside the band", RPS, ci(100, 0.1), ci(105, 0.1), Tie, (5+0.2)/100, 0, false, false)
+	check("exactly the band", RPS, ci(100, 4), ci(104, 2), Tie, 0.10, 0.02, false, false) // not above it
 	// Nearest ends 94 and 85: 9% apart, inside the band: open.
-	check("regression reaching the band", RPS, ci(100, 6), ci(80, 5), Regression, (20+6+5)/100.0, false, true)
+	check("regression reaching the band", RPS, ci(100, 6), ci(80, 5), Regression, (20+6+5)/100.0, (20+6+5)/100.0, false, true)
 	// 95 and 85: 10% apart, not inside: settled.
-	check("regression at the band", RPS, ci(100, 5), ci(80, 5), Regression, (20+5+5)/100.0, false, false)
-	check("regression beyond the band", RPS, ci(100, 2), ci(80, 2), Regression, (20+2+2)/100.0, false, false)
-	check("improvement reaching the band", P95, ci(100, 6), ci(80, 5), Improvement, 0.31, false, true)
-	check("latency regression beyond", P95, ci(100, 2), ci(130, 2), Regression, 0.34, false, false)
+	check("regression at the band", RPS, ci(100, 5), ci(80, 5), Regression, (20+5+5)/100.0, (20+5+5)/100.0, false, false)
+	check("regression beyond the band", RPS, ci(100, 2), ci(80, 2), Regression, (20+2+2)/100.0, (20+2+2)/100.0, false, false)
+	check("improvement reaching the band", P95, ci(100, 6), ci(80, 5), Improvement, 0.31, 0, false, true)
+	check("latency regression beyond", P95, ci(100, 2), ci(130, 2), Regression, 0.34, 0.34, false, false)
 	// A zero baseline has no relative resolution and no band.
-	check("zero baseline tie", ErrorRate, ci(0, 0), ci(0.001, 0.002), Tie, 0, false, false)
-	check("zero baseline apart", ErrorRate, ci(0, 0), ci(0.02, 0.005), Regression, 0, false, false)
-	check("too few", RPS, Summary{N: 1, Mean: 100}, ci(100, 1), Inconclusive, 0, false, true)
-	check("NaN", RPS, ci(100, 1), ci(math.NaN(), 1), Inconclusive, 0, false, true)
+	check("zero baseline tie", ErrorRate, ci(0, 0), ci(0.001, 0.002), Tie, 0, 0, false, false)
+	check("zero baseline apart", ErrorRate, ci(0, 0), ci(0.02, 0.005), Regression, 0, 0, false, false)
+	check("too few", RPS, Summary{N: 1, Mean: 100}, ci(100, 1), Inconclusive, 0, 0, false, true)
+	check("NaN", RPS, ci(100, 1), ci(math.NaN(), 1), Inconclusive, 0, 0, false, true)
 	// Band 0: any width is unresolved, a point is not.
 	zero := Settings{Confidence: 0.95}
 	if d := Decide("allocs/op", ci(10, 0), ci(10, 0), zero); d.Verdict != Tie || d.Unresolved || d.Open() {
@@ -330,7 +348,7 @@ func TestEffective(t *testing.T) {
 func unresolvedGrid() []CellInput {
 	wide := CellInput{Key: kQ01c4,
 		Baseline:  Side{Samples: map[Metric][]float64{RPS: five(200, 5), P95: five(0.02, 0.001)}, Requests: 1000},
-		Candidate: Side{Samples: map[Metric][]float64{RPS: five(205, 5), P95: five(0.0205, 0.001)}, Requests: 1000}}
+		Candidate: Side{Samples: map[Metric][]float64{RPS: five(195, 5), P95: five(0.0205, 0.001)}, Requests: 1000}}
 	return []CellInput{wide, {Key: kQ01c8, Baseline: side(200, 0.02), Candidate: side(203, 0.02)}}
 }
 
@@ -338,7 +356,7 @@ func TestCompareUnresolved(t *testing.T) {
 	t.Parallel()
 	rps := []Metric{RPS}
 	unresolved := Failure{Key: kQ01c4, Metric: RPS, Kind: FailUnresolved,
-		Reason: "tie, but the intervals cannot rule out a change of up to 13% (band 10%)"}
+		Reason: "tie, but the intervals cannot rule out a regression of up to 13% (band 10%)"}
 	for _, c := range []struct {
 		policy   Unresolved
 		failures []Failure
@@ -377,9 +395,18 @@ func TestCompareUnresolved(t *testing.T) {
 		Pairs:     map[Metric][]Pair{RPS: logPairs(0.1, -0.1, 0.2, 0)}}
 	cmp = Compare([]CellInput{pin}, pairedSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1, Unresolved: UnresolvedFail})
 	want := []Failure{{Key: kQ01c4, Metric: RPS, Kind: FailUnresolved,
-		Reason: "tie, but the interval cannot rule out a change of up to 30% (band 10%)"}}
+		Reason: "tie, but the interval cannot rule out a regression of up to 15% (band 10%)"}}
 	if cmp.Outcome != OutcomeUndecided || !reflect.DeepEqual(cmp.Failures, want) || !reflect.DeepEqual(cmp.Unresolved, want) {
 		t.Errorf("paired unresolved: %s %+v %+v", cmp.Outcome, cmp.Failures, cmp.Unresolved)
+	}
+
+	// A tie that rules out a fall beyond 4.4% (its interval 0.956–1.412
+	// reaches far only on the better side) passes under fail: it is not
+	// unresolved for the gate.
+	pin.Pairs[RPS] = logPairs(0.3, 0, 0.15, 0.15)
+	cmp = Compare([]CellInput{pin}, pairedSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1, Unresolved: UnresolvedFail})
+	if cmp.Outcome != Pass || len(cmp.Failures) != 0 || len(cmp.Unresolved) != 0 || cmp.Counts.Unresolved != 0 {
+		t.Errorf("tie that rules out a regression: %s %+v %+v", cmp.Outcome, cmp.Failures, cmp.Unresolved)
 	}
 
 	// Nothing unresolved: an empty list, not null.

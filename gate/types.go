@@ -202,8 +202,18 @@ type Decision struct {
 	// out: under overlap (|mc-mb| + hb + hc) / |mb| (0 when mb is 0),
 	// under paired max(|Lo-1|, |Hi-1|) of the ratio. 0 when inconclusive.
 	Resolution float64 `json:"resolution"`
-	// Unresolved marks a tie whose Resolution exceeds TieWithin: the data
-	// could not have told a change of the band's size from none.
+	// RulesOut is the regression the data rules out beyond: how far the
+	// interval's end on the metric's worse side lies from no change (under
+	// paired 1-Lo of the ratio when higher is better, Hi-1 when lower is;
+	// under overlap the means' difference at its worst, relative to the
+	// baseline), 0 when the interval lies wholly on the better side or
+	// when inconclusive. Resolution is the larger of it and its mirror on
+	// the better side. A report prints a tie's as "rules out > 31%".
+	RulesOut float64 `json:"rules_out"`
+	// Unresolved marks a tie whose RulesOut exceeds TieWithin: the data
+	// could not have told a regression of the band's size from none. A
+	// tie that rules out any regression beyond the band is resolved for
+	// the gate, however wide its interval on the better side.
 	Unresolved bool `json:"unresolved,omitempty"`
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // The design in words: which rule decided, how the two sides were
@@ -280,8 +281,8 @@ func (m *model) mostOverall() int {
 	return n
 }
 
-// anyPaired says whether some decision carries a paired ratio, whose ±
-// the Δ columns show.
+// anyPaired says whether some decision carries a paired ratio, whose
+// interval the Δ columns show.
 func (m *model) anyPaired() bool {
 	for _, c := range m.in.Comparison.Cells {
 		for _, d := range c.Decisions {
@@ -307,7 +308,7 @@ func (m *model) designThreats() []string {
 			"slice reaches both alike, and resolves smaller changes on the same runner: docs/statistics.md has the measured figures.",
 			plural(n, "gated cell", "gated cells")))
 	case n > 0:
-		out = append(out, fmt.Sprintf("Even under the paired rule %s could not resolve %s: `benchgate calibrate` on this "+
+		out = append(out, fmt.Sprintf("Even under the paired rule %s could not rule out %s: `benchgate calibrate` on this "+
 			"runner says what it can resolve and what that would take (docs/statistics.md).",
 			plural(n, "gated cell", "gated cells"), m.unresolvedBand()))
 	}
@@ -319,12 +320,13 @@ func (m *model) designThreats() []string {
 }
 
 // deltaText is a Δ column: the change of the means, or where the decision
-// has a paired ratio the ratio's change with ± the larger distance from it
-// to an end of its interval ("-16.7% ±2.1%"), whatever the rule; a dash
-// when there is nothing to compare.
+// has a paired ratio the ratio's change with its interval, whatever the
+// rule ("+28.2% [+1.4%, +62.1%]": a ratio's interval is symmetric on the
+// log scale, so lopsided as a change, and a ± of either side would
+// misstate the other); a dash when there is nothing to compare.
 func deltaText(d gate.Decision) string {
 	if p := d.Paired; p != nil && p.Ratio > 0 {
-		return percent(p.Ratio-1) + " ±" + strconv.FormatFloat(100*math.Max(p.Hi-p.Ratio, p.Ratio-p.Lo), 'f', 1, 64) + "%"
+		return numtext.PercentInterval(p.Ratio-1, p.Lo-1, p.Hi-1)
 	}
 	if d.Baseline.N > 0 && d.Candidate.N > 0 && d.Baseline.Mean != 0 {
 		return percent(d.Delta)

@@ -113,6 +113,7 @@ type (
 		Key        jsonKey `json:"cell"`
 		Metric     string  `json:"metric"`
 		Resolution float64 `json:"resolution"`
+		RulesOut   float64 `json:"rules_out"`
 		TieWithin  float64 `json:"tie_within"`
 		Reason     string  `json:"reason"`
 	}
@@ -283,9 +284,11 @@ type (
 		// observations with its interval; null without them.
 		Paired *jsonRatio `json:"paired"`
 		// Resolution is the largest relative change the data could not
-		// rule out; Unresolved marks a tie whose resolution exceeds the
-		// band.
+		// rule out, either way; RulesOut the largest regression (the
+		// interval's end on the metric's worse side); Unresolved marks a
+		// tie whose RulesOut exceeds the band.
 		Resolution float64 `json:"resolution"`
+		RulesOut   float64 `json:"rules_out"`
 		Unresolved bool    `json:"unresolved"`
 	}
 	jsonRatio struct {
@@ -446,6 +449,7 @@ func buildJSON(m *model) jsonDoc {
 				Confidence: d.Confidence,
 				TieWithin:  d.TieWithin,
 				Resolution: d.Resolution,
+				RulesOut:   d.RulesOut,
 				Unresolved: d.Unresolved,
 			}
 			if d.Confidence == 0 {
@@ -488,7 +492,7 @@ func buildJSON(m *model) jsonDoc {
 		})
 	}
 	for _, it := range m.unresolved {
-		u := jsonUnresolved{Key: jsonKeyOf(it.key), Metric: string(it.d.Metric), Resolution: it.d.Resolution, TieWithin: it.d.TieWithin}
+		u := jsonUnresolved{Key: jsonKeyOf(it.key), Metric: string(it.d.Metric), Resolution: it.d.Resolution, RulesOut: it.d.RulesOut, TieWithin: it.d.TieWithin}
 		for _, f := range c.Unresolved {
 			if f.Key == it.key && f.Metric == it.d.Metric {
 				u.Reason = f.Reason

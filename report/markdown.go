@@ -187,8 +187,8 @@ func (m *model) outcomeText(emoji bool) string {
 		return strings.ToUpper(string(c.Outcome)) + ": " + word
 	}
 	// Ties that could not resolve their band are counted whatever the
-	// outcome: "— 3 gated cells could not resolve a 10% change on this
-	// runner". When they are what left the gate undecided, they are the
+	// outcome: "— 3 gated cells could not rule out a 10% regression on
+	// this runner". When they are what left the gate undecided, they are the
 	// outcome's reason instead.
 	unresolved := m.unresolvedSummary()
 	also := func(s string) string {

@@ -28,7 +28,7 @@ func (m *model) mdClaims(b *strings.Builder) {
 	}
 	if m.anyPaired() {
 		design = append(design, "Where a cell has paired observations, Δ is the change of their ratio candidate/baseline, "+
-			"± the larger distance from it to an end of its interval.")
+			"with its interval in brackets.")
 	}
 	b.WriteString(strings.Join(design, " ") + "\n\n")
 	b.WriteString("The gate fails on:\n\n")
@@ -56,8 +56,8 @@ func (m *model) mdClaims(b *strings.Builder) {
 			"it is never a pass.\n\n")
 	}
 	if m.anyUnresolved() {
-		b.WriteString("A **tie (could not see < N%)** is an unresolved tie: its data could not rule out a change of up to " +
-			"N% (rounded up), more than the tie band, so it says only that no change larger than that was seen.\n\n")
+		b.WriteString("A **tie (rules out > N%)** is an unresolved tie: its interval reaches a regression of N% (rounded up), " +
+			"more than the tie band, so it rules out only a regression larger than that.\n\n")
 	}
 }
 

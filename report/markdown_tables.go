@@ -287,7 +287,7 @@ func verdictText(r row, markdown bool) string {
 		s = esc(string(r.verdict))
 	}
 	if r.verdict == gate.Tie && len(r.unresolved) > 0 {
-		s += " (" + couldNotSee(r.unresolved, r.own, esc) + ")"
+		s += " (" + rulesOut(r.unresolved, r.own, esc) + ")"
 	}
 	if len(r.carriers) > 0 && r.verdict != gate.Inconclusive {
 		names := make([]string, len(r.carriers))

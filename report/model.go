@@ -104,7 +104,7 @@ type row struct {
 	// latMetrics order.
 	baseLat, candLat []string
 	baseErr, candErr string
-	// delta is the change of rps, with the paired ratio's ± when the
+	// delta is the change of rps, with the paired ratio's interval when the
 	// decision has one.
 	delta   string
 	verdict gate.Verdict

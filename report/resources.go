@@ -281,7 +281,7 @@ func (m *model) newResTable(cells []gate.CellResult) *resTable {
 
 // resVerdictText is a resources row's verdict column: each resource
 // metric that did not tie, grouped by verdict, then the ties that could
-// not resolve their band with what they could not see, or "tie". A gated
+// not resolve their band with the regression they rule out, or "tie". A gated
 // regression is marked as in the verdict table.
 func resVerdictText(vs []resVerdict, markdown bool) string {
 	if len(vs) == 0 {
@@ -327,7 +327,7 @@ func resVerdictText(vs []resVerdict, markdown bool) string {
 	add("inconclusive", inconclusive)
 	add("improvement", improved)
 	if len(unresolved) > 0 {
-		parts = append(parts, "tie ("+couldNotSee(unresolved, "", esc)+")")
+		parts = append(parts, "tie ("+rulesOut(unresolved, "", esc)+")")
 	}
 	if len(parts) == 0 {
 		return "tie"

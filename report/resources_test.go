@@ -67,17 +67,17 @@ func TestResVerdictText(t *testing.T) {
 		{
 			// Ties that could not resolve their band say what they could
 			// not see, rounded up.
-			[]resVerdict{{gate.CPUPerReq, gate.Tie, false, gate.Decision{Metric: gate.CPUPerReq, Verdict: gate.Tie, Unresolved: true, Resolution: 0.3012}},
+			[]resVerdict{{gate.CPUPerReq, gate.Tie, false, gate.Decision{Metric: gate.CPUPerReq, Verdict: gate.Tie, Unresolved: true, Resolution: 0.4, RulesOut: 0.3012}},
 				{gate.MemMean, gate.Tie, false, gate.Decision{Metric: gate.MemMean, Verdict: gate.Tie, Resolution: 0.04}},
-				{gate.MemPeak, gate.Tie, false, gate.Decision{Metric: gate.MemPeak, Verdict: gate.Tie, Unresolved: true, Resolution: 0.1201}}},
-			`tie (could not see < 31% in cpu\_per\_req, < 13% in mem\_peak)`,
-			"tie (could not see < 31% in cpu_per_req, < 13% in mem_peak)",
+				{gate.MemPeak, gate.Tie, false, gate.Decision{Metric: gate.MemPeak, Verdict: gate.Tie, Unresolved: true, Resolution: 0.2, RulesOut: 0.1201}}},
+			`tie (rules out > 31% in cpu\_per\_req, > 13% in mem\_peak)`,
+			"tie (rules out > 31% in cpu_per_req, > 13% in mem_peak)",
 		},
 		{
 			[]resVerdict{{gate.CPUPerReq, gate.Regression, true, gate.Decision{}},
-				{gate.MemPeak, gate.Tie, false, gate.Decision{Metric: gate.MemPeak, Verdict: gate.Tie, Unresolved: true, Resolution: 0.0512}}},
-			`**regression** (cpu\_per\_req); tie (could not see < 5.2% in mem\_peak)`,
-			"REGRESSION (cpu_per_req); tie (could not see < 5.2% in mem_peak)",
+				{gate.MemPeak, gate.Tie, false, gate.Decision{Metric: gate.MemPeak, Verdict: gate.Tie, Unresolved: true, Resolution: 0.06, RulesOut: 0.0512}}},
+			`**regression** (cpu\_per\_req); tie (rules out > 5.2% in mem\_peak)`,
+			"REGRESSION (cpu_per_req); tie (rules out > 5.2% in mem_peak)",
 		},
 	} {
 		if got := resVerdictText(tc.vs, true); got != tc.md {

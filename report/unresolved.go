@@ -7,12 +7,13 @@ import (
 	"github.com/benchgate/benchgate/gate"
 )
 
-// Unresolved ties: a gated tie whose Resolution exceeds its band could not
-// have told a change of the band's size from none. The gate lists them
+// Unresolved ties: a gated tie whose RulesOut exceeds its band could not
+// have told a regression of the band's size from none. The gate lists them
 // (CellResult.Unresolved) and, under gate.unresolved fail, makes them
-// failures; the report shows each in the verdict column as "tie (could not
-// see < 31%)", counts them in the outcome line, and lists them with what
-// to do: leading under warn and fail, after the verdicts under pass.
+// failures; the report shows each in the verdict column as "tie (rules out
+// > 31%)", the far end of its interval on the regression side, counts them
+// in the outcome line, and lists them with what to do: leading under warn
+// and fail, after the verdicts under pass.
 
 // secUnresolved is the markdown report's list of unresolved ties. Like
 // secCharts its value lies outside markdown.go's iota run and above
@@ -59,29 +60,29 @@ func (m *model) unresolvedPolicy() gate.Unresolved {
 // the failures (warn, fail) or after the verdicts (pass).
 func (m *model) unresolvedLeads() bool { return m.unresolvedPolicy() != gate.UnresolvedPass }
 
-// unresolvedBand is "a 10% change", the band of the unresolved ties, or
-// "their tie band" when their bands differ.
+// unresolvedBand is "a 10% regression", the band of the unresolved ties,
+// or "a regression of their tie band" when their bands differ.
 func (m *model) unresolvedBand() string {
 	if len(m.unresolved) == 0 {
-		return "their tie band"
+		return "a regression of their tie band"
 	}
 	for _, it := range m.unresolved[1:] {
 		if it.d.TieWithin != m.unresolved[0].d.TieWithin {
-			return "their tie band"
+			return "a regression of their tie band"
 		}
 	}
-	return "a " + fraction(m.unresolved[0].d.TieWithin) + " change"
+	return "a " + fraction(m.unresolved[0].d.TieWithin) + " regression"
 }
 
 // unresolvedSummary is the outcome line's count: "3 gated cells could not
-// resolve a 10% change on this runner"; "" when every gated tie resolved.
+// rule out a 10% regression on this runner"; "" when every gated tie
+// resolved.
 func (m *model) unresolvedSummary() string {
 	n := m.unresolvedCells()
 	if n == 0 {
 		return ""
 	}
-	verb := " could not resolve "
-	return plural(n, "gated cell", "gated cells") + verb + m.unresolvedBand() + " on this runner"
+	return plural(n, "gated cell", "gated cells") + " could not rule out " + m.unresolvedBand() + " on this runner"
 }
 
 // resolutionText prints a resolution as a percentage rounded up, so it
@@ -89,25 +90,26 @@ func (m *model) unresolvedSummary() string {
 // whole percents above ("31%", "4.2%").
 func resolutionText(r float64) string { return gate.ResolutionPercent(r) }
 
-// couldNotSee is the verdict's "could not see < 31%", naming the metrics
-// when they are not the row's own one: "could not see < 31% in rps, < 12%
-// in p95". esc escapes metric names, which a Go benchmark may choose.
-func couldNotSee(ds []gate.Decision, own gate.Metric, esc func(string) string) string {
+// rulesOut is an unresolved tie's "rules out > 31%": the regression its
+// interval rules out, rounded up so it never claims more. It names the
+// metrics when they are not the row's own one: "rules out > 31% in rps,
+// > 12% in p95". esc escapes metric names, which a Go benchmark may choose.
+func rulesOut(ds []gate.Decision, own gate.Metric, esc func(string) string) string {
 	if len(ds) == 1 && ds[0].Metric == own {
-		return "could not see < " + resolutionText(ds[0].Resolution)
+		return "rules out > " + resolutionText(ds[0].RulesOut)
 	}
 	parts := make([]string, len(ds))
 	for i, d := range ds {
-		parts[i] = "< " + resolutionText(d.Resolution) + " in " + esc(string(d.Metric))
+		parts[i] = "> " + resolutionText(d.RulesOut) + " in " + esc(string(d.Metric))
 	}
-	return "could not see " + strings.Join(parts, ", ")
+	return "rules out " + strings.Join(parts, ", ")
 }
 
 // unresolvedLine is one unresolved tie in a list: "rps in csv/Q01 c=8: tie
-// (could not see < 31%; band 10%)".
+// (rules out > 31%; band 10%)".
 func unresolvedLine(it unresolvedItem, esc func(string) string) string {
-	return esc(string(it.d.Metric)) + " in " + esc(it.key.String()) + ": tie (could not see < " +
-		resolutionText(it.d.Resolution) + "; band " + fraction(it.d.TieWithin) + ")"
+	return esc(string(it.d.Metric)) + " in " + esc(it.key.String()) + ": tie (rules out > " +
+		resolutionText(it.d.RulesOut) + "; band " + fraction(it.d.TieWithin) + ")"
 }
 
 // unresolvedHead is the first sentence of the list: how many, what it
@@ -130,7 +132,7 @@ func (m *model) unresolvedHead(markdown bool) string {
 	default:
 		policy = "The gate does not fail on them (" + code("gate.unresolved: warn") + "), but they are not evidence of no change."
 	}
-	return strong(s+":") + " each tie below could not rule out a change up to the figure shown, larger than its band. " + policy
+	return strong(s+":") + " each tie below rules out a regression only beyond the figure shown, larger than its band. " + policy
 }
 
 // adviceText says what would resolve the ties, leaving out what the run

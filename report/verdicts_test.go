@@ -68,7 +68,7 @@ func TestUnresolvedOutcomeLines(t *testing.T) {
 		t.Helper()
 		return strings.SplitN(terminal(t, in), "\n", 2)[0]
 	}
-	const two = "2 gated cells could not resolve a 10% change on this runner"
+	const two = "2 gated cells could not rule out a 10% regression on this runner"
 	for _, tc := range []struct {
 		name      string
 		in        Input
@@ -105,7 +105,7 @@ func TestUnresolvedOutcomeLines(t *testing.T) {
 				t.Errorf("terminal %q\nwant     %q", got, tc.terminal)
 			}
 			got := comment(t, tc.in, CommentOptions{Marker: testMarker})
-			block := strings.Index(got, "> - rps in cart c=4: tie (could not see < 16%; band 10%)\n")
+			block := strings.Index(got, "> - rps in cart c=4: tie (rules out > 16%; band 10%)\n")
 			counts := strings.Index(got, "\n4 cells: ")
 			if tc.name != "warn" && tc.name != "fail with a regression" {
 				counts = strings.Index(got, "\n3 cells: ")
@@ -142,7 +142,7 @@ func TestUnresolvedOutcomeLines(t *testing.T) {
 			}
 		}
 	}
-	if got := title(in); !strings.HasSuffix(got, "— 2 gated cells could not resolve their tie band on this runner") {
+	if got := title(in); !strings.HasSuffix(got, "— 2 gated cells could not rule out a regression of their tie band on this runner") {
 		t.Errorf("differing bands: %q", got)
 	}
 }
@@ -152,6 +152,7 @@ type jsonUnresolvedDoc struct {
 	Unresolved []struct {
 		Metric     string
 		Resolution float64
+		RulesOut   float64 `json:"rules_out"`
 	}
 	Cells []struct {
 		Rounds     int
@@ -161,6 +162,7 @@ type jsonUnresolvedDoc struct {
 			Rule       string
 			Confidence float64
 			Resolution float64
+			RulesOut   float64 `json:"rules_out"`
 			Unresolved bool
 			Paired     *struct {
 				Ratio, Lo, Hi float64
@@ -215,8 +217,10 @@ func TestVerdictJSON(t *testing.T) {
 		d.Paired.N != 15 || d.Paired.Pairs != 30 || len(cart.Unresolved) != 1 {
 		t.Errorf("cart rps decision %+v, unresolved %v", d, cart.Unresolved)
 	}
-	if doc.Unresolved[0].Resolution != d.Resolution {
-		t.Errorf("unresolved list resolution %v, decision's %v", doc.Unresolved[0].Resolution, d.Resolution)
+	if doc.Unresolved[0].Resolution != d.Resolution || doc.Unresolved[0].RulesOut != d.RulesOut ||
+		d.RulesOut <= 0.10 || d.RulesOut > d.Resolution {
+		t.Errorf("unresolved list resolution %v rules out %v, decision's %v %v",
+			doc.Unresolved[0].Resolution, doc.Unresolved[0].RulesOut, d.Resolution, d.RulesOut)
 	}
 
 	doc = jsonOf(t, adaptiveInput())
@@ -348,7 +352,7 @@ func TestUnresolvedSummary(t *testing.T) {
 		t.Error("summary differs from the markdown report")
 	}
 	got := jobSummary(t, in, SummaryOptions{MaxBytes: len(full) - 1})
-	block := strings.Index(got, "> ⚠️ **2 gated cells could not resolve")
+	block := strings.Index(got, "> ⚠️ **2 gated cells could not rule out")
 	note := strings.Index(got, "> ✂️ **Shortened**")
 	failures := strings.Index(got, "- ❌ **rps regression**")
 	if block < 0 || note < 0 || failures < 0 || !(block < failures && failures < note) {
@@ -362,12 +366,14 @@ func TestDeltaText(t *testing.T) {
 		d    gate.Decision
 		want string
 	}{
-		{gate.Decision{Paired: &gate.Ratio{Ratio: 0.8333, Lo: 0.8123, Hi: 0.8540}}, "-16.7% ±2.1%"},
-		// The larger side of an interval that is not symmetric.
-		{gate.Decision{Paired: &gate.Ratio{Ratio: 1.02, Lo: 0.95, Hi: 1.12}}, "+2.0% ±10.0%"},
+		{gate.Decision{Paired: &gate.Ratio{Ratio: 0.8333, Lo: 0.8123, Hi: 0.8540}}, "-16.7% [-18.8%, -14.6%]"},
+		// A lopsided interval as it is: a ± of its wider side (33.9%)
+		// would read as reaching below 0 beside a regression.
+		{gate.Decision{Paired: &gate.Ratio{Ratio: 1.282, Lo: 1.014, Hi: 1.621}}, "+28.2% [+1.4%, +62.1%]"},
+		{gate.Decision{Paired: &gate.Ratio{Ratio: 1.02, Lo: 0.95, Hi: 1.12}}, "+2.0% [-5.0%, +12.0%]"},
 		// Whatever the rule, and whatever the means say.
 		{gate.Decision{Rule: gate.RuleOverlap, Baseline: sum(3, 100, 1), Candidate: sum(3, 90, 1), Delta: -0.1,
-			Paired: &gate.Ratio{Ratio: 0.9, Lo: 0.88, Hi: 0.92}}, "-10.0% ±2.0%"},
+			Paired: &gate.Ratio{Ratio: 0.9, Lo: 0.88, Hi: 0.92}}, "-10.0% [-12.0%, -8.0%]"},
 		{gate.Decision{Baseline: sum(3, 100, 1), Candidate: sum(3, 90, 1), Delta: -0.1}, "-10.0%"},
 		{gate.Decision{Baseline: sum(0, 0, 0), Candidate: sum(3, 90, 1)}, dash},
 	} {
@@ -395,16 +401,16 @@ func TestResolutionText(t *testing.T) {
 func TestVerdictWordsUnresolved(t *testing.T) {
 	t.Parallel()
 	unresolved := func(m gate.Metric, r float64) gate.Decision {
-		return gate.Decision{Metric: m, Verdict: gate.Tie, Unresolved: true, Resolution: r}
+		return gate.Decision{Metric: m, Verdict: gate.Tie, Unresolved: true, Resolution: r + 0.2, RulesOut: r}
 	}
 	for _, tc := range []struct {
 		r        row
 		md, term string
 	}{
 		{row{verdict: gate.Tie, own: gate.RPS, unresolved: []gate.Decision{unresolved(gate.RPS, 0.304)}},
-			"tie (could not see < 31%)", "tie (could not see < 31%)"},
+			"tie (rules out > 31%)", "tie (rules out > 31%)"},
 		{row{verdict: gate.Tie, own: gate.RPS, unresolved: []gate.Decision{unresolved(gate.P95, 0.12), unresolved("my_unit", 0.4)}},
-			`tie (could not see < 12% in p95, < 40% in my\_unit)`, "tie (could not see < 12% in p95, < 40% in my_unit)"},
+			`tie (rules out > 12% in p95, > 40% in my\_unit)`, "tie (rules out > 12% in p95, > 40% in my_unit)"},
 		// A resolved tie stays a tie.
 		{row{verdict: gate.Tie, own: gate.RPS}, "tie", "tie"},
 	} {
@@ -429,7 +435,7 @@ func TestUnresolvedHostileNames(t *testing.T) {
 		}
 	}
 	got := comment(t, in, CommentOptions{})
-	if !strings.Contains(got, "> - rps in "+EscapeMarkdown(hostile)+" c=4: tie (could not see < 16%; band 10%)\n") {
+	if !strings.Contains(got, "> - rps in "+EscapeMarkdown(hostile)+" c=4: tie (rules out > 16%; band 10%)\n") {
 		t.Errorf("hostile class not escaped in the list:\n%s", got)
 	}
 	for _, bad := range []string{"</details>@", "@team", "\x1b"} {

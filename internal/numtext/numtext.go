@@ -23,6 +23,13 @@ func Percent(f float64) string {
 	return fmt.Sprintf("%+.1f%%", p)
 }
 
+// PercentInterval is a relative change with its interval as it is, not as
+// a ± that would hide a lopsided one: "+28.2% [+1.4%, +62.1%]", each
+// figure as Percent prints it.
+func PercentInterval(change, lo, hi float64) string {
+	return Percent(change) + " [" + Percent(lo) + ", " + Percent(hi) + "]"
+}
+
 // PValue is a p-value to 2 significant digits, and one too small to print
 // (it may have underflowed to 0) as "< 1e-300".
 func PValue(p float64) string {

@@ -11,6 +11,9 @@ func TestNumtext(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ got, want string }{
 		{Percent(0.1234), "+12.3%"}, {Percent(-0.5), "-50.0%"}, {Percent(0.0004), "0.0%"},
+		{PercentInterval(0.282, 0.014, 0.621), "+28.2% [+1.4%, +62.1%]"},
+		{PercentInterval(-0.167, -0.194, -0.139), "-16.7% [-19.4%, -13.9%]"},
+		{PercentInterval(0.0004, -0.021, 0.022), "0.0% [-2.1%, +2.2%]"},
 		{PValue(0.00123), "0.0012"}, {PValue(0), "< 1e-300"},
 		{Sig4(1234.5678), "1235"}, {Sig4(0.0123456), "0.01235"}, {Sig4(2e9), "2e+09"}, {Sig4(0), "0"}, {Sig4(math.NaN()), "NaN"},
 		{Commit("0123456789abcdef"), "0123456"}, {Commit("v1.0.0"), "v1.0.0"}, {Commit(strings.Repeat("é", 41)), strings.Repeat("é", 39) + "…"},
