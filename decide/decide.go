@@ -123,8 +123,10 @@ func Rules(res *baselines.Results) (gate.Settings, gate.Policy) {
 	}
 	settings.TieWithin, settings.TieWithinFor, settings.HigherBetterFor = g.TieWithin, g.TieWithinFor, g.HigherBetterFor
 	settings.Rule = g.Rule
-	// Every look of an adaptive design spends part of the error rate.
+	// Every look of an adaptive design spends part of the error rate,
+	// by its information fraction: its rounds of the most.
 	settings.Looks = res.Scenario.Load.Looks()
+	settings.MaxRounds = max(res.Scenario.Load.MaxRepetitions, res.Scenario.Load.Repetitions)
 	imported := strings.HasPrefix(res.Kind, "import:")
 	policy := gate.Policy{FailOn: g.FailOn, MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
 		Unresolved: g.Unresolved,

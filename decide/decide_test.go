@@ -141,7 +141,7 @@ func TestRules(t *testing.T) {
 	res := &baselines.Results{Kind: "import:k6", Scenario: baselines.ScenarioInfo{Gate: g,
 		Load: baselines.LoadInfo{Repetitions: 3, MaxRepetitions: 5}}}
 	s, p := Rules(res)
-	wantS := gate.Settings{Confidence: 0.95, TieWithin: 0.05, TieWithinFor: g.TieWithinFor, HigherBetterFor: g.HigherBetterFor, Looks: 3}
+	wantS := gate.Settings{Confidence: 0.95, TieWithin: 0.05, TieWithinFor: g.TieWithinFor, HigherBetterFor: g.HigherBetterFor, Looks: 3, MaxRounds: 5}
 	wantP := gate.Policy{FailOn: g.FailOn, MaxErrorRate: 0.01, MaxErrorIncrease: &inc, RuleMustApply: true}
 	if !reflect.DeepEqual(s, wantS) || !reflect.DeepEqual(p, wantP) {
 		t.Errorf("import: rules %+v, %+v\nwant %+v, %+v", s, p, wantS, wantP)

@@ -49,16 +49,17 @@ var simRunners = []simNoise{
 	{name: "round noise", phi: 0.5, slice: 0.05, round: 0.03, side: 0.01, tuned: RuleOverlap},
 }
 
-// simCell draws one cell's slices: [round][slice] values of each side.
-func simCell(rng *rand.Rand, n simNoise) (base, cand [][]float64) {
+// simCell draws one cell's slices: [round][slice] values of each side,
+// simMaxRounds rounds of pairs slice pairs.
+func simCell(rng *rand.Rand, n simNoise, pairs int) (base, cand [][]float64) {
 	innov := math.Sqrt(1 - n.phi*n.phi)
 	base, cand = make([][]float64, simMaxRounds), make([][]float64, simMaxRounds)
 	for r := range simMaxRounds {
 		level := n.round * rng.NormFloat64()
 		lb, lc := level+n.side*rng.NormFloat64(), level+n.side*rng.NormFloat64()
 		ab, ac := n.slice*rng.NormFloat64(), n.slice*rng.NormFloat64() // stationary start
-		base[r], cand[r] = make([]float64, simPairs), make([]float64, simPairs)
-		for j := range simPairs {
+		base[r], cand[r] = make([]float64, pairs), make([]float64, pairs)
+		for j := range pairs {
 			base[r][j], cand[r][j] = 1000*math.Exp(lb+ab), 1000*math.Exp(lc+ac)
 			ab = n.phi*ab + innov*n.slice*rng.NormFloat64()
 			ac = n.phi*ac + innov*n.slice*rng.NormFloat64()
@@ -113,10 +114,23 @@ func simFixed(base, cand [][]float64, factor float64, s Settings, rounds int) Co
 	return Compare([]CellInput{in.in}, s, simPolicy)
 }
 
-// simAdaptive runs the adaptive design and returns its last look and the
-// rounds it took.
+// withLooks are s for the adaptive design of simRounds…simMaxRounds.
+func withLooks(s Settings) Settings {
+	s.Looks, s.MaxRounds = simMaxRounds-simRounds+1, simMaxRounds
+	return s
+}
+
+// bonferroni are s as the adaptive design decided before error spending:
+// every look at 1 − (1 − Confidence)/K, which a fixed design at that
+// confidence reproduces.
+func bonferroni(s Settings) Settings {
+	s.Confidence = 1 - (1-s.Confidence)/float64(simMaxRounds-simRounds+1)
+	return s
+}
+
+// simAdaptive runs the adaptive design of s (see withLooks and bonferroni)
+// and returns its last look and the rounds it took.
 func simAdaptive(base, cand [][]float64, factor float64, s Settings) (Comparison, int) {
-	s.Looks = simMaxRounds - simRounds + 1
 	in := newSimInput(base, cand, factor, s.Rule == RulePaired)
 	for r := range simRounds {
 		in.addRound(r)
@@ -148,7 +162,7 @@ func simulate(n simNoise, seed uint64) []simRow {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	rows := []simRow{{runner: n, rule: RuleOverlap}, {runner: n, rule: RulePaired}}
 	for range simGates {
-		base, cand := simCell(rng, n)
+		base, cand := simCell(rng, n, simPairs)
 		for i := range rows {
 			s := DefaultSettings
 			s.Rule = rows[i].rule
@@ -159,7 +173,7 @@ func simulate(n simNoise, seed uint64) []simRow {
 				}
 				fixed := simFixed(base, cand, factor, s, simRounds)
 				fixedMax := simFixed(base, cand, factor, s, simMaxRounds)
-				adaptive, rounds := simAdaptive(base, cand, factor, s)
+				adaptive, rounds := simAdaptive(base, cand, factor, withLooks(s))
 				rates.fixed += b2f(fixed.Outcome == Fail)
 				rates.fixedMax += b2f(fixedMax.Outcome == Fail)
 				rates.adaptive += b2f(adaptive.Outcome == Fail)
@@ -190,7 +204,7 @@ func b2f(b bool) float64 {
 }
 
 // TestAdaptiveControlsFalseFailures proves by simulation that the adaptive
-// design, with every look at the Bonferroni-split confidence, fails A/A
+// design, with every look at its O'Brien–Fleming confidence, fails A/A
 // gates no more often than the fixed design, and detects a 20% change more
 // often in fewer rounds than its maximum. Deterministic: fixed seeds, and
 // the assertions are on the computed rates.
@@ -202,9 +216,9 @@ func TestAdaptiveControlsFalseFailures(t *testing.T) {
 	alpha := 1 - DefaultSettings.Confidence
 	bound := alpha + 3*math.Sqrt(alpha*(1-alpha)/simGates)
 
-	t.Logf("%d gates per row; rounds %d fixed, %d…%d adaptive (%d looks, each at confidence %.5f); %d slice pairs per round in %d batches; change ×%.1f",
+	t.Logf("%d gates per row; rounds %d fixed, %d…%d adaptive (%d looks at confidences %.5f); %d slice pairs per round in %d batches; change ×%.1f",
 		simGates, simRounds, simRounds, simMaxRounds, simMaxRounds-simRounds+1,
-		Settings{Confidence: DefaultSettings.Confidence, Looks: simMaxRounds - simRounds + 1}.Effective(),
+		withLooks(DefaultSettings).LookConfidences(),
 		simPairs, DefaultBatches, simChange)
 	t.Logf("%-12s %-8s | %-26s | %-26s | %-21s | %s", "runner", "rule",
 		"A/A false failures", "A/B detected", "A/A unresolved ties", "mean rounds adaptive")
@@ -257,7 +271,7 @@ func TestBatchMeans(t *testing.T) {
 	batchings := []int{simPairs, DefaultBatches, 1}
 	miss := make([]float64, len(batchings))
 	for range simGates {
-		base, cand := simCell(rng, n)
+		base, cand := simCell(rng, n, simPairs)
 		var pairs []Pair
 		for r := range simRounds {
 			for j := range simPairs {
@@ -284,6 +298,87 @@ func TestBatchMeans(t *testing.T) {
 	for i, m := range miss {
 		if m > bound {
 			t.Errorf("non-coverage %.3f with batches %d: above %.3f", m, batchings[i], bound)
+		}
+	}
+}
+
+// The audit's runner: the noise measured beside the noisy neighbour
+// (docs/statistics.md, "Slice length": sd of a slice pair's log ratio
+// 0.231, of a round's mean of 20 pairs 0.059), as independent slices
+// (sd 0.231/√2 a side) and each side's own level per round (sd √((0.059² −
+// 0.231²/20)/2) = 0.0202), and that noise doubled.
+var spendRunners = []simNoise{
+	{name: "measured", slice: 0.231 / math.Sqrt2, round: 0.03, side: 0.0202},
+	{name: "×2", slice: 2 * 0.231 / math.Sqrt2, round: 0.03, side: 2 * 0.0202},
+}
+
+const (
+	spendGates  = 4000
+	spendPairs  = 20   // slice pairs per round, 5 batches of 4
+	spendChange = 1.15 // the candidate takes 15% longer per request
+)
+
+// TestAdaptiveSpending compares, on the same draws through Compare and
+// Open, the adaptive design (rounds 3…8, the paired rule) under the
+// O'Brien–Fleming spending it decides by with the Bonferroni split it
+// decided by before, and with fixed designs of 3 and of 8 rounds: the
+// A/A false failures of the adaptive design must stay at or below the
+// fixed 3-round design's (within three binomial standard errors of a
+// difference), and at ×2 noise it must detect the 15% change in more
+// gates than Bonferroni did, by more than three standard errors.
+func TestAdaptiveSpending(t *testing.T) {
+	t.Parallel()
+	s := DefaultSettings
+	s.Rule = RulePaired
+	designs := []struct {
+		name string
+		run  func(base, cand [][]float64, factor float64) (Comparison, int)
+	}{
+		{"fixed 3", func(b, c [][]float64, f float64) (Comparison, int) { return simFixed(b, c, f, s, simRounds), simRounds }},
+		{"Bonferroni 3…8", func(b, c [][]float64, f float64) (Comparison, int) { return simAdaptive(b, c, f, bonferroni(s)) }},
+		{"O'Brien–Fleming 3…8", func(b, c [][]float64, f float64) (Comparison, int) { return simAdaptive(b, c, f, withLooks(s)) }},
+		{"fixed 8", func(b, c [][]float64, f float64) (Comparison, int) {
+			return simFixed(b, c, f, s, simMaxRounds), simMaxRounds
+		}},
+	}
+	t.Logf("%d gates per noise; %d slice pairs a round in %d batches; change ×1/%.2f; O'Brien–Fleming confidences %.5f, Bonferroni %.5f",
+		spendGates, spendPairs, DefaultBatches, spendChange, withLooks(s).LookConfidences(), bonferroni(s).Confidence)
+	t.Logf("| noise | design | A/A false failures | A/B detected | A/A mean rounds | A/B mean rounds |")
+	t.Logf("| --- | --- | ---: | ---: | ---: | ---: |")
+	for i, n := range spendRunners {
+		rng := rand.New(rand.NewPCG(uint64(28+i), 0x0bf))
+		var failed, rounds [2][4]float64 // [A/A, A/B][design]
+		for range spendGates {
+			base, cand := simCell(rng, n, spendPairs)
+			for ab, factor := range []float64{1, 1 / spendChange} {
+				for d, design := range designs {
+					c, r := design.run(base, cand, factor)
+					failed[ab][d] += b2f(c.Outcome == Fail)
+					rounds[ab][d] += float64(r)
+				}
+			}
+		}
+		for d, design := range designs {
+			t.Logf("| %s | %s | %.4f | %.3f | %.2f | %.2f |", n.name, design.name,
+				failed[0][d]/spendGates, failed[1][d]/spendGates, rounds[0][d]/spendGates, rounds[1][d]/spendGates)
+		}
+		rate := func(ab, d int) float64 { return failed[ab][d] / spendGates }
+		// sd of the difference of two rates near p, as if independent
+		// (they are positively correlated, so this is generous).
+		sd := func(p float64) float64 { return math.Sqrt(2 * p * (1 - p) / spendGates) }
+		fixed, obf := rate(0, 0), rate(0, 2)
+		if p := max(fixed, 0.01); obf > fixed+3*sd(p) {
+			t.Errorf("%s: A/A false failures %.4f adaptive, above fixed %.4f + 3 sd %.4f", n.name, obf, fixed, 3*sd(p))
+		}
+		if bound := 0.025 + 3*math.Sqrt(0.025*0.975/spendGates); obf > bound {
+			t.Errorf("%s: A/A false failures %.4f, above α/2 + 3 sd = %.4f", n.name, obf, bound)
+		}
+		if n.name != "×2" {
+			continue
+		}
+		bonf, obf := rate(1, 1), rate(1, 2)
+		if obf <= bonf+3*sd((bonf+obf)/2) {
+			t.Errorf("%s: detected %.3f with O'Brien–Fleming, %.3f with Bonferroni: not more by 3 sd %.3f", n.name, obf, bonf, 3*sd((bonf+obf)/2))
 		}
 	}
 }

@@ -63,7 +63,8 @@ func (p Policy) Validate() error {
 // the baseline's (such a cell's headline is a regression); otherwise
 // OutcomeUndecided when a gated metric is inconclusive or there is no cell
 // at all; otherwise Pass. Every metric is decided by DecidePaired on the
-// sides' summaries at s.Effective() and the cell's pairs of that metric.
+// sides' summaries and the cell's pairs of that metric, at the confidence
+// of the cell's look (s.ConfidenceAt the most rounds a metric of it has).
 //
 // A gated tie that could not resolve its band is listed in c.Unresolved
 // (and its cell's Unresolved) under every policy; under UnresolvedFail it is
@@ -169,7 +170,14 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 		Candidate: totals(ci.Candidate),
 		Gated:     []Metric{},
 	}
-	conf := s.Effective()
+	// The cell is at the look of its rounds: every metric's intervals at
+	// that look's confidence.
+	rounds := 0
+	for _, m := range measured(ci) {
+		rounds = max(rounds, lookRounds(Summary{N: len(ci.Baseline.Samples[m])},
+			Summary{N: len(ci.Candidate.Samples[m])}, ci.Pairs[m]))
+	}
+	conf := s.ConfidenceAt(rounds)
 	q := newQuantiles(conf)
 	for _, m := range measured(ci) {
 		// DecidePaired, sharing the cell's t quantiles.

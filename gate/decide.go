@@ -28,32 +28,75 @@ func (s Settings) Validate() error {
 	if s.Looks < 0 {
 		return fmt.Errorf("looks %d is negative", s.Looks)
 	}
+	if s.Looks > 1 && s.MaxRounds < s.Looks {
+		return fmt.Errorf("max rounds %d is fewer than the %d looks", s.MaxRounds, s.Looks)
+	}
 	if s.Batches < 0 {
 		return fmt.Errorf("batches %d is negative", s.Batches)
 	}
 	return nil
 }
 
-// Effective is the confidence every interval of a decision is made at:
-// 1 - (1-Confidence)/K with K = max(1, Looks), the Bonferroni split of the
-// error rate over the planned looks.
+// ConfidenceAt is the confidence every interval of a decision on `rounds`
+// rounds is made at: Confidence for a fixed design; for an adaptive one,
+// 1 minus the nominal level of the look after that many rounds under
+// O'Brien–Fleming-type error spending (see spending.go). A decision on
+// fewer rounds than the first look (a cancelled run) is at the first
+// look's, on more than the last at the last's.
 //
 // An adaptive design decides a cell after round `repetitions` and after
 // every round it adds, up to max_repetitions, and stops at the first look
-// that settles it; K, the looks it may take, is fixed before any data. A false verdict at the look it stopped at is a false
-// verdict at one of the K planned looks, so by the union bound its
-// probability is at most the sum of the looks' probabilities, K ·
-// (1-Confidence)/K = 1-Confidence. The union bound holds whatever the
-// dependence between the looks (they share all their earlier rounds) and
-// whatever the stopping rule, which is why it is used here: boundaries that
-// spend the error more efficiently (Pocock, O'Brien-Fleming) rest on a known
-// correlation between looks at planned information fractions of a normal
-// statistic, which t intervals with few degrees of freedom, batch means, a
-// tie band and stopping on a settled tie do not give. The price is
-// conservatism: looks this dependent make the real rate well below the
-// bound.
-func (s Settings) Effective() float64 {
-	return 1 - (1-s.Confidence)/float64(max(1, s.Looks))
+// that settles it; the looks and their information fractions t_k = R_k /
+// max_repetitions are fixed before any data. The boundaries are exact for
+// the normal statistic: the chance that any look's interval excludes no
+// change is α(1) = 1 − Confidence when there is none. A false verdict at
+// the look a cell stopped at is such an exclusion, so the design's false
+// verdicts stay within 1 − Confidence whatever the stopping rule
+// (stopping on a settled tie only stops earlier). Three things the normal
+// theory does not cover make the intervals wider than its boundaries ask,
+// never narrower: the t quantile of the interval's own degrees of freedom
+// in place of the normal one, the wider of the batches' and the rounds'
+// intervals (PairedRatio), and the tie band, which a regression must also
+// clear. TestAdaptiveControlsFalseFailures measures the result.
+//
+// Bonferroni over the looks (each at 1 − (1 − Confidence)/K), used before,
+// holds without the normal theory but spends the error evenly: early looks,
+// which decide little at 3 rounds' t quantiles, spent as much as the last,
+// which is where the detections are.
+func (s Settings) ConfidenceAt(rounds int) float64 {
+	levels := s.lookLevels()
+	if levels == nil {
+		return s.Confidence
+	}
+	k := min(max(rounds-(s.MaxRounds-s.Looks+1), 0), s.Looks-1)
+	return 1 - levels[k]
+}
+
+// LookConfidences are the confidences of the looks in order, after rounds
+// MaxRounds - Looks + 1 … MaxRounds; one, Confidence, for a fixed design.
+func (s Settings) LookConfidences() []float64 {
+	levels := s.lookLevels()
+	if levels == nil {
+		return []float64{s.Confidence}
+	}
+	out := make([]float64, len(levels))
+	for k, l := range levels {
+		out[k] = 1 - l
+	}
+	return out
+}
+
+// Effective is the confidence of the last look, the least strict a
+// decision is made at: Confidence for a fixed design.
+func (s Settings) Effective() float64 { return s.ConfidenceAt(s.MaxRounds) }
+
+// lookLevels are the looks' nominal levels; nil for a fixed design or
+// settings Validate refuses.
+func (s Settings) lookLevels() []float64 {
+	if s.Looks <= 1 || s.MaxRounds < s.Looks || !(s.Confidence > 0 && s.Confidence < 1) {
+		return nil
+	}
+	return lookLevels(1-s.Confidence, s.Looks, s.MaxRounds)
 }
 
 func (s Settings) batches() int {
@@ -67,7 +110,7 @@ func (s Settings) batches() int {
 // two intervals overlap or the means are less than s.TieWithin apart; see
 // docs/statistics.md), for callers that have no paired observations,
 // whatever s.Rule says: it is DecidePaired without pairs under RuleOverlap.
-// base and cand should be summarized at s.Effective().
+// base and cand should be summarized at s.ConfidenceAt their rounds.
 func Decide(m Metric, base, cand Summary, s Settings) Decision {
 	s.Rule = RuleOverlap
 	return DecidePaired(m, base, cand, nil, s)
@@ -75,7 +118,8 @@ func Decide(m Metric, base, cand Summary, s Settings) Decision {
 
 // DecidePaired is the decision of one metric of one cell, the one every
 // verdict comes from (Compare calls it for every metric). base and cand are
-// the sides' summaries at s.Effective(); pairs the metric's paired
+// the sides' summaries at s.ConfidenceAt(lookRounds(base, cand, pairs)) (the
+// rounds a decision is at); pairs the metric's paired
 // observations in time order, nil when there are none. When pairs are given
 // the decision carries their ratio (Decision.Paired) whatever the rule.
 //
@@ -101,13 +145,18 @@ func DecidePaired(m Metric, base, cand Summary, pairs []Pair, s Settings) Decisi
 	return decide(m, base, cand, pairs, s, nil)
 }
 
+// decide is DecidePaired at the confidence of q, which the cell's metrics
+// share; nil takes the confidence of the decision's own rounds.
 func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles) Decision {
 	rule := s.rule()
 	if m == ErrorRate {
 		rule, pairs = RuleOverlap, nil
 	}
+	if q == nil {
+		q = newQuantiles(s.ConfidenceAt(lookRounds(base, cand, pairs)))
+	}
 	d := Decision{Metric: m, Baseline: base, Candidate: cand, Rule: rule,
-		Confidence: s.Effective(), TieWithin: s.TieWithin}
+		Confidence: q.confidence, TieWithin: s.TieWithin}
 	if base.Mean != 0 {
 		d.Delta = (cand.Mean - base.Mean) / base.Mean
 	}
@@ -200,6 +249,12 @@ func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles
 	}
 	return decided(winner(m, base, cand, s), fmt.Sprintf("candidate %s%% %s, intervals apart",
 		percentAgainst(rel, band, false), direction(base, cand)))
+}
+
+// lookRounds is the number of rounds a decision is made on: those both
+// sides measured, or that the pairs span.
+func lookRounds(base, cand Summary, pairs []Pair) int {
+	return max(min(base.N, cand.N), len(groupRounds(pairs)))
 }
 
 // Open reports whether more data could still change or settle the

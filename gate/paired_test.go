@@ -306,23 +306,44 @@ func TestOverlapResolution(t *testing.T) {
 	}
 }
 
-func TestEffective(t *testing.T) {
+// TestConfidenceAt: a fixed design decides at its confidence; an adaptive
+// one at its look's, by the rounds decided (rounds 3…8 of 8: the
+// boundaries of TestSpendingLevels), fewer than the first look at the
+// first's and more than the last at the last's.
+func TestConfidenceAt(t *testing.T) {
 	t.Parallel()
-	check := func(s Settings, want float64) {
+	check := func(s Settings, rounds int, want float64) {
 		t.Helper()
-		if got := s.Effective(); math.Abs(got-want) > 1e-15 {
-			t.Errorf("%+v.Effective() = %v, want %v", s, got, want)
+		if got := s.ConfidenceAt(rounds); math.Abs(got-want) > 1e-5 {
+			t.Errorf("%+v.ConfidenceAt(%d) = %.6f, want %.6f", s, rounds, got, want)
 		}
 	}
-	check(Settings{Confidence: 0.95}, 0.95)
-	check(Settings{Confidence: 0.95, Looks: 1}, 0.95)
-	check(Settings{Confidence: 0.95, Looks: 6}, 1-0.05/6)
-	check(Settings{Confidence: 0.9, Looks: 4}, 0.975)
+	check(Settings{Confidence: 0.95}, 3, 0.95)
+	check(Settings{Confidence: 0.95, Looks: 1, MaxRounds: 5}, 3, 0.95)
+	adaptive := Settings{Confidence: 0.95, Looks: 6, MaxRounds: 8}
+	// 1 - 2(1 - Φ(c)) of the boundaries 3.2006 (t = 3/8: α(t) itself),
+	// 2.8018, …, 2.1042.
+	want := []float64{0.998629, 0.994918, 0.988878, 0.981361, 0.973111, 0.964643}
+	for k, w := range want {
+		check(adaptive, 3+k, w)
+	}
+	check(adaptive, 2, want[0])
+	check(adaptive, 9, want[5])
+	if got := adaptive.LookConfidences(); len(got) != 6 || math.Abs(got[5]-want[5]) > 1e-5 {
+		t.Errorf("LookConfidences %v, want %v", got, want)
+	}
+	if got := adaptive.Effective(); got != adaptive.ConfidenceAt(8) {
+		t.Errorf("Effective %v, want the last look's %v", got, adaptive.ConfidenceAt(8))
+	}
+	if got := (Settings{Confidence: 0.95, Looks: 4}).ConfidenceAt(3); got != 0.95 {
+		t.Errorf("looks without max rounds: %v (Validate refuses them)", got)
+	}
 
-	// Compare makes every interval at the effective confidence. Three
+	// Compare makes every interval at the look's confidence. Three
 	// samples have df 2, where t has a closed form: t_p = (2p-1)/sqrt(2p(1-p)).
-	s := Settings{Confidence: 0.95, TieWithin: 0.10, Looks: 6}
-	p := 1 - (0.05/6)/2
+	// A cell of 3 rounds is at the first look.
+	s := Settings{Confidence: 0.95, TieWithin: 0.10, Looks: 6, MaxRounds: 8}
+	p := 1 - (1-s.ConfidenceAt(3))/2
 	tq := (2*p - 1) / math.Sqrt(2*p*(1-p))
 	pairs := []Pair{{0, 1, 1.1}, {1, 2, 2}, {2, 3, 2.7}}
 	in := CellInput{Key: kQ01c4,
@@ -332,9 +353,9 @@ func TestEffective(t *testing.T) {
 	for _, rule := range []DecisionRule{RuleOverlap, RulePaired} {
 		s.Rule = rule
 		d := Compare([]CellInput{in}, s, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1}).Cells[0].Decisions[0]
-		want, _ := PairedRatio(pairs, 1-0.05/6, 5)
+		want, _ := PairedRatio(pairs, s.ConfidenceAt(3), 5)
 		// Base: mean 2, sd 1, hw = t·1/√3.
-		if !near(d.Baseline.HalfWidth, tq/math.Sqrt(3)) || d.Confidence != s.Effective() ||
+		if !near(d.Baseline.HalfWidth, tq/math.Sqrt(3)) || d.Confidence != s.ConfidenceAt(3) ||
 			d.Paired == nil || *d.Paired != want || d.Rule != rule {
 			t.Errorf("%s: hw %v (want %v), confidence %v, paired %+v (want %+v)",
 				rule, d.Baseline.HalfWidth, tq/math.Sqrt(3), d.Confidence, d.Paired, want)

@@ -67,7 +67,8 @@ const DefaultBatches = 5
 // differs, so a new knob never changes a signature.
 type Settings struct {
 	// Confidence of the two-sided Student-t interval, e.g. 0.95. With
-	// several looks every interval is made at Effective(), not at this.
+	// several looks a decision's intervals are made at ConfidenceAt its
+	// rounds, not at this.
 	Confidence float64
 	// TieWithin: two means closer than this fraction of the baseline's mean
 	// are a tie whatever their intervals say, e.g. 0.10.
@@ -85,6 +86,9 @@ type Settings struct {
 	// repetitions … max_repetitions: max_repetitions - repetitions + 1);
 	// 0 or 1 is a fixed design with a single look.
 	Looks int
+	// MaxRounds is the rounds of the last look (max_repetitions): look k
+	// comes after MaxRounds - Looks + k rounds. Needed when Looks > 1.
+	MaxRounds int
 	// Batches is the largest number of batches a round's pairs are split
 	// into for the paired interval; 0 means DefaultBatches.
 	Batches int
@@ -189,7 +193,7 @@ type Decision struct {
 	// except for the error rate, which is always decided by overlap.
 	Rule DecisionRule `json:"rule"`
 	// Confidence of every interval of the decision: the settings'
-	// Effective() confidence.
+	// ConfidenceAt the rounds it was decided on.
 	Confidence float64 `json:"confidence"`
 	// TieWithin is the band the metric was decided with.
 	TieWithin float64 `json:"tie_within"`

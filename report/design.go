@@ -36,7 +36,7 @@ func (m *model) adaptive() bool {
 	return p.MaxRounds > p.Rounds
 }
 
-// looks is the number of looks the confidence was split over.
+// looks is the number of looks the error rate was spent over.
 func (m *model) looks() int { return max(1, m.in.Comparison.Settings.Looks) }
 
 // confidenceText prints a confidence such as 0.9875 as "98.75%", without
@@ -45,15 +45,40 @@ func confidenceText(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1e6)/1e4, 'f', -1, 64) + "%"
 }
 
+// lookText prints a look's confidence to 0.01%, rounded down so that it
+// never reads 100%: 0.9944254 → "99.44%".
+func lookText(c float64) string { return confidenceText(math.Floor(c*1e4) / 1e4) }
+
+// lookConfidences are the looks' confidences of an adaptive design; nil
+// for a fixed one.
+func (m *model) lookConfidences() []float64 {
+	if cs := m.in.Comparison.Settings.LookConfidences(); len(cs) > 1 {
+		return cs
+	}
+	return nil
+}
+
+// lookConfidencesText is the confidence of the intervals: "95%", or with
+// several looks the first look's and the last's, "99.44%–96.24% (by
+// look)".
+func (m *model) lookConfidencesText() string {
+	cs := m.in.Comparison.Settings.LookConfidences()
+	if len(cs) == 1 {
+		return confidenceText(cs[0])
+	}
+	return lookText(cs[0]) + "–" + lookText(cs[len(cs)-1]) + " (by look)"
+}
+
 // intervalsText is the identity line's "95% intervals", or with several
-// looks "98.75% intervals (95% over 4 looks)".
+// looks "99.44%–96.24% intervals by look (95% over 4 looks, O'Brien–Fleming)".
 func (m *model) intervalsText() string {
 	s := m.in.Comparison.Settings
-	out := confidenceText(s.Effective()) + " intervals"
-	if m.looks() > 1 {
-		out += fmt.Sprintf(" (%s over %d looks)", confidenceText(s.Confidence), m.looks())
+	cs := s.LookConfidences()
+	if len(cs) == 1 {
+		return confidenceText(cs[0]) + " intervals"
 	}
-	return out
+	return fmt.Sprintf("%s–%s intervals by look (%s over %d looks, O'Brien–Fleming)",
+		lookText(cs[0]), lookText(cs[len(cs)-1]), confidenceText(s.Confidence), len(cs))
 }
 
 // designText is the identity line's design beyond the default: the paired
@@ -195,7 +220,7 @@ func (m *model) pairsText() string {
 // way each kind of metric improves.
 func (m *model) ruleClaim(better string) string {
 	s := m.in.Comparison.Settings
-	conf := confidenceText(s.Effective())
+	conf := m.lookConfidencesText()
 	if m.rule() == gate.RulePaired {
 		return fmt.Sprintf("The paired rule (`gate.rule: paired`) was fixed before the run: per cell and metric, a **tie** "+
 			"when the %s Student-t interval of the paired ratio candidate/baseline contains 1 or the ratio is under %s from 1; "+
@@ -264,11 +289,19 @@ func (m *model) adaptiveText() string {
 	} else {
 		here = fmt.Sprintf(" (here none needed more than %d)", lo)
 	}
+	cs := s.LookConfidences()
+	looks := make([]string, len(cs))
+	for k, c := range cs {
+		looks[k] = fmt.Sprintf("%s after %d", lookText(c), s.MaxRounds-len(cs)+1+k)
+	}
+	looks[0] = strings.Replace(looks[0], "after", "after round", 1)
 	return fmt.Sprintf("Adaptive rounds %s (`load.max_repetitions`): cells whose verdict was still open after %s ran more, "+
-		"alone, until it settled or %s were done%s; every interval is at %s = %s split over %s, so stopping a cell at "+
-		"whichever look settles it keeps the chance of a false verdict within %s.",
+		"alone, until it settled or %s were done%s. The error rate %s is spent over the %s by O'Brien–Fleming-type "+
+		"(Lan–DeMets) spending, little at the early looks and most at the last: a cell's intervals are at the "+
+		"confidence of its look, %s, so stopping a cell at whichever look settles it keeps the chance of a false "+
+		"verdict within %s.",
 		m.adaptiveRange(), plural(p.Rounds, "round", "rounds"), strconv.Itoa(p.MaxRounds), here,
-		confidenceText(s.Effective()), confidenceText(s.Confidence), plural(m.looks(), "look", "looks"),
+		confidenceText(1-s.Confidence), plural(len(cs), "look", "looks"), strings.Join(looks, ", "),
 		confidenceText(1-s.Confidence))
 }
 

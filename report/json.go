@@ -94,10 +94,14 @@ type (
 		// Rule is the decision rule, "overlap" or "paired".
 		Rule gate.DecisionRule `json:"rule"`
 		// Looks is the number of looks of an adaptive design (1 for a
-		// fixed one); EffectiveConfidence the confidence every interval
-		// was made at, Confidence split over the looks.
-		Looks               int     `json:"looks"`
-		EffectiveConfidence float64 `json:"effective_confidence"`
+		// fixed one); LookConfidences, for an adaptive design, the
+		// confidence of each look's intervals, 1 − Confidence spent over
+		// the looks by O'Brien–Fleming-type spending (each decision
+		// records the one it was made at); EffectiveConfidence the last
+		// look's, the only one of a fixed design.
+		Looks               int       `json:"looks"`
+		LookConfidences     []float64 `json:"look_confidences,omitempty"`
+		EffectiveConfidence float64   `json:"effective_confidence"`
 		// Batches is the most batches a round's pairs are split into for
 		// the paired interval.
 		Batches int `json:"batches"`
@@ -374,7 +378,7 @@ func buildJSON(m *model) jsonDoc {
 		Outcome: c.Outcome,
 		Counts:  c.Counts,
 		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin, TieWithinFor: c.Settings.TieWithinFor,
-			Rule: m.rule(), Looks: m.looks(), EffectiveConfidence: c.Settings.Effective(), Batches: batchesOf(c.Settings)},
+			Rule: m.rule(), Looks: m.looks(), LookConfidences: m.lookConfidences(), EffectiveConfidence: c.Settings.Effective(), Batches: batchesOf(c.Settings)},
 		Policy:     jsonPolicy{FailOn: []jsonRule{}, Unresolved: m.unresolvedPolicy()},
 		Schedule:   jsonSchedule{Interleave: "round"},
 		Cells:      []jsonCell{},

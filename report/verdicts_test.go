@@ -43,8 +43,16 @@ func TestVerdictFixtures(t *testing.T) {
 			t.Errorf("%s: %d rounds, want %d", in.Results.Plan.Cells[i], got, want)
 		}
 	}
-	if s := in.Comparison.Settings; s.Looks != 4 || s.Effective() != 1-0.05/4 {
-		t.Errorf("looks %d at %v, want 4 at 98.75%%", s.Looks, s.Effective())
+	if s := in.Comparison.Settings; s.Looks != 4 || s.MaxRounds != 6 {
+		t.Errorf("looks %d up to round %d, want 4 up to 6", s.Looks, s.MaxRounds)
+	}
+	// Each cell is decided at its look's confidence: search after 5 rounds
+	// (look 3), browse after 3 (look 1).
+	s := in.Comparison.Settings
+	for i, rounds := range []int{5, 3} {
+		if d, _ := in.Comparison.Cells[i].Decision(gate.RPS); d.Confidence != s.ConfidenceAt(rounds) {
+			t.Errorf("cell %d: confidence %v, want %v (%d rounds)", i, d.Confidence, s.ConfidenceAt(rounds), rounds)
+		}
 	}
 	if d, _ := in.Comparison.Cells[0].Decision(gate.RPS); d.Baseline.N != 5 || d.Verdict != gate.Regression {
 		t.Errorf("search rps: n=%d, %s; want 5 rounds and a regression", d.Baseline.N, d.Verdict)
@@ -179,7 +187,8 @@ type jsonUnresolvedDoc struct {
 	Settings struct {
 		Rule                string
 		Looks               int
-		EffectiveConfidence float64 `json:"effective_confidence"`
+		LookConfidences     []float64 `json:"look_confidences"`
+		EffectiveConfidence float64   `json:"effective_confidence"`
 	}
 	Rounds struct {
 		Decided    int
@@ -224,7 +233,8 @@ func TestVerdictJSON(t *testing.T) {
 	}
 
 	doc = jsonOf(t, adaptiveInput())
-	if doc.Rounds.Decided != 3 || doc.Rounds.MaxPlanned != 6 || doc.Settings.Looks != 4 || doc.Settings.EffectiveConfidence != 1-0.05/4 {
+	if doc.Rounds.Decided != 3 || doc.Rounds.MaxPlanned != 6 || doc.Settings.Looks != 4 || len(doc.Settings.LookConfidences) != 4 ||
+		doc.Settings.EffectiveConfidence != doc.Settings.LookConfidences[3] {
 		t.Errorf("rounds %+v, settings %+v", doc.Rounds, doc.Settings)
 	}
 	for i, want := range []int{5, 3, 3} {
@@ -242,12 +252,13 @@ func TestAdaptiveCounts(t *testing.T) {
 	in := adaptiveInput()
 	md := markdown(t, in)
 	for _, want := range []string{
-		" · 3 cells × 3–5 rounds · adaptive rounds 3–6 · 98.75% intervals (95% over 4 looks), tie within 10%\n",
+		" · 3 cells × 3–5 rounds · adaptive rounds 3–6 · 99.44%–96.24% intervals by look (95% over 4 looks, O'Brien–Fleming), tie within 10%\n",
 		"| class | c | rounds | baseline rps |",
 		"| search | 4 | 5 | ",
 		"| browse | 4 | 3 | ",
 		"| search c=4 | candidate | 21269 | 4 (0.019%) | timeout ×4 |",
-		"every interval is at 98.75% = 95% split over 4 looks",
+		"The error rate 5% is spent over the 4 looks by O'Brien–Fleming-type (Lan–DeMets) spending",
+		"a cell's intervals are at the confidence of its look, 99.44% after round 3, 98.56% after 4, 97.43% after 5, 96.24% after 6,",
 		"3 repetitions planned (up to 6 where a verdict was open), 3–5 complete rounds decided",
 	} {
 		if !strings.Contains(md, want) {
