@@ -54,7 +54,8 @@ type Calibration struct {
 	// confidence O'Brien–Fleming spending leaves it (Settings.ConfidenceAt),
 	// has 80% power; a cell that stops earlier stops on a resolved tie.
 	// RoundsNeeded when that is no more than the run's rounds; 0 when
-	// none up to MaxRounds would do.
+	// none up to MaxRounds would do, or only a design of more than
+	// maxLooks looks.
 	MaxRoundsNeeded int `json:"max_rounds_needed"`
 	// DurationFactor, for a paired metric whose pairs are slices, is by
 	// how much load.duration would have to grow at the same rounds for
@@ -71,6 +72,11 @@ type Calibration struct {
 
 // MaxRounds bounds Calibration.RoundsNeeded.
 const MaxRounds = 1000
+
+// maxLooks bounds the looks of the adaptive designs Calibrate projects:
+// the spending's numerical integration is checked up to a few dozen looks
+// and breaks down beyond about 50 (its first look's level underflows).
+const maxLooks = 40
 
 // CalibrationPower is the power the calibration's projections are made
 // for: Detectable, RoundsNeeded and DurationFactor.
@@ -179,10 +185,10 @@ func Calibrate(c Comparison) []Calibration {
 				// The last look of reps…r is the least strict, and
 				// stricter than a fixed design's: at least as many rounds.
 				cal.MaxRoundsNeeded = 0
-				for r := cal.RoundsNeeded; r <= MaxRounds; r++ {
+				for r := cal.RoundsNeeded; r <= MaxRounds && r-reps+1 <= maxLooks; r++ {
 					a := s
 					a.Looks, a.MaxRounds = r-reps+1, r
-					if p.resolved(r, a.ConfidenceAt(r)) >= CalibrationPower {
+					if conf := a.ConfidenceAt(r); conf >= s.Confidence && p.resolved(r, conf) >= CalibrationPower {
 						cal.MaxRoundsNeeded = r
 						break
 					}

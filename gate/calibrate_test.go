@@ -161,3 +161,18 @@ func TestCalibrationProjection(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateManyLooks: an adaptive design of more looks than the
+// spending computes is not projected (its last look's confidence would
+// read near 0 and any rounds would seem to do).
+func TestCalibrateManyLooks(t *testing.T) {
+	t.Parallel()
+	// cv 0.15 on both sides, 3 rounds: some 60 rounds needed.
+	side := Side{Samples: map[Metric][]float64{RPS: {100, 115, 85}}}
+	c := Compare([]CellInput{{Key: CellKey{Class: "a", Concurrency: 1}, Baseline: side, Candidate: side}},
+		DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS}}})
+	cal := Calibrate(c)[0]
+	if cal.RoundsNeeded-cal.Rounds+1 <= maxLooks || cal.MaxRoundsNeeded != 0 {
+		t.Errorf("rounds needed %d, as max_repetitions %d, want 0 beyond %d looks", cal.RoundsNeeded, cal.MaxRoundsNeeded, maxLooks)
+	}
+}

@@ -142,6 +142,10 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 			}
 			return "> " + strconv.Itoa(gate.MaxRounds)
 		}
+		maxRounds := rounds(c.MaxRoundsNeeded)
+		if c.MaxRoundsNeeded == 0 && c.RoundsNeeded > 0 {
+			maxRounds = "-" // a design of more looks than Calibrate projects
+		}
 		detect := "-"
 		if c.Detectable > 0 {
 			detect = resolutionText(c.Detectable)
@@ -152,7 +156,7 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 		}
 		row = append(row, fmt.Sprintf("%.1f%%", 100*c.Unpaired), paired,
 			fmt.Sprintf("> %s (band %s)", resolutionText(c.RulesOut), resolutionText(c.TieWithin)), detect, yes,
-			rounds(c.RoundsNeeded), rounds(c.MaxRoundsNeeded), dur)
+			rounds(c.RoundsNeeded), maxRounds, dur)
 		rows = append(rows, row)
 	}
 	if markdown {
@@ -195,7 +199,7 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 		"rules out: the regression this run's interval ruled out (its end on the worse side); beyond the band, the tie is unresolved. " +
 		"detectable (80%): at these rounds, the regression whose interval excludes no change in 80% of gates, and what 80% of A/A ties rule out; a regression fails the gate only beyond the band as well. " +
 		"repetitions needed: the fewest rounds at which that is within the band: 80% of A/A ties resolved (load.repetitions). " +
-		"or max_repetitions: the same for adaptive rounds from these rounds, whose last look is at a stricter confidence. " +
+		"or max_repetitions: the same for adaptive rounds from these rounds, whose last look is at a stricter confidence (- beyond 40 looks). " +
 		"or duration ×: for slice pairs, by how much load.duration would have to grow at these rounds instead, assuming slice pairs independent. " +
 		"See docs/statistics.md and docs/self-hosted.md.\n")
 	return b.String()
