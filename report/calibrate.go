@@ -52,12 +52,15 @@ func calibrationJSON(w io.Writer, in CalibrationInput) error {
 		Rounds       int                `json:"rounds"`
 		Status       string             `json:"status"`
 		Resolved     int                `json:"resolved"`
+		Power        float64            `json:"power"`
+		FalseFailure float64            `json:"false_failure"`
 		Calibrations []gate.Calibration `json:"calibrations"`
 	}{
 		Scenario: in.Results.Scenario.Name, Profile: in.Results.Scenario.Profile,
 		Rule: ruleOf(in.Comparison.Settings), Interleave: interleaveOf(in.Results),
 		Confidence: in.Comparison.Settings.Effective(), Rounds: in.Results.CompleteRounds(),
-		Status: in.Results.Status, Resolved: resolved(cals), Calibrations: cals,
+		Status: in.Results.Status, Resolved: resolved(cals), Power: gate.CalibrationPower,
+		FalseFailure: gate.GateFalseFailure(cals), Calibrations: cals,
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -113,13 +116,15 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 		design += " The run " + esc(r.Status) + ": what it measured is reported."
 	}
 	b.WriteString(design + "\n\n")
+	fmt.Fprintf(&b, "Projected A/A failure of this gate on this runner: at most %s, a false regression in any of its %s at these rounds and the noise each showed here.\n\n",
+		resolutionText(gate.GateFalseFailure(cals)), plural(len(cals), "gated metric", "gated metrics"))
 
-	cols := []string{"cell", "metric", "noise/round", "noise/batch", "resolution", "resolves?", "repetitions needed", "or duration ×"}
+	cols := []string{"cell", "metric", "noise/round", "noise/batch", "rules out", "detectable (80%)", "resolves?", "repetitions needed", "or max_repetitions", "or duration ×"}
 	rows := make([][]string, 0, len(cals))
 	for _, c := range cals {
 		row := []string{esc(c.Key.String()), esc(string(c.Metric))}
 		if c.Reason != "" {
-			row = append(row, "-", "-", "-", esc(c.Reason), "-", "-")
+			row = append(row, "-", "-", "-", "-", esc(c.Reason), "-", "-", "-")
 			rows = append(rows, row)
 			continue
 		}
@@ -131,16 +136,27 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 		if c.Resolves {
 			yes = "yes"
 		}
-		need := "> " + strconv.Itoa(gate.MaxRounds)
-		if c.RoundsNeeded > 0 {
-			need = strconv.Itoa(c.RoundsNeeded)
+		rounds := func(n int) string {
+			if n > 0 {
+				return strconv.Itoa(n)
+			}
+			return "> " + strconv.Itoa(gate.MaxRounds)
+		}
+		maxRounds := rounds(c.MaxRoundsNeeded)
+		if c.MaxRoundsNeeded == 0 && c.RoundsNeeded > 0 {
+			maxRounds = "-" // a design of more looks than Calibrate projects
+		}
+		detect := "-"
+		if c.Detectable > 0 {
+			detect = resolutionText(c.Detectable)
 		}
 		dur := "-"
 		if c.DurationFactor > 0 {
 			dur = fmt.Sprintf("%.1f", math.Max(c.DurationFactor, 0.1))
 		}
 		row = append(row, fmt.Sprintf("%.1f%%", 100*c.Unpaired), paired,
-			fmt.Sprintf("%s (band %s)", resolutionText(c.Resolution), resolutionText(c.TieWithin)), yes, need, dur)
+			fmt.Sprintf("> %s (band %s)", resolutionText(c.RulesOut), resolutionText(c.TieWithin)), detect, yes,
+			rounds(c.RoundsNeeded), maxRounds, dur)
 		rows = append(rows, row)
 	}
 	if markdown {
@@ -180,8 +196,10 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 	b.WriteString("\n")
 	b.WriteString("noise/round: the spread of one round's value (coefficient of variation, both instances pooled). " +
 		"noise/batch: the spread of one batch's log ratio, what the paired rule sees. " +
-		"resolution: the largest change this run's intervals could not rule out; a tie band it exceeds leaves ties unresolved. " +
-		"repetitions needed: the fewest rounds whose expected resolution is within the band at this noise (load.repetitions, or load.max_repetitions for adaptive rounds). " +
+		"rules out: the regression this run's interval ruled out (its end on the worse side); beyond the band, the tie is unresolved. " +
+		"detectable (80%): at these rounds, the regression whose interval excludes no change in 80% of gates, and what 80% of A/A ties rule out; a regression fails the gate only beyond the band as well. " +
+		"repetitions needed: the fewest rounds at which that is within the band: 80% of A/A ties resolved (load.repetitions). " +
+		"or max_repetitions: the same for adaptive rounds from these rounds, whose last look is at a stricter confidence (- beyond 40 looks). " +
 		"or duration ×: for slice pairs, by how much load.duration would have to grow at these rounds instead, assuming slice pairs independent. " +
 		"See docs/statistics.md and docs/self-hosted.md.\n")
 	return b.String()

@@ -32,13 +32,18 @@ func TestCalibrationReport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Resolution 2·t(2)·10/√3/100 = 49.68%, shown rounded up; 18 rounds
-	// resolve 10% (gate's TestCalibrateOverlap).
-	row := "| \\[a\\|b \\[31m\\] search c=1 | rps | 10.0% | - | 50% (band 10%) | no | 18 | - |"
+	// The interval rules out 2·t(2)·10/√3/100 = 49.68%, shown rounded
+	// up; 80% of A/A ties rule out 62.4% at 3 rounds; 29 rounds resolve
+	// 10% with 80% power, 34 as max_repetitions (gate's
+	// TestCalibrateOverlap).
+	row := "| \\[a\\|b \\[31m\\] search c=1 | rps | 10.0% | - | > 50% (band 10%) | 63% | no | 29 | 34 | - |"
 	if !strings.Contains(md.String(), row) || !strings.HasPrefix(md.String(), "## benchgate calibrate: shop — 0 of 1 gated metrics resolve") {
 		t.Errorf("markdown:\n%s\nwant row %s", md.String(), row)
 	}
-	if strings.Contains(term.String(), "\x1b") || !strings.Contains(term.String(), "50% (band 10%)") {
+	if !strings.Contains(md.String(), "at most 0.2%, a false regression in any of its 1 gated metric at these rounds") {
+		t.Errorf("markdown: no projected A/A failure:\n%s", md.String())
+	}
+	if strings.Contains(term.String(), "\x1b") || !strings.Contains(term.String(), "> 50% (band 10%)") {
 		t.Errorf("terminal:\n%q", term.String())
 	}
 	var doc struct {
@@ -46,9 +51,12 @@ func TestCalibrationReport(t *testing.T) {
 		Resolved     int                `json:"resolved"`
 		Calibrations []gate.Calibration `json:"calibrations"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.Rule != "overlap" || len(doc.Calibrations) != 1 || doc.Calibrations[0].RoundsNeeded != 18 {
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.Rule != "overlap" || len(doc.Calibrations) != 1 || doc.Calibrations[0].RoundsNeeded != 29 {
 		t.Errorf("json %v: %s", err, js.String())
 	}
+	golden(t, "calibrate.md", md.Bytes())
+	golden(t, "calibrate.txt", term.Bytes())
+	golden(t, "calibrate.json", js.Bytes())
 	if err := Calibration(&md, in, "html"); err == nil {
 		t.Error("an unknown format is accepted")
 	}
