@@ -25,7 +25,7 @@
 # Needs: go, Linux. Every request goes to 127.0.0.1.
 set -euo pipefail
 
-prog=restart-effect
+prog="restart-effect"
 usage() {
   [ $# -gt 0 ] && echo "$prog: $*" >&2
   echo "usage: scripts/restart-effect.sh N [ROUNDS]   (N pairs of runs, 1-100; ROUNDS 3-50, default 8)" >&2
