@@ -121,6 +121,10 @@ type LoadInfo struct {
 	// Rate lists an open loop's rates, requests a second (load.rate);
 	// absent for the closed loop.
 	Rate []int `json:"rate,omitempty"`
+	// RestartEvery is load.restart: fresh instances of both targets were
+	// started every RestartEvery rounds; 0 (absent) kept them up for the
+	// whole pin set. Environment.Restarts counts what was done.
+	RestartEvery int `json:"restart_every,omitempty"`
 }
 
 // Looks is how many times an adaptive design decides a cell: after the
@@ -144,9 +148,14 @@ type Environment struct {
 	GoVersion   string     `json:"go_version"`
 	ToolVersion string     `json:"tool_version"`
 	// Pins describes each pin set: what was declared and what took effect.
-	Pins  []PinInfo `json:"pins,omitempty"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end,omitzero"`
+	Pins []PinInfo `json:"pins,omitempty"`
+	// Restarts counts the times both targets were stopped and fresh
+	// instances started between rounds (load.restart), over all pin sets:
+	// with one pin set each side ran as Restarts+1 instances. 0 without
+	// load.restart.
+	Restarts int       `json:"restarts,omitempty"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end,omitzero"`
 }
 
 // Fingerprint identifies the machine a run measured on, for comparing

@@ -94,7 +94,45 @@ func (m *model) designText() string {
 	if m.adaptive() {
 		parts = append(parts, "adaptive rounds "+m.adaptiveRange())
 	}
+	if r := m.restartText(); r != "" {
+		parts = append(parts, r)
+	}
 	return strings.Join(parts, ", ")
+}
+
+// restartText is the identity line's "fresh targets every round (4
+// restarts)" of a run under load.restart; "" for one that kept its
+// targets up.
+func (m *model) restartText() string {
+	every := m.in.Results.Scenario.Load.RestartEvery
+	if every <= 0 {
+		return ""
+	}
+	return "fresh targets " + m.restartWhen() + " (" + plural(m.in.Results.Env.Restarts, "restart", "restarts") + ")"
+}
+
+// restartWhen is "every round" or "every 2 rounds".
+func (m *model) restartWhen() string {
+	if every := m.in.Results.Scenario.Load.RestartEvery; every > 1 {
+		return "every " + strconv.Itoa(every) + " rounds"
+	}
+	return "every round"
+}
+
+// restartClaim says, for the claims, what restarting the targets makes of
+// the intervals; "" for a run that kept its targets up.
+func (m *model) restartClaim() string {
+	l := m.in.Results.Scenario.Load
+	if l.RestartEvery <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Both targets were stopped and fresh instances started %s (`load.restart`, %s), each health-checked "+
+		"again and none measured while it started, so what one instance brings (its heap layout, a JIT's choices, "+
+		"GC pacing, a cache warmed its own way) ", m.restartWhen(), plural(m.in.Results.Env.Restarts, "restart", "restarts"))
+	if l.RestartEvery == 1 {
+		return s + "is drawn anew each round and the rounds' spread, which the intervals hold, includes it."
+	}
+	return s + "is drawn anew for each block of rounds; the rounds of one block share it, so the rounds' spread holds it only in part."
 }
 
 // sliceText is "200ms", or "200ms after 50ms settle", and how many cells

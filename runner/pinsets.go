@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -43,18 +44,8 @@ func (s *schedule) pinSets(ctx context.Context) error {
 		if len(s.sc.PinSets) > 0 {
 			pins = &sets[pi]
 		}
-		if pi > 0 {
-			s.stopTargets()
-		}
-		s.base, s.cand = s.services(pins)
-		if err := s.startTargets(ctx, pi == 0); err != nil {
+		if err := s.fresh(ctx, pins, pi == 0, ""); err != nil {
 			return err
-		}
-		if s.sc.Kind == scenario.KindGRPC {
-			s.budget.enter("the check of the gRPC methods")
-			if err := s.grpcPrepare(ctx); err != nil {
-				return err
-			}
 		}
 		if pi == 0 {
 			s.res.Env.Baseline = s.base.Info(ctx, s.getenv)
@@ -101,6 +92,46 @@ func (s *schedule) pinSets(ctx context.Context) error {
 	return nil
 }
 
+// fresh stops the targets running, if any, and starts new instances of
+// both under pins, building them first when build is set; a gRPC
+// scenario's methods are checked against the new instances. before names
+// the round a restart precedes ("before round 3"), "" for a pin set's
+// first start, in the budget's phases.
+func (s *schedule) fresh(ctx context.Context, pins *scenario.Pins, build bool, before string) error {
+	s.grpcClose()
+	s.stopTargets()
+	s.base, s.cand = s.services(pins)
+	if err := s.startTargets(ctx, build, before); err != nil {
+		return err
+	}
+	if s.sc.Kind == scenario.KindGRPC {
+		s.budget.enter(strings.TrimSpace("the check of the gRPC methods " + before))
+		if err := s.grpcPrepare(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restart gives round a fresh instance of each target (load.restart):
+// both stopped, both started again under the same pins, health-checked
+// again. What it takes is not measured; the budget bounds it as any
+// phase. The time it took is kept as the estimate of the next restart.
+func (s *schedule) restart(ctx context.Context, pins *scenario.Pins, round int) error {
+	if err := cancelled(ctx, s.res); err != nil {
+		return err
+	}
+	began := time.Now()
+	before := fmt.Sprintf("before round %d", round+1)
+	if err := s.fresh(ctx, pins, false, before); err != nil {
+		return err
+	}
+	s.restartCost = time.Since(began)
+	s.res.Env.Restarts++
+	fmt.Fprintf(s.progress, "restart %s: fresh baseline and candidate started in %v\n", before, s.restartCost.Round(time.Millisecond))
+	return nil
+}
+
 // differentLimits says which of the pin set's limits held on one side
 // only (memory applied by docker to an image target, not applicable to a
 // url target on the other side), given each side's applied pins, which
@@ -135,7 +166,7 @@ func differentLimits(p *scenario.Pins, baseName string, baseApplied []string, ca
 // startTargets builds both (the first time only: a pin set changes how a
 // build runs, not what it builds), then starts both, so a slow build of one
 // side does not keep the other idling under measurement conditions.
-func (s *schedule) startTargets(ctx context.Context, build bool) error {
+func (s *schedule) startTargets(ctx context.Context, build bool, before string) error {
 	for _, t := range []target.Service{s.base, s.cand} {
 		if !build {
 			break
@@ -152,7 +183,7 @@ func (s *schedule) startTargets(ctx context.Context, build bool) error {
 		if err := cancelled(ctx, s.res); err != nil {
 			return err
 		}
-		s.budget.enter("the start of the " + t.Name())
+		s.budget.enter(strings.TrimSpace("the start of the " + t.Name() + " " + before))
 		if err := t.Start(ctx); err != nil {
 			return cancelledOr(ctx, s.res, err)
 		}

@@ -123,6 +123,18 @@ func planned(sc *scenario.Scenario, opts Options, w io.Writer) (baselines.Plan, 
 	} else {
 		fmt.Fprintf(w, "plan: %d cells × %d rounds × 2 targets × %v = %v%s\n", len(plan.Cells), plan.Rounds, perTarget(sc), least, within)
 	}
+	if every := sc.Load.RestartEvery; every > 0 {
+		when := "every round"
+		if every > 1 {
+			when = fmt.Sprintf("every %d rounds", every)
+		}
+		n := (plan.Rounds - 1) / every
+		count := strconv.Itoa(n)
+		if m := (plan.MaxRounds - 1) / every; m > n {
+			count += "–" + strconv.Itoa(m)
+		}
+		fmt.Fprintf(w, "restart: fresh targets %s, %s restarts a pin set; their start-up is not in the plan's time\n", when, count)
+	}
 	return plan, shard, nil
 }
 

@@ -37,6 +37,7 @@ func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
 			// What is not in force is not recorded: a round-interleaved
 			// run has no slices, a fixed design no maximum.
 			MaxRepetitions: max(sc.Load.MaxRepetitions, sc.Load.Repetitions),
+			RestartEvery:   sc.Load.RestartEvery,
 		},
 	}
 	if sc.Load.Interleave == scenario.InterleaveSlice {

@@ -212,6 +212,9 @@ type schedule struct {
 	// budget is the run's deadline and the phase it is in; nil without
 	// a budget.
 	budget *budgetClock
+	// restartCost is what the last restart took (load.restart), for the
+	// budget's look ahead at an adaptive round; 0 before the first.
+	restartCost time.Duration
 }
 
 // cancelled is the error a run of either engine ends with once ctx is
@@ -256,7 +259,9 @@ func (s *schedule) stopped(ctx context.Context) error {
 // cells are still open and the round runs for them alone, each pair in
 // its usual order. A cell that was settled at one look stays settled, so
 // the set of active cells only shrinks and a cell's rounds follow each
-// other (baselines.RoundsOfCell relies on it). The rounds end when no cell
+// other (baselines.RoundsOfCell relies on it). Under load.restart both
+// targets are replaced by fresh instances before every RestartEvery-th
+// round (see restart). The rounds end when no cell
 // is open, at the maximum, or when the next round would take the run past
 // the deadline of Options.Budget: the round's estimate plus the minimum
 // rounds of the pin sets still to come is more than the budget has left.
@@ -309,11 +314,19 @@ func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 				break
 			}
 			next := time.Duration(len(active)*2) * perTarget(s.sc)
+			if s.restarts(round) {
+				next += s.restartCost
+			}
 			reserve := time.Duration(plan.Rounds*later*2) * perTarget(s.sc)
 			if s.budget != nil && next+reserve > s.budget.left() {
 				fmt.Fprintf(s.progress, "budget: round %d would take %v with %v of the budget of %v left: no more rounds\n",
 					round+1, next, s.budget.left().Round(time.Millisecond), s.opts.Budget)
 				break
+			}
+		}
+		if s.restarts(round) {
+			if err := s.restart(ctx, pins, round); err != nil {
+				return err
 			}
 		}
 		for _, cell := range active {
@@ -323,6 +336,14 @@ func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 		}
 	}
 	return nil
+}
+
+// restarts says whether fresh targets start before round (load.restart):
+// every RestartEvery rounds, the first round's being the pin set's own
+// start.
+func (s *schedule) restarts(round int) bool {
+	every := s.sc.Load.RestartEvery
+	return every > 0 && round > 0 && round%every == 0
 }
 
 // cellRound runs one cell's round on both targets, in the pair's order,

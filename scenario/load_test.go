@@ -522,3 +522,32 @@ func TestLoadRate(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRestart: load.restart is never, round or {every: N}; a url
+// target, which benchgate does not start, is refused at the field.
+func TestLoadRestart(t *testing.T) {
+	t.Parallel()
+	commands := strings.NewReplacer(`{url: "http://127.0.0.1:1"}`, `{command: [./srv, "{port}"]}`,
+		`{url: "http://127.0.0.1:2"}`, `{command: [./srv, "{port}"]}`).Replace(minimal)
+	for src, want := range map[string]int{
+		"":                               0,
+		"load: {restart: never}\n":       0,
+		"load: {restart: round}\n":       1,
+		"load:\n  restart: {every: 3}\n": 3,
+	} {
+		if s := loadSrc(t, commands+src, "", nil); s.Load.RestartEvery != want {
+			t.Errorf("%q: RestartEvery %d, want %d", src, s.Load.RestartEvery, want)
+		}
+	}
+	for src, want := range map[string]string{
+		minimal + "load:\n  restart: round\n":       `s.yml:10:12: load.restart: the baseline is a url target, which benchgate does not start and so cannot restart`,
+		commands + "load:\n  restart: always\n":     `s.yml:10:12: load.restart: "always": want never, round or {every: N}`,
+		commands + "load:\n  restart: {every: 0}\n": `load.restart.every: 0 is out of range`,
+		commands + "load:\n  restart: {each: 2}\n":  `load.restart.each: unknown field "each"`,
+		commands + "load:\n  restart: {}\n":         `load.restart: want every: N`,
+	} {
+		if got := loadErr(t, src, "", nil); !strings.Contains(got, want) {
+			t.Errorf("%q: error %q, want %q", src, got, want)
+		}
+	}
+}

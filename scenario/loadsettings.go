@@ -19,11 +19,14 @@ func (l *loader) load(n *node) {
 		return
 	}
 	m, ok := l.fields(n, "load", "concurrency", "rate", "duration", "warmup", "repetitions", "timeout", "defaults",
-		"interleave", "slice", "settle", "max_repetitions", "http_client")
+		"interleave", "slice", "settle", "max_repetitions", "http_client", "restart")
 	if !ok {
 		return
 	}
 	l.loadCommon(m, "load", ls)
+	if v := m["restart"]; v != nil {
+		l.restart(v)
+	}
 	if v := m["http_client"]; v != nil {
 		if s, ok := l.str(v, "load.http_client"); ok {
 			switch s {
@@ -51,6 +54,54 @@ func (l *loader) load(n *node) {
 	for _, kv := range l.defaults.query {
 		ls.Defaults.Query[kv.key] = kv.t.src
 	}
+}
+
+// restart reads load.restart: never (the default), round, or {every: N}
+// rounds. benchgate can restart only what it starts: a url target is
+// refused.
+func (l *loader) restart(v *node) {
+	const f = "load.restart"
+	every := 0
+	switch v.kind {
+	case kindMap:
+		m, ok := l.fields(v, f, "every")
+		if !ok {
+			return
+		}
+		n := m["every"]
+		if n == nil {
+			l.errNode(v, f, "want every: N (rounds an instance serves before it is restarted)")
+			return
+		}
+		r, ok := l.intRange(n, f+".every", 1, MaxRounds)
+		if !ok {
+			return
+		}
+		every = r
+	default:
+		s, ok := l.str(v, f)
+		if !ok {
+			return
+		}
+		switch s {
+		case "never":
+		case "round":
+			every = 1
+		default:
+			l.errNode(v, f, "%q: want never, round or {every: N}", v.errText())
+			return
+		}
+	}
+	if every == 0 {
+		return
+	}
+	for _, t := range []Target{l.s.Baseline, l.s.Candidate} {
+		if t.URL != "" {
+			l.errNode(v, f, "the %s is a url target, which benchgate does not start and so cannot restart (use never, or a command or image target)", t.Name)
+			return
+		}
+	}
+	l.s.Load.RestartEvery = every
 }
 
 // loadCommon reads the fields a profile may override too.

@@ -243,6 +243,12 @@ type LoadSettings struct {
 	// HTTPClient is the client HTTP load is sent with: HTTPClientFast
 	// (the default) or HTTPClientNetHTTP.
 	HTTPClient string
+	// RestartEvery is how many rounds an instance of each target serves
+	// before both are stopped and fresh ones started (load.restart); 0
+	// keeps them up for the whole pin set. A process's own state (heap
+	// layout, JIT, GC pacing, caches) is then a draw per block of rounds,
+	// which the rounds' spread sees, not one draw for the whole run.
+	RestartEvery int
 }
 
 // Rates is the grid's rate levels: Rate, or the closed loop's 0 alone.

@@ -22,7 +22,8 @@ import (
 // process benchgate starts (*process.Target with a command), a service
 // already running (*process.Target with a url), or a container
 // (*dockertarget.Target). The schedule builds and starts both services of
-// a pin set before any load, keeps them up for all its rounds, and stops
+// a pin set before any load, keeps them up for all its rounds (or, under
+// load.restart, replaces both with new ones every few rounds), and stops
 // them before the next pin set.
 type Service interface {
 	Name() string // "baseline" or "candidate"
