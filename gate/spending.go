@@ -33,7 +33,28 @@ func obfSpent(alpha, t float64) float64 {
 	if t <= 0 {
 		return 0
 	}
-	return 2 - 2*normCDF(normQuantile(1-alpha/2)/math.Sqrt(t))
+	// erfc keeps the far tail that 2 − 2Φ would round to 0: the first of
+	// 60 looks spends about 1e-52.
+	return math.Erfc(normQuantile(1-alpha/2) / math.Sqrt(t) / math.Sqrt2)
+}
+
+// twoSidedBound is c with 2 − 2Φ(c) = p, found on erfc by bisection, so a
+// p far below the float64 epsilon (an early look of a long design) has a
+// finite c where normQuantile(1 − p/2) would be +Inf.
+func twoSidedBound(p float64) float64 {
+	if p >= 1 {
+		return 0
+	}
+	lo, hi := 0.0, 40.0
+	for range 200 {
+		mid := (lo + hi) / 2
+		if math.Erfc(mid/math.Sqrt2) > p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
 }
 
 func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
@@ -56,7 +77,7 @@ func spendingLevels(ts []float64, spent func(t float64) float64) []float64 {
 	for k, t := range ts {
 		spend := spent(t) - spent(prevT)
 		if k == 0 {
-			c := normQuantile(1 - spend/2)
+			c := twoSidedBound(spend)
 			levels[k] = spend
 			grid, f = continuation(c*math.Sqrt(t), func(s float64) float64 {
 				return normPDF(s/math.Sqrt(t)) / math.Sqrt(t)
@@ -88,7 +109,7 @@ func spendingLevels(ts []float64, spent func(t float64) float64) []float64 {
 			}
 		}
 		b := (lo + hi) / 2
-		levels[k] = 2 - 2*normCDF(b/math.Sqrt(t))
+		levels[k] = math.Erfc(b / math.Sqrt(t) / math.Sqrt2)
 		if k == len(ts)-1 {
 			break
 		}

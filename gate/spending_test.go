@@ -58,3 +58,26 @@ func TestSpendingLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestSpendingManyLooks: a long design's early looks spend less than the
+// float64 epsilon (about 1e-52 at the first of 60), which 2 − 2Φ rounded
+// to 0, making every later level nonsense (a last-look confidence of
+// 2e-13). Each level is now finite, above 0, rising look by look, and the
+// last look's is near α, as O'Brien–Fleming's is.
+func TestSpendingManyLooks(t *testing.T) {
+	t.Parallel()
+	for _, looks := range []int{60, 200} {
+		levels := lookLevels(0.05, looks, looks+2)
+		if len(levels) != looks {
+			t.Fatalf("%d looks: %d levels", looks, len(levels))
+		}
+		for k, l := range levels {
+			if !(l > 0) || math.IsNaN(l) || (k > 0 && l < levels[k-1]) {
+				t.Fatalf("%d looks: level %d is %v after %v", looks, k, l, levels[max(k-1, 0)])
+			}
+		}
+		if last := levels[looks-1]; !(last > 0.02 && last < 0.05) {
+			t.Errorf("%d looks: the last look's level is %v, want a little under 0.05", looks, last)
+		}
+	}
+}
