@@ -384,8 +384,9 @@ func (m *model) designThreats() []string {
 			plural(n, "gated cell", "gated cells"), m.unresolvedBand()))
 	}
 	if m.rule() == gate.RulePaired && m.sliced() {
-		out = append(out, "The paired interval takes batches of neighbouring slices to be close to independent: "+
-			"noise that lasts longer than a batch makes it too narrow (docs/statistics.md).")
+		out = append(out, "The paired interval is the wider of two, the batches' (neighbouring slices, which share noise) "+
+			"and the rounds' (which held its coverage from 3 rounds in simulation); noise that stays with one side "+
+			"for the whole run, a process's own state, is in neither (load.restart; docs/statistics.md).")
 	}
 	return out
 }
