@@ -465,23 +465,63 @@ func (fc *fastCaller) discard(n int64) (int64, error) {
 	return got, nil
 }
 
-// discardChunked reads and counts a chunked body and its trailer, as
-// net/http's chunked reader does: a size line with its extensions cut
-// and trailing white space trimmed, the data, then exactly CRLF.
-func (fc *fastCaller) discardChunked() (int64, error) {
-	var got int64
+// maxChunkLine is net/http's limit on a chunk's size line (its
+// internal maxLineLength).
+const maxChunkLine = 4096
+
+// chunkLine is a chunk's size line as net/http reads it, without its
+// CRLF: it must end in CRLF and hold no other CR, since RFC 9112 (errata
+// 7633) allows no bare LF in chunked framing, as it does in headers.
+func (fc *fastCaller) chunkLine() ([]byte, error) {
 	for {
-		l, err := fc.line()
+		if i := bytes.IndexByte(fc.buf[fc.r:fc.w], '\n'); i >= 0 {
+			l := fc.buf[fc.r : fc.r+i]
+			fc.r += i + 1
+			switch j := bytes.IndexByte(l, '\r'); {
+			case j < 0:
+				return nil, errors.New("chunked line ends with bare LF")
+			case j != len(l)-1:
+				return nil, errors.New("invalid CR in chunked line")
+			}
+			return l[:len(l)-1], nil
+		}
+		if err := fc.fill(); err != nil {
+			if err == io.EOF && fc.w > fc.r {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// discardChunked reads and counts a chunked body and its trailer, as
+// net/http's chunked reader does: a size line ending in CRLF with its
+// extensions cut and trailing white space trimmed, the data, then exactly
+// CRLF.
+func (fc *fastCaller) discardChunked() (int64, error) {
+	// excess is net/http's bound on what is not data: 16 bytes a chunk
+	// and twice its data are free, past 16 KiB more the body is refused.
+	var got, excess int64
+	for {
+		l, err := fc.chunkLine()
 		if err != nil {
 			return got, unexpected(err)
 		}
-		l = bytes.TrimRight(l, " \t\r\n")
+		if len(l) >= maxChunkLine {
+			return got, errors.New("header line too long")
+		}
+		excess += int64(len(l)) + 2
+		l = bytes.TrimRight(l, " \t")
 		if i := bytes.IndexByte(l, ';'); i >= 0 {
 			l = bytes.TrimRight(l[:i], " \t")
 		}
 		size, err := parseHex(l)
 		if err != nil {
 			return got, err
+		}
+		excess = max(excess-16-2*int64(size), 0)
+		if excess > 16<<10 {
+			return got, errors.New("chunked encoding contains too much non-data")
 		}
 		if size == 0 {
 			for {
