@@ -210,11 +210,16 @@ func Calibrate(c Comparison) []Calibration {
 // GateFalseFailure is the projected probability that the gate of an A/A
 // comparison fails on a false regression, from its calibrations: at most
 // the sum of its metrics' FalseRegression (a union bound, which needs no
-// assumption about how the cells' noise is related), at most 1.
-func GateFalseFailure(cals []Calibration) float64 {
+// assumption about how the cells' noise is related), at most 1; and under
+// the paired rule with the whole gate's error control (s.FalseFailure),
+// at most that level (controlFamily).
+func GateFalseFailure(cals []Calibration, s Settings) float64 {
 	var sum float64
 	for _, c := range cals {
 		sum += c.FalseRegression
+	}
+	if s.rule() == RulePaired && s.FalseFailure > 0 {
+		return math.Min(sum, s.FalseFailure)
 	}
 	return math.Min(sum, 1)
 }

@@ -124,7 +124,7 @@ func TestCalibrateRecommendationResolves(t *testing.T) {
 			cal := Calibrate(c)[0]
 			now, before, maxNow = append(now, cal.RoundsNeeded), append(before, oldRoundsNeeded(cal)), append(maxNow, cal.MaxRoundsNeeded)
 			sdSum += cal.PairedRound
-			falseSum += GateFalseFailure([]Calibration{cal})
+			falseSum += GateFalseFailure([]Calibration{cal}, Settings{})
 		}
 		median := func(xs []int) int { slices.Sort(xs); return xs[len(xs)/2] }
 		rb, rn := median(before), median(now)

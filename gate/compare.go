@@ -81,8 +81,12 @@ func Compare(in []CellInput, s Settings, p Policy) Comparison {
 		Outcome:    Pass,
 	}
 	for _, ci := range in {
-		cell := compareCell(ci, s, p)
-		c.Cells = append(c.Cells, cell)
+		c.Cells = append(c.Cells, decideCell(ci, s, p))
+	}
+	c.Family = controlFamily(c.Cells, s)
+	for i, ci := range in {
+		cell := judgeCell(c.Cells[i], ci, p)
+		c.Cells[i] = cell
 		c.Failures = append(c.Failures, cell.Failures...)
 		for _, m := range cell.Unresolved {
 			d, _ := cell.Decision(m)
@@ -162,7 +166,9 @@ func WithGateFailures(c Comparison, fs []Failure) Comparison {
 	return c
 }
 
-func compareCell(ci CellInput, s Settings, p Policy) CellResult {
+// decideCell decides every measured metric of a cell and lists the gated
+// ones; judgeCell does the rest.
+func decideCell(ci CellInput, s Settings, p Policy) CellResult {
 	cell := CellResult{
 		Key:       ci.Key,
 		Decisions: []Decision{},
@@ -185,6 +191,15 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 			summarize(ci.Baseline.Samples[m], conf, q),
 			summarize(ci.Candidate.Samples[m], conf, q), ci.Pairs[m], s.For(m), q))
 	}
+	for i, d := range cell.Decisions {
+		if why := ci.Floors[d.Metric]; why != "" && d.Verdict != Inconclusive {
+			// Below its measurement floor: no verdict its interval
+			// gives can be trusted, so none is gated.
+			d.Verdict, d.Unresolved, d.Floor = Tie, true, why
+			d.Reason = "below its measurement floor: " + why
+			cell.Decisions[i] = d
+		}
+	}
 	for _, r := range p.FailOn {
 		if p.OnlyMeasured {
 			// Applies where both sides measured the metric: a benchmark
@@ -201,7 +216,12 @@ func compareCell(ci CellInput, s Settings, p Policy) CellResult {
 	slices.SortStableFunc(cell.Gated, func(a, b Metric) int {
 		return metricRank(a) - metricRank(b)
 	})
+	return cell
+}
 
+// judgeCell gives a decided cell its verdict and failures from its gated
+// decisions, its error rates and its answers.
+func judgeCell(cell CellResult, ci CellInput, p Policy) CellResult {
 	var regressed, undecided, improved bool
 	for _, m := range cell.Gated {
 		d, ok := cell.Decision(m)

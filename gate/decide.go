@@ -31,6 +31,9 @@ func (s Settings) Validate() error {
 	if s.Looks > 1 && s.MaxRounds < s.Looks {
 		return fmt.Errorf("max rounds %d is fewer than the %d looks", s.MaxRounds, s.Looks)
 	}
+	if !(s.FalseFailure >= 0 && s.FalseFailure < 1) {
+		return fmt.Errorf("false_failure %v is not a level in [0, 1)", s.FalseFailure)
+	}
 	if s.Batches < 0 {
 		return fmt.Errorf("batches %d is negative", s.Batches)
 	}
@@ -258,9 +261,11 @@ func lookRounds(base, cand Summary, pairs []Pair) int {
 }
 
 // Open reports whether more data could still change or settle the
-// decision: it is inconclusive, a tie whose interval reaches beyond the
-// band on either side (Resolution above the band: a tie resolved for the
-// gate may still become an improvement), or a regression or
+// decision: it is inconclusive, a tie that is Unresolved (its interval
+// reaches beyond the band on the regression side, or it is a regression
+// the whole gate's control withheld; a tie that rules out any regression
+// beyond the band is settled for the gate, though it could still become
+// an improvement: more rounds would not change the gate), or a regression or
 // improvement whose interval still reaches inside the band. Under the
 // paired rule that is a ratio interval whose end nearer 1 is less than the
 // band from 1; under overlap, intervals whose nearest ends are less than
@@ -269,7 +274,8 @@ func lookRounds(base, cand Summary, pairs []Pair) int {
 func (d Decision) Open() bool {
 	switch d.Verdict {
 	case Tie:
-		return d.Resolution > d.TieWithin
+		// Below its measurement floor more rounds measure no better.
+		return d.Unresolved && d.Floor == ""
 	case Regression, Improvement:
 	default:
 		return true

@@ -138,6 +138,7 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 	// Summarize is the same Student-t interval as the sides' summaries.
 	s := summarize(logs, confidence, q)
 	n, spread := len(logs), SpreadBatches
+	se := LogSpread{Batches: len(logs), SEBatches: s.SD / math.Sqrt(float64(len(logs)))}
 	if len(roundMeans) >= 2 && len(roundMeans) < len(logs) {
 		// Batches see the noise within a round; what differs between
 		// the two sides for a whole round (one process's own state, a
@@ -146,7 +147,9 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 		// so a round-long difference between two instances of the same
 		// build cannot pass for a change (measured: an A/A gate under
 		// a noisy neighbour failed on batches alone).
-		if r := summarize(roundMeans, confidence, q); r.HalfWidth > s.HalfWidth {
+		r := summarize(roundMeans, confidence, q)
+		se.Rounds, se.SERounds = len(roundMeans), r.SD/math.Sqrt(float64(len(roundMeans)))
+		if r.HalfWidth > s.HalfWidth {
 			s.HalfWidth, n, spread = r.HalfWidth, len(roundMeans), SpreadRounds
 		}
 	}
@@ -157,6 +160,7 @@ func pairedRatio(pairs []Pair, confidence float64, batches int, q *quantiles) (R
 		N:      n,
 		Pairs:  len(pairs),
 		Spread: spread,
+		Log:    se,
 	}, nil
 }
 

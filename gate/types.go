@@ -92,6 +92,11 @@ type Settings struct {
 	// Batches is the largest number of batches a round's pairs are split
 	// into for the paired interval; 0 means DefaultBatches.
 	Batches int
+	// FalseFailure, in (0, 1), is the most probability that the gate
+	// fails over all its gated decisions when nothing changed, under the
+	// paired rule (controlFamily); 0 leaves each decision to its own
+	// interval alone. A scenario's default is DefaultFalseFailure.
+	FalseFailure float64
 }
 
 // rule is the rule s decides by: RuleOverlap when unset.
@@ -158,6 +163,20 @@ type Ratio struct {
 	// Spread says whose spread made the interval: SpreadBatches, or
 	// SpreadRounds when the rounds' means were the wider (PairedRatio).
 	Spread string `json:"spread"`
+	// Log holds both spreads the interval was chosen from, on the log
+	// scale, for the whole gate's error control (family.go).
+	Log LogSpread `json:"log"`
+}
+
+// LogSpread is the standard error of a paired ratio's mean log ratio from
+// the batches' spread (Batches - 1 degrees of freedom) and from the
+// rounds' means' (Rounds - 1; Rounds 0 when there was one round, or a
+// batch a round).
+type LogSpread struct {
+	Batches   int     `json:"batches"`
+	SEBatches float64 `json:"se_batches"`
+	Rounds    int     `json:"rounds,omitempty"`
+	SERounds  float64 `json:"se_rounds,omitempty"`
 }
 
 // Values of Ratio.Spread.
@@ -219,6 +238,14 @@ type Decision struct {
 	// tie that rules out any regression beyond the band is resolved for
 	// the gate, however wide its interval on the better side.
 	Unresolved bool `json:"unresolved,omitempty"`
+	// Withheld marks a regression of its own interval that the whole
+	// gate's error control did not confirm (Comparison.Family): it is an
+	// unresolved tie, and its Reason says why.
+	Withheld bool `json:"withheld,omitempty"`
+	// Floor says why the metric was measured below its measurement floor
+	// (CellInput.Floors): the decision is an unresolved tie, neither a
+	// regression nor evidence of none.
+	Floor string `json:"floor,omitempty"`
 }
 
 // CellKey names a cell of the grid.
@@ -279,6 +306,11 @@ type CellInput struct {
 	// interleaving. A metric without pairs has no paired ratio, and under
 	// RulePaired is inconclusive.
 	Pairs map[Metric][]Pair
+	// Floors says, for a metric measured below its measurement floor
+	// (CPU per request of an endpoint that hardly uses CPU, counted in
+	// /proc's 10 ms ticks), why: its decision is an unresolved tie with
+	// that reason, whatever its interval says (Decision.Floor).
+	Floors map[Metric]string
 }
 
 // Rule is one pre-declared regression: a regression of Metric in a cell
@@ -426,4 +458,7 @@ type Comparison struct {
 	// they are in Failures too.
 	Unresolved []Failure `json:"unresolved"`
 	Outcome    Outcome   `json:"outcome"`
+	// Family is what the whole gate's error control did; nil when it did
+	// not apply (Settings.FalseFailure 0, or not the paired rule).
+	Family *Family `json:"family,omitempty"`
 }

@@ -60,7 +60,7 @@ func calibrationJSON(w io.Writer, in CalibrationInput) error {
 		Rule: ruleOf(in.Comparison.Settings), Interleave: interleaveOf(in.Results),
 		Confidence: in.Comparison.Settings.Effective(), Rounds: in.Results.CompleteRounds(),
 		Status: in.Results.Status, Resolved: resolved(cals), Power: gate.CalibrationPower,
-		FalseFailure: gate.GateFalseFailure(cals), Calibrations: cals,
+		FalseFailure: gate.GateFalseFailure(cals, in.Comparison.Settings), Calibrations: cals,
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -116,8 +116,14 @@ func calibrationText(in CalibrationInput, markdown bool) string {
 		design += " The run " + esc(r.Status) + ": what it measured is reported."
 	}
 	b.WriteString(design + "\n\n")
-	fmt.Fprintf(&b, "Projected A/A failure of this gate on this runner: at most %s, a false regression in any of its %s at these rounds and the noise each showed here.\n\n",
-		resolutionText(gate.GateFalseFailure(cals)), plural(len(cals), "gated metric", "gated metrics"))
+	union := gate.GateFalseFailure(cals, gate.Settings{})
+	if ff := gate.GateFalseFailure(cals, in.Comparison.Settings); ff < union {
+		fmt.Fprintf(&b, "Projected A/A failure of this gate on this runner: at most %s, held by the whole gate's error control (`gate.false_failure`); each of its %s alone, at these rounds and the noise each showed here, would add up to %s.\n\n",
+			resolutionText(ff), plural(len(cals), "gated metric", "gated metrics"), resolutionText(union))
+	} else {
+		fmt.Fprintf(&b, "Projected A/A failure of this gate on this runner: at most %s, a false regression in any of its %s at these rounds and the noise each showed here.\n\n",
+			resolutionText(union), plural(len(cals), "gated metric", "gated metrics"))
+	}
 
 	cols := []string{"cell", "metric", "noise/round", "noise/batch", "rules out", "detectable (80%)", "resolves?", "repetitions needed", "or max_repetitions", "or duration ×"}
 	rows := make([][]string, 0, len(cals))
