@@ -2,6 +2,7 @@ package decide
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -129,8 +130,9 @@ func TestDecideGates(t *testing.T) {
 }
 
 // TestRules: the tie rule and the policy are the file's gate section, with
-// the default confidence where it has none, the looks of its design, and
-// what the kind of results asks for. A section without rule and
+// the default confidence where it has none, the looks of its design, the
+// whole gate's error (the default where unset, 0 for off), and what the
+// kind of results asks for. A section without rule and
 // unresolved (a file of version 2) decides by overlap and warns.
 func TestRules(t *testing.T) {
 	t.Parallel()
@@ -141,7 +143,8 @@ func TestRules(t *testing.T) {
 	res := &baselines.Results{Kind: "import:k6", Scenario: baselines.ScenarioInfo{Gate: g,
 		Load: baselines.LoadInfo{Repetitions: 3, MaxRepetitions: 5}}}
 	s, p := Rules(res)
-	wantS := gate.Settings{Confidence: 0.95, TieWithin: 0.05, TieWithinFor: g.TieWithinFor, HigherBetterFor: g.HigherBetterFor, Looks: 3, MaxRounds: 5}
+	wantS := gate.Settings{Confidence: 0.95, TieWithin: 0.05, TieWithinFor: g.TieWithinFor, HigherBetterFor: g.HigherBetterFor, Looks: 3, MaxRounds: 5,
+		FalseFailure: gate.DefaultFalseFailure}
 	wantP := gate.Policy{FailOn: g.FailOn, MaxErrorRate: 0.01, MaxErrorIncrease: &inc, RuleMustApply: true}
 	if !reflect.DeepEqual(s, wantS) || !reflect.DeepEqual(p, wantP) {
 		t.Errorf("import: rules %+v, %+v\nwant %+v, %+v", s, p, wantS, wantP)
@@ -154,8 +157,63 @@ func TestRules(t *testing.T) {
 		!p.OnlyMeasured || !p.RuleMustApply || p.RequireAnswers {
 		t.Errorf("gobench: rules %+v, %+v", s, p)
 	}
+	off, ff := 0.0, 0.05
+	for _, c := range []struct {
+		set  *float64
+		want float64
+	}{{nil, gate.DefaultFalseFailure}, {&off, 0}, {&ff, 0.05}} {
+		res.Scenario.Gate.FalseFailure = c.set
+		if s, _ = Rules(res); s.FalseFailure != c.want {
+			t.Errorf("false_failure %v: settings' %v, want %v", c.set, s.FalseFailure, c.want)
+		}
+	}
 	res.Kind = ""
 	if _, p = Rules(res); p.OnlyMeasured || p.RuleMustApply || !p.RequireAnswers {
 		t.Errorf("load: policy %+v", p)
+	}
+}
+
+// TestCPUFloor: CPU per request read from /proc is below its floor when
+// a side used fewer than CPUFloorTicks 10 ms ticks an observation of the
+// paired ratio (here a rung: two rounds of one pair each); the decision
+// is then an unresolved tie saying why, and not gated whatever its
+// interval says. The same CPU read from a cgroup (nanoseconds) is
+// decided as measured; so is /proc CPU well above the floor.
+func TestCPUFloor(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, src string
+		cpu       float64 // CPU seconds a rung
+		floor     bool
+	}{
+		{"proc, 2 ticks a rung", "proc", 0.02, true},
+		{"proc, 50 ticks a rung", "proc", 0.5, false},
+		{"cgroup, 2 ticks' worth", "cgroup", 0.02, false},
+	} {
+		r := results([2]string{c.src, c.src})
+		r.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.CPUPerReq}}
+		for i := range r.Rungs {
+			r.Rungs[i].CPUSeconds = c.cpu
+			if r.Rungs[i].Target == "candidate" {
+				r.Rungs[i].CPUSeconds = 2 * c.cpu // a 100% rise: a regression when measured
+			}
+		}
+		cmp, err := Results(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := cmp.Cells[0].Decision(gate.CPUPerReq)
+		if got := d.Floor != ""; got != c.floor {
+			t.Errorf("%s: floor %q, want one: %v", c.name, d.Floor, c.floor)
+			continue
+		}
+		if c.floor {
+			if d.Verdict != gate.Tie || !d.Unresolved || d.Open() || cmp.Outcome == gate.Fail ||
+				!strings.Contains(d.Reason, "below its measurement floor: the baseline's CPU time, read from /proc in 10 ms ticks, was 2.0 ticks an observation (2 observations)") {
+				t.Errorf("%s: %+v, outcome %s", c.name, d, cmp.Outcome)
+			}
+		} else if cmp.Outcome != gate.Fail {
+			t.Errorf("%s: outcome %s, want fail (a 100%% rise measured)", c.name, cmp.Outcome)
+		}
 	}
 }

@@ -57,5 +57,24 @@ func GateChanges(recorded, declared gate.Section) ([]string, error) {
 	change("max_error_rate", r.MaxErrorRate, d.MaxErrorRate, plain)
 	change("max_error_increase", r.MaxErrorIncrease, d.MaxErrorIncrease, asJSON)
 	change("unresolved", r.Unresolved, d.Unresolved, plain)
+	level := func(v any) string {
+		if f := v.(*float64); f != nil {
+			if *f == 0 {
+				return "off"
+			}
+			return fmt.Sprint(*f)
+		}
+		return fmt.Sprint(gate.DefaultFalseFailure) + " (the default)"
+	}
+	ff := func(f *float64) *float64 { // unset is the default
+		if f == nil {
+			v := gate.DefaultFalseFailure
+			return &v
+		}
+		return f
+	}
+	if !reflect.DeepEqual(ff(r.FalseFailure), ff(d.FalseFailure)) {
+		out = append(out, fmt.Sprintf("false_failure %s, recorded %s", level(d.FalseFailure), level(r.FalseFailure)))
+	}
 	return out, nil
 }

@@ -31,10 +31,17 @@ func TestGateChanges(t *testing.T) {
 	d.FailOn = []gate.Rule{}
 	d.MaxErrorIncrease = &inc
 	d.Unresolved = gate.UnresolvedFail
+	off, ff := 0.0, gate.DefaultFalseFailure
+	d.FalseFailure = &off
 	check("every field", gate.DefaultSection, d, []string{
 		`metrics' tie_within {"p95":0}, recorded none`,
 		`fail_on none, recorded [{"metric":"rps"}]`,
 		"max_error_increase 0.01, recorded none",
 		"unresolved fail, recorded warn",
+		"false_failure off, recorded 0.01 (the default)",
 	})
+	// false_failure unset is its default: declaring the default is no change.
+	d = gate.DefaultSection
+	d.FalseFailure = &ff
+	check("false_failure at its default", gate.DefaultSection, d, nil)
 }

@@ -23,6 +23,10 @@ type Section struct {
 	// Unresolved is what a gated tie that could not resolve tie_within
 	// does; "" is UnresolvedWarn.
 	Unresolved Unresolved `json:"unresolved,omitempty"`
+	// FalseFailure is gate.false_failure, the whole gate's error under
+	// the paired rule (Settings.FalseFailure): nil (unset, and every file
+	// written before it existed) is DefaultFalseFailure, 0 is off.
+	FalseFailure *float64 `json:"false_failure,omitempty"`
 }
 
 // DefaultSection is the gate section of a scenario that declares none, and

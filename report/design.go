@@ -121,6 +121,34 @@ func (m *model) restartWhen() string {
 
 // restartClaim says, for the claims, what restarting the targets makes of
 // the intervals; "" for a run that kept its targets up.
+// familyClaim says how the whole gate's error was held (gate.Family): ""
+// when no gated decision was paired.
+func (m *model) familyClaim() string {
+	c := m.in.Comparison
+	f := c.Family
+	if f == nil {
+		if m.rule() == gate.RulePaired && c.Settings.FalseFailure == 0 && m.in.Results.Scenario.Gate.FalseFailure != nil {
+			return "Each gated decision stood on its own interval (`gate.false_failure: off`): the more decisions a gate holds, " +
+				"the likelier a build compared with itself fails it (docs/statistics.md#the-whole-gate)."
+		}
+		return ""
+	}
+	s := fmt.Sprintf("Over its %s at once, the gate fails a build compared with itself in at most %s of runs "+
+		"(`gate.false_failure`): ", plural(f.Decisions, "gated decision", "gated decisions"), fraction(f.Level))
+	if f.Exposed == 0 {
+		return s + "each was precise enough that the tie band alone kept a false regression unlikely, so each stood on " +
+			"its own interval (docs/statistics.md#the-whole-gate)."
+	}
+	s += fmt.Sprintf("%d, noisier than the tie band protects, were judged together by Holm's step-down "+
+		"at the level the rest left, and a regression among them failed the gate only if confirmed there "+
+		"(docs/statistics.md#the-whole-gate)", f.Exposed)
+	if f.Withheld > 0 {
+		s += "; " + plural(f.Withheld, "regression was not confirmed and is shown as an unresolved tie",
+			"regressions were not confirmed and are shown as unresolved ties")
+	}
+	return s + "."
+}
+
 func (m *model) restartClaim() string {
 	l := m.in.Results.Scenario.Load
 	if l.RestartEvery <= 0 {

@@ -41,8 +41,12 @@ type (
 		// Unresolved lists every gated tie that could not resolve its
 		// band, under every gate.unresolved policy (under fail they are
 		// in Failures too, of kind "unresolved").
-		Unresolved  []jsonUnresolved `json:"unresolved"`
-		Environment jsonEnv          `json:"environment"`
+		Unresolved []jsonUnresolved `json:"unresolved"`
+		// Family is what the whole gate's error control did
+		// (docs/statistics.md#the-whole-gate); absent when it did not
+		// apply (gate.false_failure off, or no gated paired decision).
+		Family      *gate.Family `json:"family,omitempty"`
+		Environment jsonEnv      `json:"environment"`
 		// Generator is the load generator's CPU; absent when no rung
 		// measured resources.
 		Generator *jsonGenerator `json:"generator,omitempty"`
@@ -105,6 +109,9 @@ type (
 		// Batches is the most batches a round's pairs are split into for
 		// the paired interval.
 		Batches int `json:"batches"`
+		// FalseFailure is gate.false_failure, the whole gate's error; 0
+		// when off.
+		FalseFailure float64 `json:"false_failure"`
 	}
 	jsonSchedule struct {
 		// Interleave is "round" or "slice"; SliceS and SettleS are the
@@ -294,6 +301,13 @@ type (
 		Resolution float64 `json:"resolution"`
 		RulesOut   float64 `json:"rules_out"`
 		Unresolved bool    `json:"unresolved"`
+		// Withheld marks a regression of its own interval that the whole
+		// gate's error control did not confirm (the document's family):
+		// an unresolved tie.
+		Withheld bool `json:"withheld,omitempty"`
+		// Floor says why the metric was below its measurement floor (an
+		// unresolved tie whatever its interval); absent otherwise.
+		Floor string `json:"floor,omitempty"`
 	}
 	jsonRatio struct {
 		Ratio float64 `json:"ratio"`
@@ -378,7 +392,9 @@ func buildJSON(m *model) jsonDoc {
 		Outcome: c.Outcome,
 		Counts:  c.Counts,
 		Settings: jsonSettings{Confidence: c.Settings.Confidence, TieWithin: c.Settings.TieWithin, TieWithinFor: c.Settings.TieWithinFor,
-			Rule: m.rule(), Looks: m.looks(), LookConfidences: m.lookConfidences(), EffectiveConfidence: c.Settings.Effective(), Batches: batchesOf(c.Settings)},
+			Rule: m.rule(), Looks: m.looks(), LookConfidences: m.lookConfidences(), EffectiveConfidence: c.Settings.Effective(), Batches: batchesOf(c.Settings),
+			FalseFailure: c.Settings.FalseFailure},
+		Family:     c.Family,
 		Policy:     jsonPolicy{FailOn: []jsonRule{}, Unresolved: m.unresolvedPolicy()},
 		Schedule:   jsonSchedule{Interleave: "round"},
 		Cells:      []jsonCell{},
@@ -455,6 +471,8 @@ func buildJSON(m *model) jsonDoc {
 				Resolution: d.Resolution,
 				RulesOut:   d.RulesOut,
 				Unresolved: d.Unresolved,
+				Withheld:   d.Withheld,
+				Floor:      d.Floor,
 			}
 			if d.Confidence == 0 {
 				// Decided before decisions recorded their design: the

@@ -29,6 +29,9 @@ func (m *model) mdClaims(b *strings.Builder) {
 	if s := m.restartClaim(); s != "" {
 		design = append(design, s)
 	}
+	if s := m.familyClaim(); s != "" {
+		design = append(design, s)
+	}
 	if m.anyPaired() {
 		design = append(design, "Where a cell has paired observations, Δ is the change of their ratio candidate/baseline, "+
 			"with its interval in brackets.")

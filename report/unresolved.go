@@ -94,22 +94,43 @@ func resolutionText(r float64) string { return gate.ResolutionPercent(r) }
 // interval rules out, rounded up so it never claims more. It names the
 // metrics when they are not the row's own one: "rules out > 31% in rps,
 // > 12% in p95". esc escapes metric names, which a Go benchmark may choose.
+//
+// A tie below its measurement floor rules out nothing: "below the
+// measurement floor" ("… in cpu_per_req" when not the row's own metric).
 func rulesOut(ds []gate.Decision, own gate.Metric, esc func(string) string) string {
-	if len(ds) == 1 && ds[0].Metric == own {
-		return "rules out > " + resolutionText(ds[0].RulesOut)
+	var floors, parts []string
+	for _, d := range ds {
+		in := ""
+		if len(ds) > 1 || d.Metric != own {
+			in = " in " + esc(string(d.Metric))
+		}
+		if d.Floor != "" {
+			floors = append(floors, "below the measurement floor"+in)
+			continue
+		}
+		parts = append(parts, "> "+resolutionText(d.RulesOut)+in)
 	}
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = "> " + resolutionText(d.RulesOut) + " in " + esc(string(d.Metric))
+	if len(parts) > 0 {
+		floors = append([]string{"rules out " + strings.Join(parts, ", ")}, floors...)
 	}
-	return "rules out " + strings.Join(parts, ", ")
+	return strings.Join(floors, "; ")
 }
 
 // unresolvedLine is one unresolved tie in a list: "rps in csv/Q01 c=8: tie
 // (rules out > 31%; band 10%)".
+//
+// A regression the whole gate's control withheld says so: "…; its own
+// interval found -14.2%, not confirmed for the whole gate)".
 func unresolvedLine(it unresolvedItem, esc func(string) string) string {
+	if it.d.Floor != "" {
+		return esc(string(it.d.Metric)) + " in " + esc(it.key.String()) + ": tie (below its measurement floor: " + esc(it.d.Floor) + ")"
+	}
+	withheld := ""
+	if it.d.Withheld {
+		withheld = "; its own interval found " + percent(it.d.Delta) + ", not confirmed for the whole gate"
+	}
 	return esc(string(it.d.Metric)) + " in " + esc(it.key.String()) + ": tie (rules out > " +
-		resolutionText(it.d.RulesOut) + "; band " + fraction(it.d.TieWithin) + ")"
+		resolutionText(it.d.RulesOut) + "; band " + fraction(it.d.TieWithin) + withheld + ")"
 }
 
 // unresolvedHead is the first sentence of the list: how many, what it

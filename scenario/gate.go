@@ -33,7 +33,7 @@ func (l *loader) gate(n *node) {
 	if n == nil {
 		return
 	}
-	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate", "max_error_increase", "metrics", "rule", "unresolved")
+	m, ok := l.fields(n, "gate", "confidence", "tie_within", "fail_on", "max_error_rate", "max_error_increase", "metrics", "rule", "unresolved", "false_failure")
 	if !ok {
 		return
 	}
@@ -75,6 +75,26 @@ func (l *loader) gate(n *node) {
 	num("confidence", &g.Confidence, 0.5, false, 1, "0.5 <= confidence < 1, e.g. 0.95")
 	num("tie_within", &g.TieWithin, 0, false, 1, "0 <= tie_within < 1, e.g. 0.10")
 	num("max_error_rate", &g.MaxErrorRate, 0, true, 1, "0..1, e.g. 0.001")
+	if v := m["false_failure"]; v != nil {
+		// The whole gate's error: a level, or off for none (each
+		// decision then stands on its own interval alone).
+		ff := -1.0
+		switch {
+		case v.kind == kindScalar && v.scalar == scalarString && v.text == "off":
+			ff = 0
+		case v.kind == kindScalar && v.scalar == scalarString && !v.expanded:
+			l.errNode(v, "gate.false_failure", "%q is not a level (want 0 < false_failure <= 0.2, e.g. 0.01, or off for none)", v.errText())
+		default:
+			num("false_failure", &ff, 0, true, 0.2, "0 < false_failure <= 0.2, e.g. 0.01, or off")
+			if ff == 0 {
+				l.errNode(v, "gate.false_failure", "0 is not a level (want 0 < false_failure <= 0.2, e.g. 0.01, or off for none)")
+				ff = -1
+			}
+		}
+		if ff >= 0 {
+			g.FalseFailure = &ff
+		}
+	}
 	if m["max_error_increase"] != nil {
 		inc := -1.0
 		num("max_error_increase", &inc, 0, true, 1, "0..1, e.g. 0.001")

@@ -5,6 +5,7 @@ import (
 	"github.com/benchgate/benchgate/gate"
 
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -551,3 +552,43 @@ func TestLoadRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestGateFalseFailure: gate.false_failure is a level in (0, 0.2] or off
+// (stored as 0); unset is nil, which decides at gate.DefaultFalseFailure.
+// Anything else is an error naming the file, line and field.
+func TestGateFalseFailure(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for i, c := range []struct {
+		gate string
+		want *float64 // nil: unset
+		err  string
+	}{
+		{"", nil, ""},
+		{"gate: {false_failure: 0.05}\n", ptr(0.05), ""},
+		{"gate: {false_failure: off}\n", ptr(0), ""},
+		{"gate: {false_failure: 0}\n", nil, ":9:23: gate.false_failure: 0 is not a level (want 0 < false_failure <= 0.2, e.g. 0.01, or off for none)"},
+		{"gate: {false_failure: 0.5}\n", nil, ":9:23: gate.false_failure: 0.5 is out of range (want 0 < false_failure <= 0.2, e.g. 0.01, or off)"},
+		{"gate: {false_failure: none}\n", nil, `:9:23: gate.false_failure: "none" is not a level (want 0 < false_failure <= 0.2, e.g. 0.01, or off for none)`},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("s%d.yml", i))
+		os.WriteFile(path, []byte(minimal+c.gate), 0o644)
+		s, err := Load(path, "", mapEnv(nil))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), path+c.err) {
+				t.Errorf("%q: error %v, want it to contain %q", c.gate, err, path+c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", c.gate, err)
+			continue
+		}
+		got := s.Gate.FalseFailure
+		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
+			t.Errorf("%q: false_failure %v, want %v", c.gate, got, c.want)
+		}
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
