@@ -21,14 +21,18 @@
 # 1 (budget refused, run failed, timed out) is broken: counted in the last
 # column, left out of the others.
 #
-# The scenario (written per gate into its out dir): two CPU-bound classes
-# that both hit /search, concurrency [1, 2], fail_on only METRIC, the
+# The scenario (written per gate into its out dir): CLASSES CPU-bound
+# classes that all hit /search, concurrency [1, 2], fail_on only METRIC, the
 # targets pinned to TARGET_CPUS and the load generator to GEN_CPUS. The
 # knobs below are written into the scenario only when set, so that unset
 # they measure the defaults a scenario gets when it sets none.
 #
 # Environment:
-#   METRIC       gated metric (default rps; e.g. cpu_per_req, p95)
+#   METRIC       gated metric, or a comma list of them (default rps; e.g.
+#                cpu_per_req, p95, or rps,cpu_per_req)
+#   CLASSES      how many classes, 1-6 (default 2): search, search-long,
+#                then search-3 … search-6, each with its own query template;
+#                cells = CLASSES × concurrencies
 #   RULE         gate.rule (overlap | paired)
 #   INTERLEAVE   load.interleave (round | slice)
 #   SLICE        load.slice, e.g. 200ms
@@ -52,6 +56,7 @@
 # Examples:
 #   DURATION=300ms WARMUP=100ms scripts/verdict-quality.sh 2 3      # a quick look
 #   scripts/verdict-quality.sh 20 1.25 0.3                          # the defaults under a noisy neighbour
+#   CLASSES=4 CONCURRENCY='1, 2, 4' METRIC=rps,cpu_per_req scripts/verdict-quality.sh 20 1.2 0.3   # a 12-cell, 2-metric gate
 #   METRIC=cpu_per_req RULE=overlap INTERLEAVE=round scripts/verdict-quality.sh 20 1.25 0.3
 #
 # Other designs on the same rungs: run one design that measures at least
@@ -87,6 +92,7 @@ if [ -n "$NOISE" ]; then
 fi
 
 METRIC=${METRIC:-rps}
+CLASSES=${CLASSES:-2}
 CONCURRENCY=${CONCURRENCY:-1, 2}
 DURATION=${DURATION:-1s}
 WARMUP=${WARMUP:-500ms}
@@ -106,7 +112,8 @@ check() { # name value regexp what
   [ -z "$2" ] || [[ $2 =~ $3 ]] || usage "$1=$2: want $4"
 }
 check CONCURRENCY "$CONCURRENCY" '^[0-9]+(, ?[0-9]+)*$' "a comma list of whole numbers such as 1, 2"
-check METRIC "$METRIC" '^[a-z0-9_]+$' "a metric name such as rps or cpu_per_req"
+check METRIC "$METRIC" '^[a-z0-9_]+(,[a-z0-9_]+)*$' "a metric name such as rps or cpu_per_req, or a comma list of them"
+check CLASSES "$CLASSES" '^[1-6]$' "a number of classes, 1-6"
 check RULE "${RULE:-}" '^[a-z]+$' "overlap or paired"
 check INTERLEAVE "${INTERLEAVE:-}" '^[a-z]+$' "round or slice"
 for v in SLICE SETTLE DURATION WARMUP BUDGET; do check "$v" "${!v:-}" "$dur" "a duration such as 200ms"; done
@@ -172,6 +179,20 @@ for kv in "repetitions=${REPS:-}" "max_repetitions=${MAXREPS:-}" "interleave=${I
   if [ -n "${kv#*=}" ]; then load_extra+="  ${kv%%=*}: ${kv#*=}"$'\n'; fi
 done
 gate_extra=""
+fail_on=""
+IFS=, read -r -a metrics <<<"$METRIC"
+for m in "${metrics[@]}"; do fail_on+="${fail_on:+, }{metric: $m}"; done
+# classes: search and search-long, then search-3 … search-6, each its own
+# query so that each is its own cell; all slowed by FACTOR in the A/B
+# candidate.
+classes=""
+for c in $(seq "$CLASSES"); do
+  case $c in
+  1) classes+="  - name: search"$'\n'"    request: {method: GET, path: /search, query: {q: '{{pick \"term\"}}-{{int 1 1000}}'}}"$'\n' ;;
+  2) classes+="  - name: search-long"$'\n'"    request: {method: GET, path: /search, query: {q: 'long-{{pick \"word\"}}-{{pick \"word\"}}-{{pick \"term\"}}-{{int 1 1000000}}'}}"$'\n' ;;
+  *) classes+="  - name: search-$c"$'\n'"    request: {method: GET, path: /search, query: {q: 'c$c-{{pick \"word\"}}-{{int 1 100000}}'}}"$'\n' ;;
+  esac
+done
 if [ -n "${RULE:-}" ]; then gate_extra="  rule: $RULE"; fi
 
 # scenario SEED CANDIDATE_BINARY: the scenario of one gate.
@@ -198,14 +219,9 @@ ${load_extra}data:
   term: [alpha, beta, gamma, delta, epsilon]
   word: [red, green, blue, cyan, magenta, yellow, black, white]
 classes:
-  # Both CPU-bound on /search, both slowed by FACTOR in the A/B candidate.
-  - name: search
-    request: {method: GET, path: /search, query: {q: '{{pick "term"}}-{{int 1 1000}}'}}
-  - name: search-long
-    request: {method: GET, path: /search, query: {q: 'long-{{pick "word"}}-{{pick "word"}}-{{pick "term"}}-{{int 1 1000000}}'}}
-agreement: {mode: required, requests: 5}
+${classes}agreement: {mode: required, requests: 5}
 gate:
-  fail_on: [{metric: $METRIC}]
+  fail_on: [$fail_on]
 $gate_extra
 YAML
 }
@@ -223,7 +239,7 @@ if [ -n "$NOISE" ]; then
 fi
 
 {
-  echo "N=$N FACTOR=$FACTOR NOISE=${NOISE:-} METRIC=$METRIC RULE=${RULE:-} INTERLEAVE=${INTERLEAVE:-} SLICE=${SLICE:-} SETTLE=${SETTLE:-}"
+  echo "N=$N FACTOR=$FACTOR NOISE=${NOISE:-} METRIC=$METRIC CLASSES=$CLASSES RULE=${RULE:-} INTERLEAVE=${INTERLEAVE:-} SLICE=${SLICE:-} SETTLE=${SETTLE:-}"
   echo "REPS=${REPS:-} MAXREPS=${MAXREPS:-} CONCURRENCY=$CONCURRENCY DURATION=$DURATION WARMUP=$WARMUP pins=${pins:-none} NOISE_CPUS=${NOISE_CPUS:-all} SEED=$SEED NOISE_SEED=$NOISE_SEED"
   echo "BUDGET=$BUDGET GATE_TIMEOUT=$GATE_TIMEOUT commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes) $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/params.txt"

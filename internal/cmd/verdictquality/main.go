@@ -74,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var l labels
 	fs.StringVar(&l.condition, "condition", "quiet", "the condition measured, e.g. quiet or \"noisy 30%\"")
-	fs.StringVar(&l.metric, "metric", "rps", "the gated metric")
+	fs.StringVar(&l.metric, "metric", "rps", "the gated metric, or a comma list of them")
 	fs.StringVar(&l.rule, "rule", "", "gate.rule the scenario set (empty: its default)")
 	fs.StringVar(&l.interleave, "interleave", "", "load.interleave the scenario set (empty: its default)")
 	fs.StringVar(&l.reps, "reps", "", "load.repetitions the scenario set (empty: its default)")

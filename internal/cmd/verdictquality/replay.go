@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -47,7 +48,10 @@ func (r *gateRun) replay(d design) {
 		res.Scenario.Gate.Rule = gate.DecisionRule(d.rule)
 	}
 	if d.metric != "" {
-		res.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.Metric(d.metric)}}
+		res.Scenario.Gate.FailOn = nil
+		for _, m := range strings.Split(d.metric, ",") {
+			res.Scenario.Gate.FailOn = append(res.Scenario.Gate.FailOn, gate.Rule{Metric: gate.Metric(m)})
+		}
 	}
 	reps, maxReps := load.Repetitions, max(load.Repetitions, load.MaxRepetitions)
 	if d.reps > 0 {
