@@ -59,3 +59,26 @@ func TestWholeGateFailsOnARealChange(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeGateAdaptive: under an adaptive design (3 rounds, then one
+// more for each open cell up to 8) the whole gate's error stays within
+// its level (each look's decisions over that look's share of it), and the
+// rounds it adds to the cells the control withheld recover the detection
+// a fixed design of 5 rounds loses on a noisy runner. Deterministic.
+func TestWholeGateAdaptive(t *testing.T) {
+	t.Parallel()
+	fixed := gatesim.DefaultDesign(12)
+	adaptive := fixed.Adaptive(3, 8)
+	for _, f := range []float64{1.5, 3} {
+		r := gatesim.Row(adaptive, gatesim.Noise{Factor: f}, 0, 1000, 3)
+		if got := float64(r.Failed) / float64(r.Gates); got > 0.01 {
+			t.Errorf("adaptive, ×%g, A/A: %.4f of gates failed, want <= 0.01", f, got)
+		}
+	}
+	n := gatesim.Noise{Factor: 2}
+	a, x := gatesim.Row(adaptive, n, 0.20, 1000, 3), gatesim.Row(fixed, n, 0.20, 1000, 3)
+	found := func(r gatesim.Result) float64 { return float64(r.CellsFound) / float64(r.Cells) }
+	if found(a) < 0.7 || found(a) < found(x)+0.3 {
+		t.Errorf("×2, +20%%: cells found %.4f adaptive 3–8, %.4f fixed 5; want >= 0.7 and 0.3 more", found(a), found(x))
+	}
+}

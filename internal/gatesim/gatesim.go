@@ -48,21 +48,32 @@ const (
 	sideSD    = 0.005 // each side's own level in a round
 	roundSD   = 0.03  // the round's level, common to both sides
 	pairs     = 20
-	rounds    = 5
 	baseValue = 1000.0
 )
 
-// Design is what a simulated gate is decided with.
+// Design is what a simulated gate is decided with: Rounds, and for an
+// adaptive design MaxRounds > Rounds (Settings' looks are set to match).
 type Design struct {
-	Settings gate.Settings
-	Cells    int
+	Settings          gate.Settings
+	Cells             int
+	Rounds, MaxRounds int
 }
 
 // DefaultDesign is the defaults of an HTTP scenario: the paired rule at
-// 95%, a 10% band, 5 batches, the whole gate's error at its default.
+// 95%, a 10% band, 5 batches, 5 rounds, the whole gate's error at its
+// default.
 func DefaultDesign(cells int) Design {
-	return Design{Cells: cells, Settings: gate.Settings{Confidence: 0.95, TieWithin: 0.10,
+	return Design{Cells: cells, Rounds: 5, MaxRounds: 5, Settings: gate.Settings{Confidence: 0.95, TieWithin: 0.10,
 		Rule: gate.RulePaired, Batches: gate.DefaultBatches, FalseFailure: gate.DefaultFalseFailure}}
+}
+
+// Adaptive is d as an adaptive design: rounds, then one more for each
+// cell still open (gate.Open), up to maxRounds, with the looks' error
+// spending as a scenario's load.max_repetitions sets it.
+func (d Design) Adaptive(rounds, maxRounds int) Design {
+	d.Rounds, d.MaxRounds = rounds, maxRounds
+	d.Settings.Looks, d.Settings.MaxRounds = maxRounds-rounds+1, maxRounds
+	return d
 }
 
 // Result counts one row's gates.
@@ -70,6 +81,7 @@ type Result struct {
 	Gates, Failed     int // gates that failed (a gated regression)
 	Cells, CellsFound int // cell decisions and those that regressed
 	Withheld          int // regressions the whole gate's control withheld
+	Rounds            int // cell rounds measured, over all gates
 }
 
 // Row is Simulate at the seed of its row: made of seed, the noise and
@@ -87,16 +99,18 @@ func Simulate(d Design, n Noise, change float64, gates int, seed uint64) Result 
 	policy := gate.Policy{FailOn: []gate.Rule{{Metric: gate.RPS}, {Metric: gate.CPUPerReq}}, MaxErrorRate: -1}
 	var res Result
 	for range gates {
-		in := make([]gate.CellInput, d.Cells)
-		for c := range in {
+		// Every cell's rounds are drawn up front: an adaptive design
+		// decides on a prefix of them.
+		drawn := make([]gate.CellInput, d.Cells)
+		for c := range drawn {
 			k := n.Factor
 			if n.Spread {
 				k = math.Exp(math.Log(0.5) + rng.Float64()*math.Log(4))
 			}
-			in[c] = gate.CellInput{
+			drawn[c] = gate.CellInput{
 				Key:       gate.CellKey{Class: "c" + strconv.Itoa(c), Concurrency: 1},
-				Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}, Rungs: rounds, Answered: 1},
-				Candidate: gate.Side{Samples: map[gate.Metric][]float64{}, Rungs: rounds, Answered: 1},
+				Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}},
+				Candidate: gate.Side{Samples: map[gate.Metric][]float64{}},
 				Pairs:     map[gate.Metric][]gate.Pair{},
 			}
 			for _, m := range []gate.Metric{gate.RPS, gate.CPUPerReq} {
@@ -104,11 +118,38 @@ func Simulate(d Design, n Noise, change float64, gates int, seed uint64) Result 
 				if m == gate.RPS {
 					f = 1 / f
 				}
-				draw(rng, k, f, m, &in[c])
+				draw(rng, k, f, m, max(d.Rounds, d.MaxRounds), &drawn[c])
 			}
 		}
-		cmp := gate.Compare(in, d.Settings, policy)
+		have := make([]int, d.Cells)
+		for c := range have {
+			have[c] = d.Rounds
+		}
+		var cmp gate.Comparison
+		for look := d.Rounds; ; look++ {
+			in := make([]gate.CellInput, d.Cells)
+			for c := range in {
+				in[c] = prefix(drawn[c], have[c])
+			}
+			cmp = gate.Compare(in, d.Settings, policy)
+			if look >= d.MaxRounds {
+				break
+			}
+			more := false
+			for c, cell := range cmp.Cells {
+				if have[c] == look && gate.Open(cell) {
+					have[c]++
+					more = true
+				}
+			}
+			if !more {
+				break
+			}
+		}
 		res.Gates++
+		for _, h := range have {
+			res.Rounds += h
+		}
 		if cmp.Outcome == gate.Fail {
 			res.Failed++
 		}
@@ -128,8 +169,22 @@ func Simulate(d Design, n Noise, change float64, gates int, seed uint64) Result 
 	return res
 }
 
-// draw adds one metric's rounds to a cell: the candidate's values × f.
-func draw(rng *rand.Rand, k, f float64, m gate.Metric, ci *gate.CellInput) {
+// prefix is a cell's first r rounds.
+func prefix(ci gate.CellInput, r int) gate.CellInput {
+	out := gate.CellInput{Key: ci.Key,
+		Baseline:  gate.Side{Samples: map[gate.Metric][]float64{}, Rungs: r, Answered: 1},
+		Candidate: gate.Side{Samples: map[gate.Metric][]float64{}, Rungs: r, Answered: 1},
+		Pairs:     map[gate.Metric][]gate.Pair{}}
+	for m, xs := range ci.Baseline.Samples {
+		out.Baseline.Samples[m] = xs[:r]
+		out.Candidate.Samples[m] = ci.Candidate.Samples[m][:r]
+		out.Pairs[m] = ci.Pairs[m][:r*pairs]
+	}
+	return out
+}
+
+// draw adds rounds of one metric to a cell: the candidate's values × f.
+func draw(rng *rand.Rand, k, f float64, m gate.Metric, rounds int, ci *gate.CellInput) {
 	innov := math.Sqrt(1 - phi*phi)
 	for r := range rounds {
 		level := k * roundSD * rng.NormFloat64()

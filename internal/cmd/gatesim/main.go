@@ -32,6 +32,8 @@ func run(args []string, w io.Writer) error {
 	changes := fs.String("changes", "0,5,10,15,20,30", "true changes in percent (more time per request), comma list")
 	noises := fs.String("noise", "0.5,1,1.5,2,3,6,spread", "noise factors, comma list; spread for each cell its own")
 	ff := fs.Float64("false-failure", gate.DefaultFalseFailure, "the whole gate's error (gate.false_failure); 0 for none")
+	rounds := fs.Int("rounds", 5, "rounds (load.repetitions)")
+	maxRounds := fs.Int("max-rounds", 0, "adaptive: the most rounds an open cell takes (load.max_repetitions); 0 for a fixed design")
 	seed := fs.Uint64("seed", 1, "seed; each row draws from its own, made of this, its noise and its change")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -59,16 +61,24 @@ func run(args []string, w io.Writer) error {
 		}
 		cs = append(cs, c)
 	}
-	d := gatesim.DefaultDesign(*cells)
+	if *rounds < 2 || *maxRounds != 0 && *maxRounds < *rounds {
+		return fmt.Errorf("-rounds must be >= 2 and -max-rounds 0 or >= -rounds")
+	}
+	d := gatesim.DefaultDesign(*cells).Adaptive(*rounds, max(*rounds, *maxRounds))
 	d.Settings.FalseFailure = *ff
-	fmt.Fprintf(w, "%d gates a row, %d cells × 2 gated metrics, false_failure %g\n\n", *gates, *cells, *ff)
-	fmt.Fprintln(w, "| noise | true change | gates failed | cell decisions regressed | withheld a gate |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+	design := fmt.Sprintf("%d rounds", d.Rounds)
+	if d.MaxRounds > d.Rounds {
+		design = fmt.Sprintf("adaptive, %d–%d rounds", d.Rounds, d.MaxRounds)
+	}
+	fmt.Fprintf(w, "%d gates a row, %d cells × 2 gated metrics, %s, false_failure %g\n\n", *gates, *cells, design, *ff)
+	fmt.Fprintln(w, "| noise | true change | gates failed | cell decisions regressed | withheld a gate | rounds a cell |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
 	for _, n := range ns {
 		for _, c := range cs {
 			r := gatesim.Row(d, n, c/100, *gates, *seed)
-			fmt.Fprintf(w, "| %s | %g%% | %.4f | %.4f | %.3f |\n", n, c,
-				float64(r.Failed)/float64(r.Gates), float64(r.CellsFound)/float64(r.Cells), float64(r.Withheld)/float64(r.Gates))
+			fmt.Fprintf(w, "| %s | %g%% | %.4f | %.4f | %.3f | %.2f |\n", n, c,
+				float64(r.Failed)/float64(r.Gates), float64(r.CellsFound)/float64(r.Cells), float64(r.Withheld)/float64(r.Gates),
+				float64(r.Rounds)/float64(r.Gates*d.Cells))
 		}
 	}
 	return nil
