@@ -5,9 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
+	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/internal/numtext"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/scenario"
 )
@@ -27,9 +31,11 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		format.Name = "markdown"
 	}
+	var results string
 	fs, err := parseFlagSet("calibrate", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
 		rf.register(fs)
 		fs.Var(&format, "format", report.FormatUsage)
+		fs.StringVar(&results, "results", "", "project from this results `file` of an A/A run (a build against itself, e.g. a verdict-quality A/A gate) instead of running one")
 	})
 	if err != nil {
 		return err
@@ -37,12 +43,32 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if env != nil {
 		rf.dropDefaultProfile(fs, env.Inputs, getenv)
 	}
-	res, runErr := measure(ctx, rf, stdout, stderr, getenv, func(sc *scenario.Scenario) error {
-		sc.AgainstItself()
-		return nil
-	})
-	if res == nil {
-		return runErr
+	var res *baselines.Results
+	var runErr error
+	if results != "" {
+		for _, f := range []string{"scenario", "profile", "budget", "dry-run"} {
+			if given(fs, f) {
+				return withCode(exitUsage, fmt.Errorf("-results %s and -%s: the results file is what was run; give one or the other", results, f))
+			}
+		}
+		if res, err = baselines.Read(results); err != nil {
+			return withCode(exitUsage, err)
+		}
+		if err := os.MkdirAll(rf.out, 0o755); err != nil {
+			return withCode(exitRunFailed, err)
+		}
+		if b, c := res.Env.Baseline, res.Env.Candidate; b.Spec != c.Spec || b.Commit != c.Commit {
+			fmt.Fprintf(stderr, "warning: %s compares %s with %s: calibrate projects a runner's noise from a build against itself, and a real change between the two sides reads as noise\n",
+				results, textsafe.Quote(b.Spec+" "+numtext.Commit(b.Commit), textsafe.QuoteRunes), textsafe.Quote(c.Spec+" "+numtext.Commit(c.Commit), textsafe.QuoteRunes))
+		}
+	} else {
+		res, runErr = measure(ctx, rf, stdout, stderr, getenv, func(sc *scenario.Scenario) error {
+			sc.AgainstItself()
+			return nil
+		})
+		if res == nil {
+			return runErr
+		}
 	}
 	cal, err := report.DecideCalibration(res)
 	if err != nil {
