@@ -25,17 +25,15 @@ type CalibrationInput struct {
 // Calibration writes the calibration report in format: terminal, markdown
 // or json. Cell names are untrusted and escaped for the medium.
 func Calibration(w io.Writer, in CalibrationInput, format string) error {
-	switch format {
-	case "json":
-		return calibrationJSON(w, in)
-	case "markdown", "md":
-		_, err := io.WriteString(w, calibrationText(in, true))
-		return err
-	case "terminal", "text":
-		_, err := io.WriteString(w, calibrationText(in, false))
+	name, err := canonical(format)
+	if err != nil {
 		return err
 	}
-	return fmt.Errorf("report: unknown format %q (want terminal, markdown or json)", format)
+	if name == "json" {
+		return calibrationJSON(w, in)
+	}
+	_, err = io.WriteString(w, calibrationText(in, name == "markdown"))
+	return err
 }
 
 func calibrationJSON(w io.Writer, in CalibrationInput) error {

@@ -23,20 +23,20 @@ type DriftInput struct {
 // format: terminal, markdown or json (the DriftResult itself). Names come
 // from history files and are escaped for the medium.
 func Drift(w io.Writer, in DriftInput, format string) error {
-	var text string
-	switch format {
+	name, err := canonical(format)
+	if err != nil {
+		return err
+	}
+	text := driftTerminal
+	switch name {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(in.Result)
-	case "markdown", "md":
-		text = driftMarkdown(in)
-	case "terminal", "text":
-		text = driftTerminal(in)
-	default:
-		return fmt.Errorf("report: unknown format %q (want terminal, markdown or json)", format)
+	case "markdown":
+		text = driftMarkdown
 	}
-	_, err := io.WriteString(w, text)
+	_, err = io.WriteString(w, text(in))
 	return err
 }
 

@@ -6,8 +6,50 @@ import (
 	"strings"
 )
 
+// formats is the one table of the media a document is rendered in: each
+// name with its aliases, in the order a usage line lists them. ForFormat,
+// Calibration and Drift read a format through canonical, and Formats,
+// FormatUsage and the error for an unknown one are made from it.
+var formats = []struct {
+	name    string
+	aliases []string
+}{
+	{"terminal", []string{"text"}},
+	{"markdown", []string{"md"}},
+	{"json", nil},
+}
+
+// Formats a caller may ask ForFormat, Calibration or Drift for, in the
+// order a usage line lists them (aliases aside).
+var Formats = func() []string {
+	var names []string
+	for _, f := range formats {
+		names = append(names, f.name)
+	}
+	return names
+}()
+
 // FormatUsage is the usage of a -format flag over Formats.
-const FormatUsage = "report on stdout in this `format`: terminal, markdown or json"
+var FormatUsage = "report on stdout in this `format`: " + orList(Formats)
+
+// canonical is a format's name for name or one of its aliases; an error
+// naming the formats for any other.
+func canonical(name string) (string, error) {
+	for _, f := range formats {
+		if name == f.name || slices.Contains(f.aliases, name) {
+			return f.name, nil
+		}
+	}
+	return "", fmt.Errorf("report: unknown format %q (want %s)", name, orList(Formats))
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // FormatFlag is a -format flag (a flag.Value): a renderer's name, checked as
 // it is parsed, so that an unknown one is a usage error before anything
@@ -27,11 +69,11 @@ func (f *FormatFlag) Set(s string) error {
 	return nil
 }
 
-// ForFormatFlag is a -format flag taking what ForFormat and Calibration
-// render, their aliases too; terminal by default.
+// ForFormatFlag is a -format flag taking what ForFormat, Calibration and
+// Drift render, their aliases too; terminal by default.
 func ForFormatFlag() FormatFlag {
-	return FormatFlag{Name: "terminal", check: func(s string) error {
-		_, err := ForFormat(s, Input{}, TerminalOptions{})
+	return FormatFlag{Name: Formats[0], check: func(s string) error {
+		_, err := canonical(s)
 		return err
 	}}
 }
@@ -39,7 +81,7 @@ func ForFormatFlag() FormatFlag {
 // NewFormatFlag is a -format flag taking one of names (two or more), the
 // first by default.
 func NewFormatFlag(names ...string) FormatFlag {
-	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	want := orList(names)
 	return FormatFlag{Name: names[0], check: func(s string) error {
 		if !slices.Contains(names, s) {
 			return fmt.Errorf("%q is not %s", s, want)

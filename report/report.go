@@ -29,7 +29,6 @@
 package report
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -63,22 +62,20 @@ type Input struct {
 // Reporter writes one rendering of a value to w.
 type Reporter func(w io.Writer) error
 
-// Formats a caller may ask ForFormat for, in the order a usage line lists
-// them.
-var Formats = []string{"terminal", "markdown", "json"}
-
-// ForFormat returns the reporter of the named format, so a -format flag maps
-// to a renderer in one place.
+// ForFormat returns the reporter of the named format (a name or alias of
+// Formats), so a -format flag maps to a renderer in one place.
 func ForFormat(format string, in Input, opt TerminalOptions) (Reporter, error) {
-	switch format {
-	case "terminal", "text":
-		return func(w io.Writer) error { return Terminal(w, in, opt) }, nil
-	case "markdown", "md":
-		return func(w io.Writer) error { return Markdown(w, in) }, nil
-	case "json":
-		return func(w io.Writer) error { return JSON(w, in) }, nil
+	name, err := canonical(format)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("report: unknown format %q (want terminal, markdown or json)", format)
+	switch name {
+	case "terminal":
+		return func(w io.Writer) error { return Terminal(w, in, opt) }, nil
+	case "markdown":
+		return func(w io.Writer) error { return Markdown(w, in) }, nil
+	}
+	return func(w io.Writer) error { return JSON(w, in) }, nil
 }
 
 // normalise fills the defaults Input documents, so renderers need no nil

@@ -156,7 +156,7 @@ func historyShow(args []string, stdout, stderr io.Writer) error {
 
 func historyDrift(args []string, stdout, stderr io.Writer) error {
 	var cf changePointFlags
-	format := report.NewFormatFlag(report.Formats...)
+	format := report.ForFormatFlag()
 	err := parseFlags("history drift", args, stderr, func(fs *flag.FlagSet) {
 		cf.register(fs)
 		fs.Var(&format, "format", report.FormatUsage)
