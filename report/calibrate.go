@@ -29,6 +29,9 @@ func Calibration(w io.Writer, in CalibrationInput, format string) error {
 	if err != nil {
 		return err
 	}
+	if in.Results == nil {
+		in.Results = &baselines.Results{}
+	}
 	if name == "json" {
 		return calibrationJSON(w, in)
 	}
