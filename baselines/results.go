@@ -500,8 +500,22 @@ var BenchmarkFormats = []string{
 // side's summary stands on all of its own repetitions (RoundsDone), which
 // may differ from cell to cell and side to side.
 func (r *Results) Benchmarks() bool {
-	f, imported := strings.CutPrefix(r.Kind, "import:")
+	f, imported := r.Imported()
 	return r.Kind == "gobench" || imported && slices.Contains(BenchmarkFormats, f)
+}
+
+// importPrefix marks the Kind of results read from another tool's files:
+// "import:" and the tool or format (ImportedKind).
+const importPrefix = "import:"
+
+// ImportedKind is the Kind of results imported from tool's (or a
+// benchmark format's) files.
+func ImportedKind(tool string) string { return importPrefix + tool }
+
+// Imported says whether r was imported from another tool's files, and
+// from which tool or format: the one place Kind's "import:" is read.
+func (r *Results) Imported() (tool string, ok bool) {
+	return strings.CutPrefix(r.Kind, importPrefix)
 }
 
 // CompleteRoundsOf returns how many rounds ran every cell of the pin set

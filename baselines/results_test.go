@@ -216,3 +216,23 @@ func TestFingerprint(t *testing.T) {
 		t.Errorf("text %q", got)
 	}
 }
+
+// TestImported: Kind's "import:" prefix is read in one place.
+func TestImported(t *testing.T) {
+	for _, c := range []struct {
+		kind, tool string
+		ok, bench  bool
+	}{
+		{ImportedKind("k6"), "k6", true, false},
+		{ImportedKind("hyperfine"), "hyperfine", true, true},
+		{"gobench", "", false, true},
+		{"grpc", "", false, false},
+		{"", "", false, false},
+	} {
+		r := &Results{Kind: c.kind}
+		tool, ok := r.Imported()
+		if tool != c.tool && ok || ok != c.ok || r.Benchmarks() != c.bench {
+			t.Errorf("%q: Imported %q %v, Benchmarks %v", c.kind, tool, ok, r.Benchmarks())
+		}
+	}
+}

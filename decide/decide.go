@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
@@ -38,7 +37,7 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 			Pairs:     map[gate.Metric][]gate.Pair{},
 		}
 	}
-	imported := strings.HasPrefix(res.Kind, "import:")
+	_, imported := res.Imported()
 	// Each counted round's two rungs of a cell, for the paired
 	// observations: the two sides of a round ran back to back.
 	type roundKey struct {
@@ -140,7 +139,7 @@ func Rules(res *baselines.Results) (gate.Settings, gate.Policy) {
 	// by its information fraction: its rounds of the most.
 	settings.Looks = res.Scenario.Load.Looks()
 	settings.MaxRounds = max(res.Scenario.Load.MaxRepetitions, res.Scenario.Load.Repetitions)
-	imported := strings.HasPrefix(res.Kind, "import:")
+	_, imported := res.Imported()
 	policy := gate.Policy{FailOn: g.FailOn, MaxErrorRate: g.MaxErrorRate, MaxErrorIncrease: g.MaxErrorIncrease,
 		Unresolved: g.Unresolved,
 		// A benchmark reports the units it reports: a rule on a custom

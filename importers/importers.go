@@ -156,7 +156,7 @@ func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Re
 	res := &baselines.Results{
 		Version: baselines.FormatVersion,
 		Tool:    "benchgate import",
-		Kind:    "import:" + tool,
+		Kind:    baselines.ImportedKind(tool),
 		Scenario: baselines.ScenarioInfo{
 			Name: name,
 			Gate: defaultGate("rps"),

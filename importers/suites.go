@@ -218,7 +218,7 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 	res := &baselines.Results{
 		Version: baselines.FormatVersion,
 		Tool:    tool,
-		Kind:    "import:" + format,
+		Kind:    baselines.ImportedKind(format),
 		Scenario: baselines.ScenarioInfo{
 			Name: name,
 		},

@@ -436,5 +436,6 @@ func (m *model) bandText(esc func(string) string) string {
 // seeded AB/BA pairs; saved files and imported reports were not.
 func (m *model) interleaved() bool {
 	r := m.in.Results
-	return !strings.HasPrefix(r.Kind, "import:") && !(r.Kind == "gobench" && r.Env.Baseline.Kind == "file")
+	_, imported := r.Imported()
+	return !imported && !(r.Kind == "gobench" && r.Env.Baseline.Kind == "file")
 }

@@ -216,11 +216,12 @@ func (m *model) mdReproduce(b *strings.Builder) {
 	b.WriteString("### Reproduce with\n\n")
 	cmd := reproduceCommand(s)
 	r := m.in.Results
+	tool, imported := r.Imported()
 	switch {
 	case r.Kind == "gobench" && r.Env.Baseline.Kind == "file":
 		cmd = "benchgate compare " + shellWord(r.Env.Baseline.Spec) + " " + shellWord(r.Env.Candidate.Spec)
-	case strings.HasPrefix(r.Kind, "import:"):
-		cmd = "benchgate compare -import " + shellWord(strings.TrimPrefix(r.Kind, "import:")) +
+	case imported:
+		cmd = "benchgate compare -import " + shellWord(tool) +
 			" -baseline " + shellWord(strings.ReplaceAll(r.Env.Baseline.Spec, ", ", ",")) +
 			" -candidate " + shellWord(strings.ReplaceAll(r.Env.Candidate.Spec, ", ", ","))
 	}
@@ -229,7 +230,7 @@ func (m *model) mdReproduce(b *strings.Builder) {
 	switch {
 	case r.Kind == "gobench" && r.Env.Baseline.Kind == "file":
 		b.WriteString("These were saved go test -bench outputs: decided again from the same files, they give the same verdicts.\n\n")
-	case strings.HasPrefix(r.Kind, "import:"):
+	case imported:
 		b.WriteString("These were another tool's reports: decided again from the same files, they give the same verdicts.\n\n")
 	case r.Kind == "gobench":
 		fmt.Fprintf(b, "The rounds' order is a function of the scenario's seed (%d); "+

@@ -300,8 +300,8 @@ var grpcLatency = []gate.Metric{gate.Mean, gate.P90, gate.P95, gate.P99}
 // files: its verdict tables carry the gRPC reference report's columns and
 // its prose speaks of calls.
 func (m *model) isGRPC() bool {
-	k := m.in.Results.Kind
-	return k == "grpc" || k == "import:ghz"
+	tool, imported := m.in.Results.Imported()
+	return m.in.Results.Kind == "grpc" || imported && tool == "ghz"
 }
 
 // loadNoun is what one unit of load is called in prose and headings.
