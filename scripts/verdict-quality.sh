@@ -67,6 +67,7 @@
 #
 #   REPS=6 OUT=/tmp/vq scripts/verdict-quality.sh 20 1.25 0.3
 #   go run ./internal/cmd/verdictquality -replay -rule overlap -reps 3 -maxreps 3 /tmp/vq/runs.tsv
+#   go run ./internal/cmd/verdictquality -replay -false-failure off /tmp/vq/runs.tsv   # without the whole gate's control
 #
 # Needs: go, coreutils (timeout), and Linux for the pins and the neighbour.
 # Every request goes to 127.0.0.1.

@@ -80,7 +80,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&l.reps, "reps", "", "load.repetitions the scenario set (empty: its default)")
 	fs.StringVar(&l.maxReps, "maxreps", "", "load.max_repetitions the scenario set (empty: its default)")
 	header := fs.Bool("header", false, "print the table's header before the row")
-	replay := fs.Bool("replay", false, "re-decide each gate from its results.json under -rule, -reps, -maxreps and -metric (each unset: the gate's own) instead of reading its decisions.json")
+	replay := fs.Bool("replay", false, "re-decide each gate from its results.json under -rule, -reps, -maxreps, -metric and -false-failure (each unset: the gate's own) instead of reading its decisions.json")
+	falseFailure := fs.String("false-failure", "", "with -replay: gate.false_failure to re-decide at, a level or off (empty: the gate's own)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: verdictquality [flags] runs.tsv\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -98,6 +99,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var d *design
 	if *replay {
 		d = &design{rule: l.rule, metric: l.metric}
+		switch f, err := strconv.ParseFloat(*falseFailure, 64); {
+		case *falseFailure == "":
+		case *falseFailure == "off":
+			d.falseFailure = new(float64)
+		case err == nil && f > 0 && f < 1:
+			d.falseFailure = &f
+		default:
+			fmt.Fprintf(stderr, "verdictquality: -false-failure %q: want a level in (0, 1) or off\n", *falseFailure)
+			return errUsage
+		}
 		for _, v := range []struct {
 			name, text string
 			n          *int

@@ -200,4 +200,21 @@ func TestReplay(t *testing.T) {
 	if stdout.String() != want {
 		t.Errorf("row:\n got %s\nwant %s", stdout.String(), want)
 	}
+
+	// -false-failure off re-decides without the whole gate's control:
+	// ab-01's own interval settles it after 2 rounds.
+	stdout.Reset()
+	stderr.Reset()
+	args = append([]string{"-false-failure", "off"}, args...)
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if line := "ab-01 seed 1: exit 1, 80.0s (replayed as paired 2-4, wall estimated; cell rounds [2]), 2 rounds: 1 gated cells, 1 regressed"; !strings.Contains(stderr.String(), line) {
+		t.Errorf("-false-failure off: stderr lacks %q:\n%s", line, stderr.String())
+	}
+	stderr.Reset()
+	if err := run([]string{"-replay", "-false-failure", "1.5", filepath.Join(dir, "runs.tsv")}, &stdout, &stderr); err != errUsage ||
+		!strings.Contains(stderr.String(), `-false-failure "1.5": want a level in (0, 1) or off`) {
+		t.Errorf("-false-failure 1.5: %v, %s", err, stderr.String())
+	}
 }

@@ -17,10 +17,13 @@ import (
 // rounds every cell takes, the most an open cell may take, and the gated
 // metric. Each is "" or 0 where the gates' own scenario stands.
 type design struct {
-	rule    string
-	reps    int
-	maxReps int
-	metric  string
+	// falseFailure is gate.false_failure to decide at; nil keeps the
+	// gate's own, 0 is off.
+	falseFailure *float64
+	rule         string
+	reps         int
+	maxReps      int
+	metric       string
 }
 
 // replay re-decides a gate from its results.json under d, as the runner
@@ -46,6 +49,9 @@ func (r *gateRun) replay(d design) {
 	load := &res.Scenario.Load
 	if d.rule != "" {
 		res.Scenario.Gate.Rule = gate.DecisionRule(d.rule)
+	}
+	if d.falseFailure != nil {
+		res.Scenario.Gate.FalseFailure = d.falseFailure
 	}
 	if d.metric != "" {
 		res.Scenario.Gate.FailOn = nil
