@@ -75,7 +75,7 @@ func parseBytes(tool string, data []byte) (measurement, error) {
 	if err != nil {
 		return measurement{}, err
 	}
-	return parsers[tool](f)
+	return toolNamed(tool).parse(f)
 }
 
 func checkRung(t *testing.T, r baselines.Rung) {

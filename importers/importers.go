@@ -27,9 +27,46 @@ import (
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
+// tools is the one table of the load tools whose reports Read
+// understands, in the order a report's fields are matched against
+// theirs: a new tool is one row here and its parser.
+var tools = []loadTool{
+	{"vegeta", "vegeta JSON report", []string{"latencies", "status_codes", "requests"}, parseVegeta},
+	{"ghz", "ghz JSON report", []string{"count", "total", "latencyDistribution", "statusCodeDistribution"}, parseGhz},
+	{"oha", "oha JSON report", []string{"summary", "latencyPercentiles", "statusCodeDistribution"}, parseOha},
+	{"k6", "k6 summary", []string{"metrics"}, parseK6},
+}
+
+// loadTool is one load tool whose reports Read understands.
+type loadTool struct {
+	name string
+	// what names its report in errors: "not a vegeta JSON report".
+	what string
+	// identity lists the top-level fields that tell its report from the
+	// others'; a report must have all of them.
+	identity []string
+	parse    parser
+}
+
 // Tools lists the tools whose reports Read understands, in the order a
 // report's fields are matched against theirs.
-var Tools = []string{"vegeta", "ghz", "oha", "k6"}
+var Tools = func() []string {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.name)
+	}
+	return names
+}()
+
+// toolNamed is the row of tools named name, or nil.
+func toolNamed(name string) *loadTool {
+	for i := range tools {
+		if tools[i].name == name {
+			return &tools[i]
+		}
+	}
+	return nil
+}
 
 // Options sets what the files do not say.
 type Options struct {
@@ -65,21 +102,6 @@ type measurement struct {
 // tool's identity fields.
 type parser func(f *file) (measurement, error)
 
-var parsers = map[string]parser{
-	"vegeta": parseVegeta,
-	"ghz":    parseGhz,
-	"oha":    parseOha,
-	"k6":     parseK6,
-}
-
-// what names each tool's report in errors: "not a vegeta JSON report".
-var what = map[string]string{
-	"vegeta": "vegeta JSON report",
-	"ghz":    "ghz JSON report",
-	"oha":    "oha JSON report",
-	"k6":     "k6 summary",
-}
-
 // article is the indefinite article before a tool's name.
 func article(tool string) string {
 	if strings.HasPrefix(tool, "o") {
@@ -93,8 +115,8 @@ func article(tool string) string {
 // that cannot be read, is not the tool's report, or lacks a required
 // figure is an error naming the file and what is wrong.
 func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Results, error) {
-	parse, ok := parsers[tool]
-	if !ok {
+	t := toolNamed(tool)
+	if t == nil {
 		return nil, fmt.Errorf("import: unknown tool %s: want one of %s", textsafe.Quote(tool, textsafe.QuoteRunes), strings.Join(Tools, ", "))
 	}
 	switch {
@@ -124,7 +146,7 @@ func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Re
 			if err != nil {
 				return nil, err
 			}
-			m, err := parse(f)
+			m, err := t.parse(f)
 			if err != nil {
 				return nil, err
 			}
@@ -235,27 +257,18 @@ func concurrency(opt int, base, cand []string, ms [][]measurement) (int, error) 
 	return c, nil
 }
 
-// identity lists, per tool, the top-level fields that tell its report
-// from the others'; a report must have all of them.
-var identity = map[string][]string{
-	"vegeta": {"latencies", "status_codes", "requests"},
-	"ghz":    {"count", "total", "latencyDistribution", "statusCodeDistribution"},
-	"oha":    {"summary", "latencyPercentiles", "statusCodeDistribution"},
-	"k6":     {"metrics"},
-}
-
 // sniff names the tool whose identity fields top has, or "".
 func sniff(top map[string]json.RawMessage) string {
-	for _, t := range Tools {
+	for _, t := range tools {
 		ok := true
-		for _, k := range identity[t] {
+		for _, k := range t.identity {
 			if _, has := top[k]; !has {
 				ok = false
 				break
 			}
 		}
 		if ok {
-			return t
+			return t.name
 		}
 	}
 	return ""
@@ -266,6 +279,7 @@ func sniff(top map[string]json.RawMessage) string {
 type file struct {
 	path string
 	tool string
+	what string // the tool's report, for errors
 	top  obj
 }
 
@@ -285,16 +299,17 @@ func loadBytes(path string, b []byte, tool string) (*file, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range identity[tool] {
+	t := toolNamed(tool)
+	for _, k := range t.identity {
 		if _, ok := top[k]; !ok {
-			msg := fmt.Sprintf("%s: not %s %s: no field %q", path, article(tool), what[tool], k)
+			msg := fmt.Sprintf("%s: not %s %s: no field %q", path, article(tool), t.what, k)
 			if t := sniff(top); t != "" && t != tool {
 				msg += fmt.Sprintf(" (it looks like %s %s report)", article(t), t)
 			}
 			return nil, errors.New(msg)
 		}
 	}
-	f := &file{path: path, tool: tool}
+	f := &file{path: path, tool: tool, what: t.what}
 	f.top = obj{f: f, m: top}
 	return f, nil
 }
@@ -330,7 +345,7 @@ func (o obj) name(k string) string { return o.prefix + k }
 
 // errf formats an error about this file.
 func (o obj) errf(format string, args ...any) error {
-	return fmt.Errorf("%s: %s: %s", o.f.path, what[o.f.tool], fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %s: %s", o.f.path, o.f.what, fmt.Sprintf(format, args...))
 }
 
 // missing is the error for a required field k that is absent or null.
