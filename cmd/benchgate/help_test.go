@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/benchgate/benchgate/importers"
 )
 
 // TestHelpTexts: every help file is its command's text, exactly as -h
@@ -51,6 +53,19 @@ func TestHelpTexts(t *testing.T) {
 			if !strings.HasPrefix(stderr.String(), "Usage: benchgate "+name+" ") || !strings.Contains(stderr.String(), "\n\n"+text+"\nFlags:\n") {
 				t.Errorf("%s: stderr\n%s\nwant help/%s.txt before the flags", strings.Join(args, " "), stderr.String(), name)
 			}
+		}
+	}
+}
+
+// TestCompareHelpNamesEveryImporter: compare's help, written by hand,
+// names every tool and format -import takes (importers.Names), so a new
+// importer cannot be left out of it.
+func TestCompareHelpNamesEveryImporter(t *testing.T) {
+	t.Parallel()
+	text := strings.Join(strings.Fields(help("compare")), " ")
+	for _, name := range importers.Names() {
+		if !strings.Contains(text, name) {
+			t.Errorf("help/compare.txt does not name %q, which -import takes", name)
 		}
 	}
 }
