@@ -127,7 +127,7 @@ func (l *loader) classes(n *node) {
 			switch {
 			case target == nil:
 				msg := fmt.Sprintf("no class named %q", k.text)
-				if s := didYouMean(k.text, slices.Sorted(mapKeys(l.s.AllClasses))); s != "" {
+				if s := DidYouMean(k.text, slices.Sorted(mapKeys(l.s.AllClasses))); s != "" {
 					msg += fmt.Sprintf(" (did you mean %s?)", s)
 				}
 				l.errAt(k.line, k.col, f, "%s", msg)

@@ -54,7 +54,7 @@ func (d *dec) fields(n *node, field string, allowed ...string) (map[string]*node
 		}
 		if !ok {
 			msg := fmt.Sprintf("unknown field %q", k.text)
-			if s := didYouMean(k.text, allowed); s != "" {
+			if s := DidYouMean(k.text, allowed); s != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", s)
 			} else {
 				msg += fmt.Sprintf(" (want one of %s)", strings.Join(allowed, ", "))

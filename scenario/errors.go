@@ -82,8 +82,9 @@ func (l *ErrorList) err() error {
 	return l
 }
 
-// didYouMean suggests the closest of names to s, or "" when none is close.
-func didYouMean(s string, names []string) string {
+// DidYouMean suggests the closest of names to s, or "" when none is close:
+// the scenario's unknown fields and the CLI's unknown commands alike.
+func DidYouMean(s string, names []string) string {
 	// The distance takes time in the product of the lengths: past a
 	// name's length, a suggestion would not help anyway.
 	const longest = 64

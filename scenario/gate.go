@@ -172,7 +172,7 @@ func (l *loader) gate(n *node) {
 		} else if s, ok := l.str(mv, f+".metric"); ok {
 			if !slices.Contains(metricNames, s) {
 				msg := fmt.Sprintf("unknown metric %q", mv.errText())
-				if d := didYouMean(s, metricNames); d != "" {
+				if d := DidYouMean(s, metricNames); d != "" {
 					msg += fmt.Sprintf(" (did you mean %s?)", d)
 				} else {
 					msg += fmt.Sprintf(" (want one of %s)", strings.Join(metricNames, ", "))
@@ -259,7 +259,7 @@ func (l *loader) globs(n *node, f, what string, names []string) []string {
 		}
 		if !matched {
 			msg := fmt.Sprintf("%q matches no %s", n.items[i].errText(), what)
-			if s := didYouMean(g, names); s != "" {
+			if s := DidYouMean(g, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", s)
 			}
 			l.errNode(n.items[i], gf, "%s", msg)

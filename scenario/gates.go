@@ -138,7 +138,7 @@ func (l *loader) agreementMode(n *node, f, s string) string {
 		return s
 	}
 	msg := "unknown mode %q (want one of " + strings.Join(AgreementModes, ", ") + ")"
-	if d := didYouMean(s, AgreementModes); d != "" {
+	if d := DidYouMean(s, AgreementModes); d != "" {
 		msg = "unknown mode %q (did you mean " + d + "?)"
 	}
 	l.errNode(n, f, msg, n.errText())

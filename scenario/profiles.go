@@ -67,7 +67,7 @@ func (l *loader) names(n *node, f, what string, exists func(string) bool, all []
 	for i, s := range items {
 		if !exists(s) {
 			msg := fmt.Sprintf("no %s named %q", what, n.items[i].errText())
-			if d := didYouMean(s, all); d != "" {
+			if d := DidYouMean(s, all); d != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", d)
 			}
 			l.errNode(n.items[i], index(f, i), "%s", msg)

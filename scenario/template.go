@@ -260,7 +260,7 @@ func (l *loader) checkName(t *tmplSrc, fn, what, name string, have []string) {
 	case len(have) == 0:
 		msg += " (the file defines no data)"
 	default:
-		if d := didYouMean(name, have); d != "" {
+		if d := DidYouMean(name, have); d != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", d)
 		} else {
 			msg += fmt.Sprintf(" (have %s)", strings.Join(have, ", "))

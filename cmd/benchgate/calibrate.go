@@ -31,6 +31,7 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		}
 		format.Name = "markdown"
 	}
+	rf.calibrate = true
 	var results string
 	fs, err := parseFlagSet("calibrate", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
 		rf.register(fs)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 )
@@ -26,6 +27,8 @@ type runFlags struct {
 	allowDataOutside bool
 	dryRun           bool          // check and print the plan, run nothing (runner.DryRun)
 	dashboard        dashboardFlag // gate only
+	// calibrate marks calibrate's flags, whose -out holds its own files.
+	calibrate bool
 }
 
 func defaultRunFlags() runFlags {
@@ -35,7 +38,11 @@ func defaultRunFlags() runFlags {
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.scenario, "scenario", f.scenario, "scenario `file`")
 	fs.StringVar(&f.profile, "profile", f.profile, "profile `name` from the scenario's profiles (e.g. pr, nightly)")
-	fs.StringVar(&f.out, "out", f.out, "output `dir`: results.json, report.md, decisions.json, target logs")
+	what := "results.json, report.md, decisions.json, target logs"
+	if f.calibrate {
+		what = "results.json, calibration.md, calibration.json, target logs"
+	}
+	fs.StringVar(&f.out, "out", f.out, "output `dir`: "+what)
 	fs.DurationVar(&f.budget, "budget", f.budget, "refuse a plan longer than this `duration`, and stop the run (builds, start-up, gates, rounds) once it has run this long, keeping what it measured (0: no limit)")
 	fs.BoolVar(&f.allowDataOutside, "allow-data-outside", f.allowDataOutside, "let the scenario's data files be outside its directory tree (they must still be regular files)")
 	fs.BoolVar(&f.dryRun, "dry-run", f.dryRun, "load and check the scenario as a run would, print its plan (targets, cells, rounds, planned time) and exit 0: nothing is built, started or written")
@@ -53,21 +60,24 @@ func parseFlags(name string, args []string, stderr io.Writer, register func(*fla
 // arguments after its flags (fs.Args); usage shows how.
 func parseFlagSet(name, usage string, args []string, max int, stderr io.Writer, register func(*flag.FlagSet)) (*flag.FlagSet, error) {
 	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: benchgate %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSuffix(help(name), "\n"))
-		fs.PrintDefaults()
-	}
+	// The flag package prints a bad flag's error and then the usage; the
+	// whole usage after it would scroll the error away, so it is printed
+	// for -h only, and an error ends with where the flags are listed.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "Usage: benchgate %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSuffix(help(name), "\n"))
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return nil, withCode(exitPass, errSilent)
 		}
-		return nil, withCode(exitUsage, errSilent)
+		return nil, withCode(exitUsage, fmt.Errorf("%s: %v; benchgate %s -h lists its flags", name, err, name))
 	}
 	if fs.NArg() > max {
-		fs.Usage()
-		return nil, withCode(exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(max)))
+		return nil, withCode(exitUsage, fmt.Errorf("%s: unexpected argument %s; benchgate %s -h says what it takes",
+			name, textsafe.Quote(fs.Arg(max), textsafe.QuoteRunes), name))
 	}
 	return fs, nil
 }

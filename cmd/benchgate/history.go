@@ -5,13 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/benchgate/benchgate/importers"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/decide"
+	"github.com/benchgate/benchgate/importers"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/site"
 )
@@ -38,11 +39,14 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	case "prune":
 		return historyPrune(rest, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && sub == "help" {
+			// "benchgate history help drift" is "benchgate history drift -h".
+			return cmdHistory(ctx, append(slices.Clone(rest[:1]), "-h"), stdout, stderr, getenv)
+		}
 		fmt.Fprint(stdout, help("history"))
 		return nil
 	default:
-		fmt.Fprint(stderr, help("history"))
-		return withCode(exitUsage, fmt.Errorf("unknown history command %q", sub))
+		return withCode(exitUsage, unknownCommand("history", sub, []string{"append", "show", "drift", "site", "prune", "help"}))
 	}
 }
 

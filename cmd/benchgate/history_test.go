@@ -231,7 +231,7 @@ func TestHistoryDrift(t *testing.T) {
 	if stdout, _, code = history(t, "drift", "-history", empty); code != 0 || !strings.Contains(stdout, "no records yet") {
 		t.Errorf("empty: exit %d\n%s", code, stdout)
 	}
-	if _, stderr, code = history(t, "drift", "-history", nightlyHistory, "-format", "html"); code != 2 || !strings.Contains(stderr, `-format: "html" is not terminal, markdown or json`) {
+	if _, stderr, code = history(t, "drift", "-history", nightlyHistory, "-format", "html"); code != 2 || !strings.Contains(stderr, `-format: report: unknown format "html" (want terminal, markdown or json)`) {
 		t.Errorf("bad format: exit %d\n%s", code, stderr)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -17,6 +19,7 @@ import (
 	"github.com/benchgate/benchgate/importers"
 	"github.com/benchgate/benchgate/internal/buildinfo"
 	"github.com/benchgate/benchgate/internal/scaffold"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 	"github.com/benchgate/benchgate/scenario"
@@ -68,15 +71,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "init":
 		return cmdInit(rest, stdout, stderr)
 	case "version", "-version", "--version":
-		fmt.Fprintln(stdout, "benchgate", buildinfo.Version(version))
+		v := buildinfo.Version(version)
+		if v == "dev" {
+			v += " (" + buildinfo.Unrecorded + ")"
+		}
+		fmt.Fprintln(stdout, "benchgate", v)
 		return nil
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && cmd == "help" {
+			// "benchgate help gate" is "benchgate gate -h".
+			return run(ctx, append(slices.Clone(rest), "-h"), stdout, stderr, getenv)
+		}
 		fmt.Fprint(stdout, help("usage"))
 		return nil
 	default:
-		fmt.Fprint(stderr, help("usage"))
-		return withCode(exitUsage, fmt.Errorf("unknown command %q", cmd))
+		return withCode(exitUsage, unknownCommand("", cmd, commands))
 	}
+}
+
+// commands are benchgate's commands, as unknownCommand suggests them.
+var commands = []string{"run", "compare", "gate", "comment", "merge", "history", "export", "doctor", "calibrate", "init", "version", "help"}
+
+// unknownCommand is the error of a command not among names, under parent
+// ("" or "history"): the closest name when one is close, and where the
+// list is, never the whole usage, which would scroll the error away.
+func unknownCommand(parent, cmd string, names []string) error {
+	what, list := "command", "benchgate help"
+	if parent != "" {
+		what, list = parent+" command", "benchgate "+parent+" help"
+	}
+	msg := fmt.Sprintf("unknown %s %s", what, textsafe.Quote(cmd, textsafe.QuoteRunes))
+	if d := scenario.DidYouMean(cmd, names); d != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", d)
+	}
+	return fmt.Errorf("%s; %s lists them", msg, list)
 }
 
 // cmdInit is "benchgate init" (package scaffold). A refusal (a file there
@@ -111,6 +139,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 // measure runs rf's scenario (runner.Measure; -dry-run: runner.DryRun, the plan on stdout),
 // override changing it after loading (nil for none). Errors carry their exit code.
 func measure(ctx context.Context, rf runFlags, stdout, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (res *baselines.Results, err error) {
+	if _, err := os.Stat(rf.scenario); errors.Is(err, fs.ErrNotExist) {
+		// The commonest first stumble: run where no scenario is.
+		return nil, withCode(exitUsage, fmt.Errorf("no scenario file %s: give -scenario FILE, or write one here with benchgate init",
+			textsafe.Quote(rf.scenario, textsafe.QuoteRunes)))
+	}
 	req := runner.Request{Scenario: rf.scenario, Profile: rf.profile, AllowDataOutside: rf.allowDataOutside, Override: override, Getenv: getenv}
 	opts := runner.Options{
 		OutDir:      rf.out,

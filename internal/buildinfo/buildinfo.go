@@ -9,7 +9,8 @@ import "runtime/debug"
 // Version is linked when it is set (-ldflags "-X main.version=v1.2.3"),
 // else the main module's version from the build info (go install
 // module@v1.2.3), else "dev-" and the first 12 digits of the VCS
-// revision, else "dev".
+// revision ("-dirty" after them when the working tree had changes), else
+// "dev".
 func Version(linked string) string {
 	if linked != "" {
 		return linked
@@ -25,10 +26,21 @@ func fromBuildInfo(bi *debug.BuildInfo) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
+	rev, dirty := "", ""
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "dev-" + s.Value[:12]
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			rev = s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
 		}
 	}
-	return "dev"
+	if rev == "" {
+		return "dev"
+	}
+	return "dev-" + rev + dirty
 }
+
+// Unrecorded says why a version of "dev" names no commit: `go run`, and
+// `go build -buildvcs=false`, record none in the build.
+const Unrecorded = "no commit recorded: go run and builds with -buildvcs=false carry none; go build or go install in a git checkout do"

@@ -19,6 +19,8 @@ func TestVersion(t *testing.T) {
 	}{
 		{debug.BuildInfo{Main: debug.Module{Version: "v2.0.1"}, Settings: rev}, "v2.0.1"},
 		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "dev-0123456789ab"},
+		{debug.BuildInfo{Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "dev-0123456789ab-dirty"},
+		{debug.BuildInfo{Settings: append(rev, debug.BuildSetting{Key: "vcs.modified", Value: "false"})}, "dev-0123456789ab"},
 		{debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "short"}}}, "dev"},
 		{debug.BuildInfo{}, "dev"},
 	} {
