@@ -88,7 +88,7 @@ func (l *loader) goBenchTargets(n *node) {
 					if s[0] == '-' {
 						l.errNode(ref, f+".ref", "%q is not a ref (it would read as an option)", ref.errText())
 					} else {
-						t.Ref, t.Shown = s, "ref "+ref.raw
+						t.Ref, t.Shown = s, "ref "+ref.shownText()
 					}
 				}
 			default:
@@ -99,12 +99,12 @@ func (l *loader) goBenchTargets(n *node) {
 					}
 					shown := d
 					if dir.expanded {
-						shown = dir.raw
+						shown = dir.shownText()
 					}
 					if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 						l.errNode(dir, f+".dir", "%s is not a directory", shown)
 					} else {
-						t.Dir, t.Shown = d, "dir "+dir.raw
+						t.Dir, t.Shown = d, "dir "+dir.shownText()
 					}
 				}
 			}
@@ -129,7 +129,7 @@ func (l *loader) goBenchSection(n *node, gb *GoBench) {
 				d = filepath.Join(l.s.Dir, d)
 			}
 			if _, err := os.Stat(filepath.Join(d, "go.mod")); err != nil {
-				l.errNode(v, "gobench.module", "%s holds no go.mod", v.raw)
+				l.errNode(v, "gobench.module", "%s holds no go.mod", v.shownText())
 			} else {
 				gb.Module = d
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -90,8 +91,23 @@ func LoadWith(path, profile string, opts LoadOptions) (*Scenario, error) {
 		Profile: profile,
 	}
 	l := &loader{dec: dec{file: path, errs: &ErrorList{}}, s: s, opts: opts}
-	getenv = s.recordSecrets(getenv) // see secrets.go: what Redact replaces
-	root := l.parse(src, getenv)
+	// See secrets.go: what Redact replaces, and the fields shown as they
+	// are, whose variables are recorded only if an alias may carry them
+	// elsewhere.
+	record := s.recordSecrets(getenv)
+	hidden := map[string]bool{} // read where a secret may be
+	root, shown, aliased := l.parse(src, func(name string) string {
+		hidden[name] = true
+		return record(name)
+	}, getenv)
+	for _, n := range shown {
+		n.asIs = !aliased && !slices.ContainsFunc(n.vars, func(v string) bool { return hidden[v] })
+		if !n.asIs {
+			for _, v := range n.vars {
+				record(v)
+			}
+		}
+	}
 	if root != nil {
 		l.scenario(root, profile)
 	}
@@ -136,10 +152,13 @@ type loader struct {
 	dataBytes, dataItems int // read so far, against MaxDataBytes and MaxDataItems
 }
 
-func (l *loader) parse(src []byte, getenv func(string) string) *node {
+// parse converts src, expanding ${VAR} with getenv, or with getenvShown in
+// the fields shown as they are; shown are the scalars so expanded, and
+// aliased says whether the file used an alias.
+func (l *loader) parse(src []byte, getenv, getenvShown func(string) string) (root *node, shown []*node, aliased bool) {
 	if line, col, msg := checkYAML(src); msg != "" {
 		l.errAt(line, col, "", "YAML: %s", msg)
-		return nil
+		return nil, nil, false
 	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
@@ -156,25 +175,25 @@ func (l *loader) parse(src []byte, getenv func(string) string) *node {
 		default:
 			l.errAt(1, 1, "", "YAML: %v", err)
 		}
-		return nil
+		return nil, nil, false
 	}
 	if len(f.Docs) != 1 {
 		l.errAt(1, 1, "", "want exactly one YAML document, got %d", len(f.Docs))
-		return nil
+		return nil, nil, false
 	}
-	c := &converter{getenv: getenv, anchors: map[string]*node{}, errf: func(line, col int, field, msg string) {
+	c := &converter{getenv: getenv, getenvShown: getenvShown, anchors: map[string]*node{}, errf: func(line, col int, field, msg string) {
 		l.errAt(line, col, field, "%s", msg)
 	}}
-	root := c.convert(f.Docs[0], "")
+	root = c.convert(f.Docs[0], "")
 	if root.kind == kindNull {
 		l.errAt(1, 1, "", "the file is empty (want a scenario mapping with version: 1)")
-		return nil
+		return nil, nil, c.aliased
 	}
 	if root.kind != kindMap {
 		l.errNode(root, "", "want a scenario mapping, got %s", root.describe())
-		return nil
+		return nil, nil, c.aliased
 	}
-	return root
+	return root, c.shown, c.aliased
 }
 
 func (l *loader) scenario(root *node, profile string) {

@@ -26,6 +26,11 @@ type node struct {
 	// through the environment is never echoed.
 	raw      string
 	expanded bool // text came out of a ${VAR} expansion
+	// vars are the variables expanded into a field shown as it is
+	// (shownField); asIs is set once the load knows none of them is
+	// hidden, and errors then quote text rather than raw.
+	vars []string
+	asIs bool
 	// broken marks a value already reported (a failed ${VAR}): checks
 	// skip it rather than pile a second error on the same text.
 	broken bool
@@ -81,7 +86,7 @@ func (n *node) describe() string {
 // a value, they need not carry a megabyte of it.
 func (n *node) errText() string {
 	s := n.text
-	if n.expanded {
+	if n.expanded && !n.asIs {
 		s = n.raw
 	}
 	if len(s) > maxErrText {
@@ -95,6 +100,17 @@ func (n *node) errText() string {
 }
 
 const maxErrText = 256
+
+// shownText is the scalar as a report or an error shows it: as written
+// (a ${VAR} unexpanded, since its value may be a secret), or as expanded
+// where the load found it shown as it is (asIs: a ref, a directory, an
+// image, a compose file).
+func (n *node) shownText() string {
+	if n.asIs {
+		return n.text
+	}
+	return n.raw
+}
 
 // errNum is how an error shows the number num parsed from n: as is, or
 // the quoted text as written when it came out of a ${VAR} expansion.
@@ -115,7 +131,13 @@ func (n *node) reportPos() (int, int) {
 
 // converter turns the go-yaml AST into nodes.
 type converter struct {
-	getenv  func(string) string
+	getenv func(string) string
+	// getenvShown expands ${VAR} in the fields whose values are shown
+	// as they are (shownField); aliased notes that some value was used
+	// again elsewhere through an alias, where it may not be.
+	getenvShown func(string) string
+	aliased     bool
+	shown       []*node // the scalars expanded in shown fields
 	anchors map[string]*node
 	errf    func(line, col int, field, msg string)
 	depth   int
@@ -203,6 +225,7 @@ func (c *converter) convert(an ast.Node, field string) *node {
 			c.errf(line, col, field, fmt.Sprintf("unknown alias *%s", name))
 			return &node{kind: kindNull, line: line, col: col}
 		}
+		c.aliased = true
 		// The alias stands for a copy of the anchor's whole value: that
 		// is what every check after this walks.
 		if c.grow(c.anchorSize[name], line, col, field) {
@@ -303,11 +326,23 @@ func (c *converter) str(s string, line, col int, field string) *node {
 		c.grow(len(s), line, col, field)
 		return n
 	}
-	out, expanded, err := expandEnv(s, c.getenv)
+	getenv := c.getenv
+	var vars []string
+	if c.getenvShown != nil && shownField.MatchString(field) {
+		getenv = func(name string) string {
+			vars = append(vars, name)
+			return c.getenvShown(name)
+		}
+	}
+	out, expanded, err := expandEnv(s, getenv)
 	if err != nil {
 		c.errf(line, col, field, err.Error())
 		n.broken = true
 		return n
+	}
+	if expanded && vars != nil {
+		n.vars = vars
+		c.shown = append(c.shown, n)
 	}
 	c.grow(len(s)+len(out), line, col, field)
 	n.text, n.expanded = out, expanded

@@ -227,7 +227,7 @@ func TestImageTarget(t *testing.T) {
 		`{image: "demo:${TAG}", port: 8080, command: [serve, --key, "${KEY}", --fast], env: {MODE: bench}, startup_timeout: 1m}`, 1),
 		"", map[string]string{"TAG": "pr-7", "KEY": "s3cret"})
 	c := s.Candidate
-	if c.Kind() != "image" || c.Image != "demo:pr-7" || c.Shown != "demo:${TAG}" || c.Port != 8080 ||
+	if c.Kind() != "image" || c.Image != "demo:pr-7" || c.Shown != "demo:pr-7" || c.Port != 8080 ||
 		!reflect.DeepEqual(c.Command, []string{"serve", "--key", "s3cret", "--fast"}) ||
 		!reflect.DeepEqual(c.Env, map[string]string{"MODE": "bench"}) || c.Health != "/" || c.Dir != "" ||
 		c.StartupTimeout.String() != "1m0s" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"html"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -40,6 +41,18 @@ import (
 // to it (the entry goes when its Scenario is collected), so that model.go
 // is unchanged. A Scenario made in code has none, and neither has a copy of
 // a Scenario value: redact through the pointer Load returned.
+
+// What is never a secret is shown as it is: a value expanded into a
+// field that names a git ref, a directory, an image or a compose file
+// (shownField) is not recorded, so an error can say `unknown git ref
+// "nosuchref"` rather than `unknown git ref "${BASE_SHA}"`, which hid the
+// user's own mistake. A variable also expanded anywhere else is recorded
+// there and hidden everywhere, and so is every such value of a file that
+// uses an alias (its value may be used again where a secret could be).
+// docs/security.md states the rule.
+
+// shownField matches the fields whose ${VAR} values are shown.
+var shownField = regexp.MustCompile(`^targets\.(baseline|candidate)\.(ref|dir|image|compose)$|^gobench\.module$`)
 
 // MinSecret is the shortest value Redact replaces. A shorter one is no
 // secret (it is guessed in fewer than 2^24 tries), and ${VAR} also sets

@@ -399,3 +399,64 @@ func TestSecretRedactOverlapping(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretShownFields: a value expanded into a field that names a git
+// ref, a directory or an image is no secret and is shown as it is (an
+// error can then quote the user's own mistake); the same variable also
+// expanded anywhere else is hidden everywhere, and so is every value of a
+// file that uses an alias.
+func TestSecretShownFields(t *testing.T) {
+	t.Parallel()
+	const gobench = `version: 1
+name: client
+kind: gobench
+targets:
+  baseline: {ref: "${BASE_SHA}"}
+  candidate: {dir: "${WORKTREE}"}
+`
+	tree := t.TempDir()
+	env := map[string]string{"BASE_SHA": "nosuchref", "WORKTREE": tree, "API_KEY": "s3cr3t-key"}
+	s := loadSecrets(t, gobench, env)
+	msg := "unknown git ref nosuchref in " + tree
+	if s.HasSecrets() || s.Redact(msg) != msg || s.Baseline.Shown != "ref nosuchref" || s.Candidate.Shown != "dir "+tree {
+		t.Errorf("ref and dir hidden: %q; shown %q, %q", s.Redact(msg), s.Baseline.Shown, s.Candidate.Shown)
+	}
+	// An error about the directory quotes it as it is.
+	path := filepath.Join(t.TempDir(), "s.yml")
+	os.WriteFile(path, []byte(gobench), 0o644)
+	if _, err := Load(path, "", mapEnv(map[string]string{"BASE_SHA": "x1234", "WORKTREE": "/no/such/tree"})); err == nil ||
+		!strings.Contains(err.Error(), "targets.candidate.dir: /no/such/tree is not a directory") {
+		t.Errorf("error %v", err)
+	}
+	// BASE_SHA also in a gobench field that is not shown: hidden.
+	s = loadSecrets(t, gobench+"gobench: {bench: \"${BASE_SHA}\"}\n", env)
+	if got := s.Redact("ref nosuchref"); got != "ref ${BASE_SHA}" {
+		t.Errorf("also in gobench.bench: %q", got)
+	}
+	// An alias may carry the value elsewhere: every value hidden.
+	aliased := `version: 1
+name: client
+kind: gobench
+targets:
+  baseline: {ref: &r "${BASE_SHA}"}
+  candidate: {ref: *r}
+`
+	s = loadSecrets(t, aliased, env)
+	if got := s.Redact("ref nosuchref"); got != "ref ${BASE_SHA}" {
+		t.Errorf("aliased: %q", got)
+	}
+	// A service's image is shown; a header's value is not.
+	svc := `version: 1
+name: svc
+targets:
+  baseline: {image: "shop:${BASE_TAG}", port: 8080}
+  candidate: {url: "http://127.0.0.1:2"}
+classes:
+  - name: A
+    request: {method: GET, path: /a, headers: {X-Key: "${API_KEY}"}}
+`
+	s = loadSecrets(t, svc, map[string]string{"BASE_TAG": "v1.2.3-rc", "API_KEY": "s3cr3t-key"})
+	if got := s.Redact("image shop:v1.2.3-rc key s3cr3t-key"); got != "image shop:v1.2.3-rc key ${API_KEY}" {
+		t.Errorf("image and header: %q", got)
+	}
+}

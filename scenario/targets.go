@@ -105,7 +105,7 @@ func (l *loader) target(n *node, name string) Target {
 		if t.Image, _ = l.nonEmptyStr(v, f+".image"); t.Image != "" {
 			// The image as written, whether or not a command overrides
 			// the image's own.
-			t.Shown = v.raw
+			t.Shown = v.shownText()
 		}
 		if m["port"] == nil {
 			l.errAt(line, col, f+".port", "missing (an image target needs its container port)")
@@ -137,7 +137,7 @@ func (l *loader) target(n *node, name string) Target {
 			}
 			shown := dir
 			if m["dir"].expanded {
-				shown = m["dir"].raw
+				shown = m["dir"].shownText()
 			}
 			if fi, err := os.Stat(dir); err != nil {
 				l.errNode(m["dir"], f+".dir", "%s does not exist", shown)
