@@ -138,9 +138,9 @@ type converter struct {
 	getenvShown func(string) string
 	aliased     bool
 	shown       []*node // the scalars expanded in shown fields
-	anchors map[string]*node
-	errf    func(line, col int, field, msg string)
-	depth   int
+	anchors     map[string]*node
+	errf        func(line, col int, field, msg string)
+	depth       int
 	// size is the tree converted so far with aliases expanded, in nodes
 	// plus bytes of text, against MaxExpanded; anchorSize is the size of
 	// each anchor's value, what an alias of it adds.
