@@ -210,7 +210,10 @@ type TargetInfo struct {
 	// Commit is the git commit of the target's working directory when one
 	// could be read, or the value given by the environment.
 	Commit string `json:"commit,omitempty"`
-	URL    string `json:"url,omitempty"` // where it was reached
+	// Dirty marks a Commit whose work tree had changes to tracked files
+	// when the run began: what ran is that commit and the changes.
+	Dirty bool   `json:"dirty,omitempty"`
+	URL   string `json:"url,omitempty"` // where it was reached
 }
 
 // Plan is the grid of a run.

@@ -237,7 +237,7 @@ func (m *model) countsLine() string {
 	if name == "" {
 		name = "(unnamed scenario)"
 	}
-	id := "baseline" + commitSuffix(r.Env.Baseline.Commit) + " vs candidate" + commitSuffix(r.Env.Candidate.Commit) +
+	id := "baseline" + commitSuffix(r.Env.Baseline) + " vs candidate" + commitSuffix(r.Env.Candidate) +
 		", scenario " + md(truncate(name, commentNameLimit))
 	if p := r.Scenario.Profile; p != "" {
 		id += ", profile " + md(truncate(p, commentNameLimit))

@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/benchgate/benchgate/baselines"
 )
 
 // TestFormatsTable: every name and alias of the formats table renders
@@ -38,5 +40,29 @@ func TestFormatsTable(t *testing.T) {
 	}
 	if FormatUsage != "report on stdout in this `format`: terminal, markdown or json" || strings.Join(Formats, ",") != "terminal,markdown,json" {
 		t.Errorf("usage %q, formats %v", FormatUsage, Formats)
+	}
+}
+
+// TestDirtyCommit: a side whose work tree had changes says so beside its
+// commit, in the markdown and terminal headers and the target notes.
+func TestDirtyCommit(t *testing.T) {
+	res := &baselines.Results{}
+	res.Env.Baseline = baselines.TargetInfo{Name: "baseline", Kind: "command", Spec: "./srv", Commit: "735ae2b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6"}
+	res.Env.Candidate = res.Env.Baseline
+	res.Env.Candidate.Name, res.Env.Candidate.Dirty = "candidate", true
+	var md, term strings.Builder
+	if err := Markdown(&md, Input{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Terminal(&term, Input{Results: res}, TerminalOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"baseline **735ae2b** vs candidate **735ae2b** (modified)", "commit 735ae2b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6 (modified)"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if !strings.Contains(term.String(), "baseline 735ae2b vs candidate 735ae2b (modified)") {
+		t.Errorf("terminal: %s", term.String()[:min(300, term.Len())])
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -136,7 +137,7 @@ func (m *model) titleLine(header string, nameLimit int) string {
 func (m *model) mdIdentity(b *strings.Builder) {
 	r := m.in.Results
 	var parts []string
-	parts = append(parts, "baseline"+commitSuffix(r.Env.Baseline.Commit)+" vs candidate"+commitSuffix(r.Env.Candidate.Commit))
+	parts = append(parts, "baseline"+commitSuffix(r.Env.Baseline)+" vs candidate"+commitSuffix(r.Env.Candidate))
 	if r.Scenario.Profile != "" {
 		parts = append(parts, "profile "+md(r.Scenario.Profile))
 	}
@@ -166,11 +167,19 @@ func (m *model) mdError(b *strings.Builder) {
 	}
 }
 
-func commitSuffix(c string) string {
-	if c == "" {
+func commitSuffix(t baselines.TargetInfo) string {
+	if t.Commit == "" {
 		return ""
 	}
-	return " **" + md(shortCommit(c)) + "**"
+	return " **" + md(shortCommit(t.Commit)) + "**" + dirtyText(t)
+}
+
+// dirtyText marks a commit whose work tree had changes: " (modified)".
+func dirtyText(t baselines.TargetInfo) string {
+	if t.Dirty {
+		return " (modified)"
+	}
+	return ""
 }
 
 // outcomeText is the outcome in a few words. Regressions no rule gates do

@@ -16,7 +16,7 @@ func (m *model) mdClaims(b *strings.Builder) {
 	fmt.Fprintf(b, "This run may claim the relative behaviour of these two builds — baseline%s and candidate%s — "+
 		"on this runner, under scenario %s%s: nothing else. It measures neither absolute capacity "+
 		"nor behaviour on other hardware or under another workload.\n\n",
-		commitSuffix(r.Env.Baseline.Commit), commitSuffix(r.Env.Candidate.Commit),
+		commitSuffix(r.Env.Baseline), commitSuffix(r.Env.Candidate),
 		md(r.Scenario.Name), scenarioIdentity(r.Scenario))
 	better := "higher throughput, lower latency"
 	if m.isGoBench() {
@@ -330,7 +330,7 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 func targetText(t baselines.TargetInfo) string {
 	s := "**" + sideName(t) + "**: " + md(orDash(t.Kind)) + " " + md(orDash(t.Spec))
 	if t.Commit != "" {
-		s += ", commit " + md(t.Commit)
+		s += ", commit " + md(t.Commit) + dirtyText(t)
 	} else {
 		s += ", commit unknown"
 	}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -61,7 +62,7 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 		design = " · " + d
 	}
 	fmt.Fprintf(&b, "baseline%s vs candidate%s · %s × %s%s · %s, tie within %s\n",
-		termCommit(r.Env.Baseline.Commit), termCommit(r.Env.Candidate.Commit),
+		termCommit(r.Env.Baseline), termCommit(r.Env.Candidate),
 		plural(len(m.in.Comparison.Cells), "cell", "cells"), m.roundsText("round", "rounds", cleanTerminal),
 		design, m.intervalsText(), m.bandText(cleanTerminal))
 	if s := m.statusText(false); s != "" {
@@ -335,11 +336,11 @@ func (m *model) termLatency(b *strings.Builder) error {
 	return nil
 }
 
-func termCommit(c string) string {
-	if c == "" {
+func termCommit(t baselines.TargetInfo) string {
+	if t.Commit == "" {
 		return ""
 	}
-	return " " + cleanTerminal(shortCommit(c))
+	return " " + cleanTerminal(shortCommit(t.Commit)) + dirtyText(t)
 }
 
 // palette holds colours fixed on or off, whatever fatih/color guessed from

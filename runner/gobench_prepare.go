@@ -84,8 +84,8 @@ func (s *goSide) info(ctx context.Context, getenv func(string) string) baselines
 	case getenv("BENCHGATE_"+strings.ToUpper(s.name)+"_COMMIT") != "":
 		ti.Commit = getenv("BENCHGATE_" + strings.ToUpper(s.name) + "_COMMIT")
 	default:
-		if c, err := target.Git(ctx, s.dir, "rev-parse", "HEAD"); err == nil {
-			ti.Commit = c
+		if c, dirty, err := target.GitCommit(ctx, s.dir); err == nil {
+			ti.Commit, ti.Dirty = c, dirty
 		}
 	}
 	return ti

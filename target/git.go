@@ -35,3 +35,15 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// GitCommit is the commit checked out in dir's work tree and whether the
+// tree's tracked files differ from it (git status, untracked files left
+// out: a run's own output directory is one). An error when dir is in no
+// git work tree.
+func GitCommit(ctx context.Context, dir string) (commit string, dirty bool, err error) {
+	if commit, err = Git(ctx, dir, "rev-parse", "HEAD"); err != nil {
+		return "", false, err
+	}
+	st, err := Git(ctx, dir, "status", "--porcelain", "--untracked-files=no")
+	return commit, err == nil && st != "", nil
+}

@@ -346,8 +346,8 @@ func (t *Target) Info(ctx context.Context, getenv func(string) string) baselines
 	if c := getenv("BENCHGATE_" + strings.ToUpper(t.spec.Name) + "_COMMIT"); c != "" {
 		ti.Commit = c
 	} else if ti.Kind == "command" && t.spec.Dir != "" {
-		if out, err := target.Git(ctx, t.spec.Dir, "rev-parse", "HEAD"); err == nil {
-			ti.Commit = out
+		if c, dirty, err := target.GitCommit(ctx, t.spec.Dir); err == nil {
+			ti.Commit, ti.Dirty = c, dirty
 		}
 	}
 	return ti
