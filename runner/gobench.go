@@ -18,6 +18,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gobench"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 	"github.com/benchgate/benchgate/target/process"
@@ -323,16 +324,23 @@ func (g *goBench) rounds(ctx context.Context, pi int) error {
 					return err
 				}
 				pos++
-				total := "?"
-				if g.perRound > 0 {
-					total = strconv.Itoa(g.perRound * plan.Rounds * sets)
+				// The rungs a round makes are known once the first round
+				// has run every package on both sides.
+				total := "/?, the total known after round 1"
+				if g.perRound > 0 || round > 0 {
+					total = "/" + strconv.Itoa(g.perRound*plan.Rounds*sets)
 				}
 				label := gobench.RelPackage(p.path, p.module)
 				if pinName != "" {
 					label = "[" + pinName + "] " + label
 				}
-				fmt.Fprintf(g.progress, "[round %d/%d] %s %s: %s in %.1fs (rung %d/%s)\n",
-					round+1, plan.Rounds, label, s.name, countOf(len(rungs), "result", "results"), took.Seconds(), len(g.res.Rungs), total)
+				none := ""
+				if len(rungs) == 0 {
+					none = fmt.Sprintf(" (no benchmark of it matched -bench %s on the %s: a package with none at this ref measures nothing)",
+						textsafe.Quote(g.bench(s), textsafe.QuoteRunes), s.name)
+				}
+				fmt.Fprintf(g.progress, "[round %d/%d] %s %s: %s%s in %.1fs (rung %d%s)\n",
+					round+1, plan.Rounds, label, s.name, countOf(len(rungs), "result", "results"), none, took.Seconds(), len(g.res.Rungs), total)
 			}
 		}
 		if round == 0 && pi == 0 {
