@@ -75,14 +75,20 @@ func (m *model) unresolvedBand() string {
 }
 
 // unresolvedSummary is the outcome line's count: "3 gated cells could not
-// rule out a 10% regression on this runner"; "" when every gated tie
-// resolved.
+// rule out a 10% regression on this runner", with the metrics' count when
+// it differs ("3 gated cells (8 metrics) could not…": the list has a
+// line a metric); "" when every gated tie resolved.
 func (m *model) unresolvedSummary() string {
 	n := m.unresolvedCells()
 	if n == 0 {
 		return ""
 	}
-	return plural(n, "gated cell", "gated cells") + " could not rule out " + m.unresolvedBand() + " on this runner"
+	cells := plural(n, "gated cell", "gated cells")
+	if k := len(m.unresolved); k != n {
+		// The list has a line a metric: say both counts.
+		cells += " (" + plural(k, "metric", "metrics") + ")"
+	}
+	return cells + " could not rule out " + m.unresolvedBand() + " on this runner"
 }
 
 // resolutionText prints a resolution as a percentage rounded up, so it
