@@ -132,8 +132,10 @@ func Decide(m Metric, base, cand Summary, s Settings) Decision {
 // side wins. With a baseline mean of 0 no relative band exists and the
 // intervals alone decide.
 //
-// Under RulePaired: inconclusive when the ratio cannot be made (see
-// PairedRatio); tie when its interval contains 1 or the ratio is less than
+// Under RulePaired: decided as under RuleOverlap (and recorded so) when a
+// side measured 0 in every pair, which has no ratio (a benchmark's
+// allocs/op going from 0 to 1); inconclusive when the ratio cannot
+// otherwise be made (see PairedRatio); tie when its interval contains 1 or the ratio is less than
 // s.TieWithin from 1; otherwise the better side wins, and Delta is the
 // ratio - 1.
 //
@@ -184,6 +186,16 @@ func decide(m Metric, base, cand Summary, pairs []Pair, s Settings, q *quantiles
 	}
 	band := percent(s.TieWithin)
 
+	if rule == RulePaired && ratioErr != nil && zeroSide(pairs) {
+		// A side that measured 0 in every observation (a Go benchmark's
+		// B/op and allocs/op when it allocates nothing) has no ratio,
+		// however the other side changed: 0 → 1 allocation is the
+		// commonest of regressions. The two sides' intervals decide it,
+		// as under the overlap rule, whose baseline mean of 0 lets the
+		// intervals alone decide.
+		rule = RuleOverlap
+		d.Rule = RuleOverlap
+	}
 	if rule == RulePaired {
 		if ratioErr != nil {
 			reason := ratioErr.Error()
@@ -299,6 +311,18 @@ func (d Decision) Open() bool {
 		gap = b.Lo() - c.Hi()
 	}
 	return gap/math.Abs(b.Mean) < d.TieWithin
+}
+
+// zeroSide says whether one side of pairs measured 0 in every one of them.
+func zeroSide(pairs []Pair) bool {
+	if len(pairs) == 0 {
+		return false
+	}
+	base, cand := true, true
+	for _, p := range pairs {
+		base, cand = base && p.Base == 0, cand && p.Cand == 0
+	}
+	return base || cand
 }
 
 func winner(m Metric, base, cand Summary, s Settings) Verdict {

@@ -488,3 +488,33 @@ func TestOpen(t *testing.T) {
 		t.Errorf("error-rate failure on an unresolved tie: %s, open %v", c.Outcome, Open(c.Cells[0]))
 	}
 }
+
+// TestPairedZeroSide: under the paired rule a side that measured 0 in
+// every pair (a Go benchmark that allocated nothing) has no ratio; the
+// metric is decided by the two sides' intervals instead, and says so:
+// 0 → 1 allocation a regression, 0 → 0 a tie.
+func TestPairedZeroSide(t *testing.T) {
+	t.Parallel()
+	s := Settings{Confidence: 0.95, TieWithin: 0, Rule: RulePaired}
+	pairs := func(base, cand float64) []Pair {
+		var ps []Pair
+		for r := range 5 {
+			ps = append(ps, Pair{Round: r, Base: base, Cand: cand})
+		}
+		return ps
+	}
+	sum := func(v float64) Summary { return summarize([]float64{v, v, v, v, v}, 0.95, nil) }
+	d := DecidePaired("allocs/op", sum(0), sum(1), pairs(0, 1), s)
+	if d.Verdict != Regression || d.Rule != RuleOverlap || d.Paired != nil {
+		t.Errorf("0 → 1: %s by %s, paired %v: %s", d.Verdict, d.Rule, d.Paired, d.Reason)
+	}
+	if d := DecidePaired("allocs/op", sum(0), sum(0), pairs(0, 0), s); d.Verdict != Tie || d.Rule != RuleOverlap {
+		t.Errorf("0 → 0: %s by %s: %s", d.Verdict, d.Rule, d.Reason)
+	}
+	// A round of zeros on one side only is still no ratio: inconclusive.
+	ps := pairs(1, 1)
+	ps[0].Base = 0
+	if d := DecidePaired(RPS, sum(1), sum(1), ps, s); d.Verdict != Inconclusive || d.Rule != RulePaired {
+		t.Errorf("one round of zeros: %s by %s: %s", d.Verdict, d.Rule, d.Reason)
+	}
+}

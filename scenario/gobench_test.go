@@ -67,7 +67,7 @@ func TestLoadGoBench(t *testing.T) {
 		t.Errorf("rename rules %v", rules)
 	}
 	wantGate := gate.Section{Confidence: 0.95, TieWithin: 0.05, MaxErrorRate: 0.001, TieWithinFor: map[gate.Metric]float64{"allocs/op": 0},
-		FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "allocs/op", Classes: []string{"store.Benchmark*"}}}, Rule: "overlap", Unresolved: "warn"}
+		FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "allocs/op", Classes: []string{"store.Benchmark*"}}}, Rule: "paired", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, wantGate) {
 		t.Errorf("gate %+v", s.Gate)
 	}
@@ -154,7 +154,7 @@ gate:
 	}
 	want := gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
 		TieWithinFor: map[gate.Metric]float64{"sec/op": 0.05}, HigherBetterFor: map[gate.Metric]bool{"req/sec": true},
-		FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "B/s"}, {Metric: "req/sec"}}, Rule: "overlap", Unresolved: "warn"}
+		FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "B/s"}, {Metric: "req/sec"}}, Rule: "paired", Unresolved: "warn"}
 	if !reflect.DeepEqual(s.Gate, want) {
 		t.Errorf("gate %+v\nwant %+v", s.Gate, want)
 	}

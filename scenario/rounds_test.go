@@ -22,6 +22,8 @@ func TestPairedRounds(t *testing.T) {
 			"s.yml:10:21: profiles.pr.repetitions: 1 round is too few under the paired rule"},
 		{"gobench", "version: 1\nname: g\nkind: gobench\ntargets: {baseline: {ref: a}, candidate: {ref: b}}\nload: {repetitions: 1}\ngate: {rule: paired}\n", "",
 			"s.yml:5:21: load.repetitions: 1 round is too few under gate.rule paired"},
+		{"gobench's default", "version: 1\nname: g\nkind: gobench\ntargets: {baseline: {ref: a}, candidate: {ref: b}}\nload: {repetitions: 1}\n", "",
+			"s.yml:5:21: load.repetitions: 1 round is too few under the paired rule (gate.rule's default)"},
 	} {
 		got := loadErr(t, c.src, c.profile, nil)
 		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "want at least 2, 3 or more to resolve a change") {
@@ -35,7 +37,7 @@ func TestPairedRounds(t *testing.T) {
 	}
 	for _, src := range []string{
 		minimal + "load: {repetitions: 1}\ngate: {rule: overlap}\n",
-		"version: 1\nname: g\nkind: gobench\ntargets: {baseline: {ref: a}, candidate: {ref: b}}\nload: {repetitions: 1}\n",
+		"version: 1\nname: g\nkind: gobench\ntargets: {baseline: {ref: a}, candidate: {ref: b}}\nload: {repetitions: 1}\ngate: {rule: overlap}\n",
 		minimal + "load: {repetitions: 3}\n",
 		minimal,
 	} {
