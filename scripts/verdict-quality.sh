@@ -46,6 +46,8 @@
 #                generator (default 0). PINS=off runs without pins.
 #   NOISE_CPUS   CPUs the neighbour may burn, comma list (default: all)
 #   SEED         base seed (default 1000); NOISE_SEED (default SEED)
+#   KINDS        which gates to run: aa,ab (default), aa or ab; the
+#                table counts what ran (an A/A-only run has no detections)
 #   BUDGET       benchgate -budget of each gate (default 10m)
 #   GATE_TIMEOUT hard limit of one gate in seconds (default 900)
 #   OUT          directory kept with every gate's out dir (scenario.yml,
@@ -94,6 +96,9 @@ fi
 
 METRIC=${METRIC:-rps}
 CLASSES=${CLASSES:-2}
+KINDS=${KINDS:-aa,ab}
+nkinds=1
+if [ "$KINDS" = aa,ab ]; then nkinds=2; fi
 CONCURRENCY=${CONCURRENCY:-1, 2}
 DURATION=${DURATION:-1s}
 WARMUP=${WARMUP:-500ms}
@@ -115,6 +120,7 @@ check() { # name value regexp what
 check CONCURRENCY "$CONCURRENCY" '^[0-9]+(, ?[0-9]+)*$' "a comma list of whole numbers such as 1, 2"
 check METRIC "$METRIC" '^[a-z0-9_]+(,[a-z0-9_]+)*$' "a metric name such as rps or cpu_per_req, or a comma list of them"
 check CLASSES "$CLASSES" '^[1-6]$' "a number of classes, 1-6"
+check KINDS "$KINDS" '^(aa,ab|aa|ab)$' "aa,ab, aa or ab"
 check RULE "${RULE:-}" '^[a-z]+$' "overlap or paired"
 check INTERLEAVE "${INTERLEAVE:-}" '^[a-z]+$' "round or slice"
 for v in SLICE SETTLE DURATION WARMUP BUDGET; do check "$v" "${!v:-}" "$dur" "a duration such as 200ms"; done
@@ -240,16 +246,16 @@ if [ -n "$NOISE" ]; then
 fi
 
 {
-  echo "N=$N FACTOR=$FACTOR NOISE=${NOISE:-} METRIC=$METRIC CLASSES=$CLASSES RULE=${RULE:-} INTERLEAVE=${INTERLEAVE:-} SLICE=${SLICE:-} SETTLE=${SETTLE:-}"
+  echo "N=$N FACTOR=$FACTOR NOISE=${NOISE:-} METRIC=$METRIC CLASSES=$CLASSES KINDS=$KINDS RULE=${RULE:-} INTERLEAVE=${INTERLEAVE:-} SLICE=${SLICE:-} SETTLE=${SETTLE:-}"
   echo "REPS=${REPS:-} MAXREPS=${MAXREPS:-} CONCURRENCY=$CONCURRENCY DURATION=$DURATION WARMUP=$WARMUP pins=${pins:-none} NOISE_CPUS=${NOISE_CPUS:-all} SEED=$SEED NOISE_SEED=$NOISE_SEED"
   echo "BUDGET=$BUDGET GATE_TIMEOUT=$GATE_TIMEOUT commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes) $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/params.txt"
-echo "$prog: $condition, $N A/A and $N A/B gates, candidate search=$FACTOR, gating $METRIC; kept in $OUT" >&2
+echo "$prog: $condition, $N gates of each of $KINDS, candidate search=$FACTOR, gating $METRIC; kept in $OUT" >&2
 
 printf '# kind\tindex\tseed\texit\twall_s\tdir\n' >"$OUT/runs.tsv"
 k=0
 for i in $(seq "$N"); do
-  for kind in aa ab; do
+  for kind in ${KINDS//,/ }; do
     k=$((k + 1))
     seed=$((SEED + k))
     tag=$(printf '%s-%02d' "$kind" "$i")
@@ -269,7 +275,7 @@ for i in $(seq "$N"); do
     wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
     printf '%s\t%d\t%d\t%d\t%s\t%s\n' "$kind" "$i" "$seed" "$rc" "$wall" "$tag" >>"$OUT/runs.tsv"
     last=$(grep -E '^gate (passed|failed|inconclusive)|^benchgate:|error' "$dir/gate.log" | tail -n 1 || true)
-    printf '%s: [%d/%d] %s seed %d: exit %d in %ss: %s\n' "$prog" "$k" "$((2 * N))" "$tag" "$seed" "$rc" "$wall" "${last:-see $dir/gate.log}" >&2
+    printf '%s: [%d/%d] %s seed %d: exit %d in %ss: %s\n' "$prog" "$k" "$((N * nkinds))" "$tag" "$seed" "$rc" "$wall" "${last:-see $dir/gate.log}" >&2
   done
 done
 
