@@ -43,7 +43,6 @@ type Family struct {
 type member struct {
 	cell, dec int
 	z         float64 // mean log ratio over its standard error, > 0 towards a regression
-	band      float64 // the band on the log scale, on the regression side
 	se, df    float64 // the standard error it is judged by
 	risk      float64 // P(crossing the band) with nothing changed
 	p         float64 // one-sided p-value towards a regression, over the look's share
@@ -133,7 +132,7 @@ func controlFamily(cells []CellResult, s Settings) *Family {
 		if d.Confidence > s.Confidence {
 			share = (1 - d.Confidence) / (1 - s.Confidence)
 		}
-		m.band, m.z = band, lr/m.se
+		m.z = lr / m.se
 		m.risk = tUpper(band/(m.se*riskMargin), m.df)
 		m.p = min(tUpper(m.z, m.df)/share, 1)
 		if m.se == 0 {
