@@ -170,7 +170,8 @@ const userHZ = 100
 // integers, mostly noise and quantisation however the interval looks
 // (measured: the demo's sleep endpoint under load failed a gate on
 // cpu_per_req +20.1% ±11.9%, an endpoint the change did not touch). The
-// floor: either side under CPUFloorTicks ticks an observation (a tick's
+// floor: a side that measured no tick in a whole round, or either side
+// under CPUFloorTicks ticks an observation (a tick's
 // rounding, sd 0.29 of a tick, is then a tenth of the observation or
 // more: as wide as the band on its own), the
 // observations being the batches the paired ratio is made of (each
@@ -183,8 +184,22 @@ func cpuFloor(pairs []gate.Pair, cpu [2]float64, batches int) string {
 		batches = gate.DefaultBatches
 	}
 	perRound := map[int]int{}
+	ticked := map[int][2]bool{} // rounds in which each side measured some CPU
 	for _, p := range pairs {
 		perRound[p.Round]++
+		t := ticked[p.Round]
+		t[0], t[1] = t[0] || p.Base > 0, t[1] || p.Cand > 0
+		ticked[p.Round] = t
+	}
+	for r, t := range ticked {
+		for i, name := range []string{"baseline", "candidate"} {
+			if !t[i] {
+				return fmt.Sprintf("the %s's CPU time, read from /proc in 10 ms ticks, was no tick at all in round %d: "+
+					"its CPU per request is below what /proc can count there. An endpoint that waits rather than computes, "+
+					"or a rung too short on a loaded machine, uses little CPU: gate it on rps or latency, run longer rungs, "+
+					"or measure a container or stack target, whose CPU a cgroup counts in nanoseconds", name, r+1)
+			}
+		}
 	}
 	obs := 0
 	for _, n := range perRound {

@@ -216,4 +216,21 @@ func TestCPUFloor(t *testing.T) {
 			t.Errorf("%s: outcome %s, want fail (a 100%% rise measured)", c.name, cmp.Outcome)
 		}
 	}
+	// A round in which a side used no tick at all is below the floor
+	// however much CPU the others counted.
+	r := results([2]string{"proc", "proc"})
+	r.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.CPUPerReq}}
+	for i := range r.Rungs {
+		r.Rungs[i].CPUSeconds = 0.5
+		if r.Rungs[i].Target == "baseline" && r.Rungs[i].Round == 0 {
+			r.Rungs[i].CPUSeconds = 0
+		}
+	}
+	cmp, err := Results(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := cmp.Cells[0].Decision(gate.CPUPerReq); !strings.Contains(d.Floor, "the baseline's CPU time, read from /proc in 10 ms ticks, was no tick at all in round 1") {
+		t.Errorf("a round without a tick: %+v", d)
+	}
 }
