@@ -75,11 +75,13 @@ type RecordCell struct {
 	N         int     `json:"n"`
 }
 
-// historyDropped are the metrics a record leaves out: the mean latency
-// and p90 sit between p50 and p95, and the mean memory follows its peak.
-// Every other metric is kept, Go benchmark units (standard or custom)
-// included.
-var historyDropped = map[gate.Metric]bool{gate.Mean: true, gate.P90: true, gate.MemMean: true}
+// historyDropped says whether a record leaves metric m out: a load
+// metric gate.Registry does not keep (Definition.Kept). Every other metric
+// is kept, Go benchmark units (standard or custom) included.
+func historyDropped(m gate.Metric) bool {
+	d, ok := gate.Lookup(m)
+	return ok && !d.Kept
+}
 
 // NewRecord makes the history record of a run from its results and its
 // decided comparison: both sides' summary of every kept metric of every
@@ -112,7 +114,7 @@ func NewRecord(res *Results, c gate.Comparison) Record {
 	for _, cr := range c.Cells {
 		cell := Cell(cr.Key)
 		for _, d := range cr.Decisions {
-			if historyDropped[d.Metric] {
+			if historyDropped(d.Metric) {
 				continue
 			}
 			for _, side := range []struct {

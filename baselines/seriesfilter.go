@@ -53,7 +53,7 @@ func (c Cell) Matches(glob string) bool {
 }
 
 // recordMetrics are the service metrics a record keeps, in report order.
-var recordMetrics = slices.DeleteFunc(slices.Clone(gate.AllMetrics), func(m gate.Metric) bool { return historyDropped[m] })
+var recordMetrics = slices.DeleteFunc(slices.Clone(gate.AllMetrics), historyDropped)
 
 // SeriesMetrics lists the metrics of series, each once: the service
 // metrics a record keeps in report order (rps, p50, p95, p99, error_rate,

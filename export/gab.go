@@ -27,20 +27,11 @@ type gabBench struct {
 func GABName(cell baselines.Cell, metric string) string { return cell.String() + " " + metric }
 
 // Unit is the unit a metric's values are in, as github-action-benchmark
-// shows it beside them: the load metrics' units, and a Go benchmark's
-// unit as it is.
+// shows it beside them: a load metric's (gate.Registry), and a Go
+// benchmark's unit as it is.
 func Unit(metric string) string {
-	switch gate.Metric(metric) {
-	case gate.RPS:
-		return "req/s"
-	case gate.Mean, gate.P50, gate.P90, gate.P95, gate.P99:
-		return "s"
-	case gate.ErrorRate:
-		return "errors/request"
-	case gate.CPUPerReq:
-		return "CPU s/request"
-	case gate.MemMean, gate.MemPeak:
-		return "bytes"
+	if d, ok := gate.Lookup(gate.Metric(metric)); ok {
+		return d.Unit
 	}
 	return metric
 }

@@ -9,7 +9,8 @@ import (
 // scenario's fail_on rules use.
 type Metric string
 
-// Metrics known to the gate.
+// Metrics known to the gate. Their definitions, the one list every package
+// reads, are Registry's (metrics.go).
 const (
 	RPS       Metric = "rps"         // throughput, requests per second
 	Mean      Metric = "mean"        // mean latency, seconds
@@ -24,23 +25,29 @@ const (
 )
 
 // AllMetrics lists the metrics of a load scenario, the names its fail_on
-// rules may use, in the order reports show them: the load generator's,
-// then ResourceMetrics.
-var AllMetrics = append([]Metric{RPS, Mean, P50, P90, P95, P99, ErrorRate}, ResourceMetrics...)
+// rules may use, in the order reports show them: Registry's, the load
+// generator's, then ResourceMetrics.
+var AllMetrics = registryMetrics(func(Definition) bool { return true })
 
 // ResourceMetrics are the metrics of the targets' resource accounting, in
 // report order. Only a target benchgate starts has them: nothing measures
 // what a url target uses.
-var ResourceMetrics = []Metric{CPUPerReq, MemMean, MemPeak}
+var ResourceMetrics = registryMetrics(func(d Definition) bool { return d.Source == FromResources })
 
 // GoUnits are the units of Go benchmark results that reports show first,
 // in this order; other units follow by name.
 var GoUnits = []Metric{"sec/op", "B/op", "allocs/op", "B/s"}
 
-// HigherIsBetter says in which direction a metric improves: throughput
-// (rps, and any rate: a unit ending in "/s" such as a Go benchmark's B/s)
-// higher; time, memory, allocations, errors and any other unit lower.
-func (m Metric) HigherIsBetter() bool { return m == RPS || strings.HasSuffix(string(m), "/s") }
+// HigherIsBetter says in which direction a metric improves: as Registry
+// defines it for a load metric; for any other unit (a Go benchmark's), a
+// rate (a unit ending in "/s" such as B/s) higher, time, memory,
+// allocations and the rest lower.
+func (m Metric) HigherIsBetter() bool {
+	if d, ok := Lookup(m); ok {
+		return d.HigherIsBetter
+	}
+	return strings.HasSuffix(string(m), "/s")
+}
 
 // DecisionRule names the rule that turns measurements into a verdict
 // (scenario field gate.rule). It is not called Rule: that name is a fail_on
