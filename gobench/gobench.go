@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -36,6 +37,10 @@ type Result struct {
 	// MB/s becomes B/s (see golang.org/x/perf/benchunit.Tidy); B/op,
 	// allocs/op and custom units (b.ReportMetric) are kept as written.
 	Values map[string]float64
+	// GOOS, GOARCH and CPU are the "goos:", "goarch:" and "cpu:" lines in
+	// force at the result, the machine it ran on as go test names it; ""
+	// when the output had none.
+	GOOS, GOARCH, CPU string
 }
 
 // Parse reads go test -bench output from r. Every line that is not a
@@ -116,6 +121,9 @@ func ParseFile(r io.Reader, fileName string, rename []scenario.Rename) ([]Result
 				Name:   scenario.ApplyRename(rename, "Benchmark"+rec.Name.String()),
 				Iters:  rec.Iters,
 				Values: make(map[string]float64, len(rec.Values)),
+				GOOS:   rec.GetConfig("goos"),
+				GOARCH: rec.GetConfig("goarch"),
+				CPU:    rec.GetConfig("cpu"),
 			}
 			finite := true
 			for _, v := range rec.Values {
@@ -198,6 +206,22 @@ func (f *lineFinder) text(n int) string {
 		s = string([]rune(s)[:max]) + "…"
 	}
 	return s
+}
+
+// Procs is the GOMAXPROCS a benchmark ran with, read from its name as go
+// test writes it: the "-N" suffix, absent (1) when it ran with one. A
+// sub-benchmark's own trailing "-digits" (BenchmarkRead/size-1024, at
+// GOMAXPROCS 1) reads the same way: the name alone cannot tell them apart.
+func Procs(name string) int {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return 1
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 1 || name[i+1] == '+' {
+		return 1
+	}
+	return n
 }
 
 // CellName is the class of a benchmark's cell: the package path relative

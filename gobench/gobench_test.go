@@ -70,6 +70,9 @@ func TestParseRealOutput(t *testing.T) {
 		if r.Pkg != w.pkg || r.Name != w.name || r.Iters != w.iters {
 			t.Errorf("result %d: %s %s (%d iterations), want %s %s (%d)", i, r.Pkg, r.Name, r.Iters, w.pkg, w.name, w.iters)
 		}
+		if r.GOOS != "linux" || r.GOARCH != "amd64" || r.CPU != "Intel(R) Xeon(R) Processor @ 2.80GHz" {
+			t.Errorf("result %d: machine %q %q %q", i, r.GOOS, r.GOARCH, r.CPU)
+		}
 		if len(r.Values) != len(w.values) {
 			t.Errorf("result %d (%s): values %v, want %v", i, r.Name, r.Values, w.values)
 		}
@@ -97,6 +100,22 @@ func TestParseRealOutput(t *testing.T) {
 	for _, c := range []string{"BenchmarkLookup", "BenchmarkLookup-4", "internal/store.BenchmarkLookup", "internal/store.BenchmarkLookup-4", "BenchmarkInsert/rows=100-4"} {
 		if !cells[c] {
 			t.Errorf("no cell %q in %v", c, cells)
+		}
+	}
+}
+
+func TestProcs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		want int
+	}{
+		{"BenchmarkA", 1}, {"BenchmarkA-4", 4}, {"BenchmarkInsert/rows=100-16", 16}, {"BenchmarkInsert/rows=100", 1},
+		{"BenchmarkRead/size-1024", 1024}, // a sub-benchmark's own digits read the same
+		{"BenchmarkA-", 1}, {"BenchmarkA-x", 1}, {"BenchmarkA-0", 1}, {"BenchmarkA-+3", 1}, {"", 1},
+	} {
+		if got := Procs(tc.name); got != tc.want {
+			t.Errorf("Procs(%q) = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func TestBenchstatAgreement(t *testing.T) {
 	}
 	dir := "testdata/benchstat"
 	old, new := filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt")
-	res, err := GoBench(old, new, "benchgate test", nil)
+	res, err := GoBench(old, new, "benchgate test", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestBenchstatFewRuns(t *testing.T) {
 		t.Skip("no go command to build benchstat with")
 	}
 	old, new := filepath.Join("testdata", "benchstat", "few_old.txt"), filepath.Join("testdata", "benchstat", "few_new.txt")
-	res, err := GoBench(old, new, "benchgate test", nil)
+	res, err := GoBench(old, new, "benchgate test", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

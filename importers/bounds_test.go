@@ -112,7 +112,7 @@ func TestGoBenchCollisionErrorBounded(t *testing.T) {
 	sc := &Scenario{Scenario: &scenario.Scenario{GoBench: &scenario.GoBench{Rename: []scenario.Rename{
 		{Pattern: regexp.MustCompile(`^.*$`), Replace: "all" + long},
 	}}}, Info: baselines.ScenarioInfo{Name: "bench", Gate: defaultGate("sec/op")}}
-	_, err := GoBench(old, new, "benchgate v1", sc)
+	_, err := GoBench(old, new, "benchgate v1", Options{Scenario: sc})
 	checkBounded(t, err)
 	if !strings.Contains(err.Error(), "are both named all") {
 		t.Errorf("error: %.500s", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -40,9 +41,13 @@ func defaultGate(metric gate.Metric) gate.Section {
 // file is one repetition of that side. Cells are named as a gobench
 // scenario names them, relative to the packages' common prefix; with one
 // package only, by the benchmark's name alone. tool is the results' Tool
-// ("benchgate VERSION"). sc, when not nil, gives the gate section, the
-// module the cells are named relative to and the rename rules.
-func GoBench(oldPath, newPath, tool string, sc *Scenario) (*baselines.Results, error) {
+// ("benchgate VERSION"). opt.Scenario, when not nil, gives the gate
+// section, the module the cells are named relative to and the rename
+// rules; opt.Name names the results, else the scenario's name, else
+// DefaultGoBenchName. The machine is read from the files' goos:, goarch:
+// and cpu: lines and the benchmarks' GOMAXPROCS (machineOf).
+func GoBench(oldPath, newPath, tool string, opt Options) (*baselines.Results, error) {
+	sc := opt.Scenario
 	var sides [2][]gobench.Result
 	for i, p := range []string{oldPath, newPath} {
 		f, err := baselines.OpenLimited(p, gobench.MaxOutputBytes)
@@ -77,11 +82,15 @@ func GoBench(oldPath, newPath, tool string, sc *Scenario) (*baselines.Results, e
 
 	res := &baselines.Results{
 		Version: baselines.FormatVersion, Tool: tool, Kind: "gobench", Status: "complete",
-		Scenario: baselines.ScenarioInfo{Name: "go test -bench: " + oldPath + " vs " + newPath, Gate: defaultGate("sec/op")},
+		Scenario: baselines.ScenarioInfo{Name: DefaultGoBenchName, Gate: defaultGate("sec/op")},
+		Env:      machineOf(sides),
 		Rungs:    []baselines.Rung{},
 	}
 	if sc != nil {
 		res.Scenario = sc.Info
+	}
+	if opt.Name != "" {
+		res.Scenario.Name = opt.Name
 	}
 	res.Env.Baseline = baselines.TargetInfo{Name: "baseline", Kind: "file", Spec: oldPath}
 	res.Env.Candidate = baselines.TargetInfo{Name: "candidate", Kind: "file", Spec: newPath}
@@ -122,6 +131,57 @@ func GoBench(oldPath, newPath, tool string, sc *Scenario) (*baselines.Results, e
 	res.Plan.Rounds, res.RoundsDone = rounds, map[string]int{"": rounds}
 	return res, nil
 }
+
+// DefaultGoBenchName names the results of two saved go test -bench
+// outputs compared without -name or a scenario. It depends on neither the
+// files' names (a nightly's carry its date) nor the packages in them (a
+// package that gains its first benchmark would change a name made of
+// them): a history's series of such results stay one series night after
+// night. Give -name to keep two suites apart in one history.
+const DefaultGoBenchName = "go test -bench"
+
+// machineOf is the machine two saved outputs ran on, as their header
+// lines say: goos:, goarch: and cpu:, and for the CPU count the
+// GOMAXPROCS every benchmark ran with (the -N suffix of its name, go
+// test's default being the CPUs it may use), when all ran with the same
+// one (a -cpu list leaves it unknown, 0). A field the outputs disagree on
+// (two machines, or files joined) holds each value, in order, joined
+// by " vs " (maxMachines of them, each clipped): such results
+// fingerprint as neither machine.
+func machineOf(sides [2][]gobench.Result) baselines.Environment {
+	var goos, goarch, cpu []string
+	procs := -1
+	add := func(list []string, v string) []string {
+		v = textsafe.Clip(v, textsafe.QuoteRunes)
+		if v == "" || slices.Contains(list, v) || len(list) > maxMachines {
+			return list
+		}
+		if len(list) == maxMachines {
+			v = "…"
+		}
+		return append(list, v)
+	}
+	for _, rs := range sides {
+		for _, r := range rs {
+			goos, goarch, cpu = add(goos, r.GOOS), add(goarch, r.GOARCH), add(cpu, r.CPU)
+			switch p := gobench.Procs(r.Name); procs {
+			case -1:
+				procs = p
+			case p:
+			default:
+				procs = 0
+			}
+		}
+	}
+	return baselines.Environment{
+		OS: strings.Join(goos, " vs "), Arch: strings.Join(goarch, " vs "), CPUModel: strings.Join(cpu, " vs "),
+		CPUs: max(procs, 0),
+	}
+}
+
+// maxMachines is how many distinct values of a header line machineOf
+// keeps; more are "…".
+const maxMachines = 3
 
 // commonPackage is the module-like prefix the cells are named relative
 // to: the longest common path prefix of the packages, its parent when it

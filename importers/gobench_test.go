@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -80,11 +81,44 @@ BenchmarkPut-2    100   32 ns/op
 `
 )
 
+// TestMachineOf: the machine of saved outputs is what their header lines
+// and their benchmarks' GOMAXPROCS say; what the files disagree on holds
+// each value.
+func TestMachineOf(t *testing.T) {
+	t.Parallel()
+	r := func(name, goos, cpu string) gobench.Result {
+		return gobench.Result{Name: name, GOOS: goos, GOARCH: "amd64", CPU: cpu}
+	}
+	for _, tc := range []struct {
+		name  string
+		sides [2][]gobench.Result
+		want  baselines.Environment
+	}{
+		{"one machine", [2][]gobench.Result{{r("BenchmarkA-4", "linux", "Xeon"), r("BenchmarkB/n=2-4", "linux", "Xeon")}, {r("BenchmarkA-4", "linux", "Xeon")}},
+			baselines.Environment{OS: "linux", Arch: "amd64", CPUModel: "Xeon", CPUs: 4}},
+		{"GOMAXPROCS 1: no suffix", [2][]gobench.Result{{r("BenchmarkA", "linux", "")}, {r("BenchmarkA", "linux", "")}},
+			baselines.Environment{OS: "linux", Arch: "amd64", CPUs: 1}},
+		{"a -cpu list", [2][]gobench.Result{{r("BenchmarkA", "linux", "Xeon"), r("BenchmarkA-4", "linux", "Xeon")}, {r("BenchmarkA-4", "linux", "Xeon")}},
+			baselines.Environment{OS: "linux", Arch: "amd64", CPUModel: "Xeon", CPUs: 0}},
+		{"two machines", [2][]gobench.Result{{r("BenchmarkA-2", "linux", "Xeon")}, {r("BenchmarkA-8", "darwin", "M2")}},
+			baselines.Environment{OS: "linux vs darwin", Arch: "amd64", CPUModel: "Xeon vs M2", CPUs: 0}},
+		{"many", [2][]gobench.Result{{r("BenchmarkA-2", "linux", "a"), r("BenchmarkA-2", "linux", "b"), r("BenchmarkA-2", "linux", "c")},
+			{r("BenchmarkA-2", "linux", "d"), r("BenchmarkA-2", "linux", "e")}},
+			baselines.Environment{OS: "linux", Arch: "amd64", CPUModel: "a vs b vs c vs …", CPUs: 2}},
+		{"no header lines", [2][]gobench.Result{{r("BenchmarkA-2", "", "")}, {r("BenchmarkA-2", "", "")}},
+			baselines.Environment{Arch: "amd64", CPUs: 2}},
+	} {
+		if got := machineOf(tc.sides); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestGoBench(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	old, new := writeBench(t, dir, "old.txt", benchOld), writeBench(t, dir, "new.txt", benchNew)
-	res, err := GoBench(old, new, "benchgate v1", nil)
+	res, err := GoBench(old, new, "benchgate v1", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +132,7 @@ func TestGoBench(t *testing.T) {
 		res.Env.Baseline.Spec != old || res.Env.Candidate.Spec != new {
 		t.Errorf("results %q %q %q, env %+v", res.Tool, res.Kind, res.Status, res.Env)
 	}
-	if want := defaultGate("sec/op"); !reflect.DeepEqual(res.Scenario.Gate, want) || !strings.HasPrefix(res.Scenario.Name, "go test -bench: ") {
+	if want := defaultGate("sec/op"); !reflect.DeepEqual(res.Scenario.Gate, want) || res.Scenario.Name != DefaultGoBenchName {
 		t.Errorf("scenario %+v", res.Scenario)
 	}
 	var got []string
@@ -125,7 +159,7 @@ func TestGoBench(t *testing.T) {
 	sc := &Scenario{Scenario: &scenario.Scenario{GoBench: &scenario.GoBench{Module: mod, Rename: []scenario.Rename{
 		{Pattern: regexp.MustCompile(`^store\.BenchmarkPut-2$`), Replace: "put"},
 	}}}, Info: baselines.ScenarioInfo{Name: "bench", Gate: defaultGate("B/op")}}
-	res, err = GoBench(old, new, "benchgate v1", sc)
+	res, err = GoBench(old, new, "benchgate v1", Options{Scenario: sc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +169,11 @@ func TestGoBench(t *testing.T) {
 
 	// Two benchmarks renamed to one cell would mix their samples.
 	sc.GoBench.Rename = []scenario.Rename{{Pattern: regexp.MustCompile(`.*`), Replace: "all"}}
-	if _, err := GoBench(old, new, "benchgate v1", sc); err == nil || !strings.Contains(err.Error(), "are both named all") {
+	if _, err := GoBench(old, new, "benchgate v1", Options{Scenario: sc}); err == nil || !strings.Contains(err.Error(), "are both named all") {
 		t.Errorf("rename collision: %v", err)
 	}
 	empty := writeBench(t, dir, "empty.txt", "PASS\n")
-	if _, err := GoBench(old, empty, "benchgate v1", nil); err == nil || !strings.Contains(err.Error(), empty+": no benchmark results") {
+	if _, err := GoBench(old, empty, "benchgate v1", Options{}); err == nil || !strings.Contains(err.Error(), empty+": no benchmark results") {
 		t.Errorf("empty output: %v", err)
 	}
 }

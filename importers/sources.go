@@ -69,7 +69,7 @@ func ReadSources(src Sources, opt Options, tool string) (*baselines.Results, err
 		if len(src.GoBench) != 2 {
 			return nil, fmt.Errorf("want two go test -bench outputs, the baseline's and the candidate's, not %d", len(src.GoBench))
 		}
-		return GoBench(src.GoBench[0], src.GoBench[1], tool, opt.Scenario)
+		return GoBench(src.GoBench[0], src.GoBench[1], tool, opt)
 	}
 	if len(src.Baseline) == 0 || len(src.Candidate) == 0 {
 		return nil, errors.New("-import needs -baseline and -candidate, each a comma-separated list of report files")

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
@@ -105,5 +107,25 @@ func (d *dashboardFlag) Set(s string) error {
 		return err
 	}
 	*d = dashboardFlag(s)
+	return nil
+}
+
+// nameFlag is compare's -name: the scenario name of results read from
+// files, which history keys its series by. It is checked as it is
+// parsed: a name shows in reports, comments and a history site's pages.
+type nameFlag string
+
+func (n *nameFlag) String() string { return string(*n) }
+
+func (n *nameFlag) Set(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return errors.New("a name must not be blank")
+	case utf8.RuneCountInString(s) > textsafe.QuoteRunes:
+		return fmt.Errorf("a name of more than %d characters", textsafe.QuoteRunes)
+	case strings.IndexFunc(s, unicode.IsControl) >= 0 || !utf8.ValidString(s):
+		return errors.New("a name must be printable text (no control characters, valid UTF-8)")
+	}
+	*n = nameFlag(s)
 	return nil
 }

@@ -169,6 +169,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 	var results, out, scenarioFile, tool, class string
 	var base, cand importers.FileList
 	var dash dashboardFlag
+	var name nameFlag
 	fs, err := parseFlagSet("compare", "[flags] [OLD.txt NEW.txt]", args, 2, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
 		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
@@ -177,6 +178,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
 		fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
 		fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
+		fs.Var(&name, "name", "with files (OLD NEW or -import): the results' scenario `name`, which history keeps its series by (default: -scenario's name, else \""+importers.DefaultGoBenchName+"\" for go test -bench outputs, \"imported TOOL results\" for -import)")
 		dash.register(fs)
 		fs.Var(&format, "format", report.FormatUsage)
 	})
@@ -191,7 +193,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		if len(files) == 2 && tool != "" {
 			return withCode(exitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
 		}
-		res, err := readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand}, class, scenarioFile, getenv)
+		res, err := readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand},
+			importers.Options{Class: class, Name: string(name)}, scenarioFile, getenv)
 		if err != nil {
 			return err
 		}
@@ -207,6 +210,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		// Given at all: a list that names no file ("-baseline ,") is
 		// still meant for -import.
 		return withCode(exitUsage, errors.New("-baseline, -candidate and -class go with -import"))
+	case name != "":
+		return withCode(exitUsage, fmt.Errorf("-name names results read from files (OLD NEW or -import); %s keeps the name it was run under", results))
 	}
 	res, err := baselines.Read(results)
 	if err != nil {
@@ -250,10 +255,9 @@ func sameGate(res *baselines.Results, results, scenarioFile string, getenv func(
 		scenarioFile, results, strings.Join(changes, "; ")))
 }
 
-// readReports reads src into results, decided by scenarioFile's gate
-// section when one is given. Errors carry their exit code.
-func readReports(src importers.Sources, class, scenarioFile string, getenv func(string) string) (*baselines.Results, error) {
-	opt := importers.Options{Class: class}
+// readReports reads src into results with opt, decided by scenarioFile's
+// gate section when one is given. Errors carry their exit code.
+func readReports(src importers.Sources, opt importers.Options, scenarioFile string, getenv func(string) string) (*baselines.Results, error) {
 	if scenarioFile != "" {
 		s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: getenv})
 		if err != nil {
