@@ -28,6 +28,9 @@ type Request struct {
 	// it through environ.Filter, so never a runner's credential. nil
 	// means os.Getenv.
 	Getenv func(string) string
+	// Decide loads the scenario only to decide results it did not run
+	// (scenario.LoadOptions.Decide): Load's, for compare.
+	Decide bool
 }
 
 // UsageError is a run refused for what it was asked: an invalid scenario,
@@ -64,7 +67,7 @@ func readScenario(req Request) (*scenario.Scenario, *environ.Filter, error) {
 		getenv = os.Getenv
 	}
 	env := environ.NewFilter(getenv)
-	sc, err := scenario.LoadWith(req.Scenario, req.Profile, scenario.LoadOptions{Getenv: env.Getenv, AllowDataOutside: req.AllowDataOutside})
+	sc, err := scenario.LoadWith(req.Scenario, req.Profile, scenario.LoadOptions{Getenv: env.Getenv, AllowDataOutside: req.AllowDataOutside, Decide: req.Decide})
 	if err != nil {
 		return nil, nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
 	}

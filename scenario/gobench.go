@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -28,7 +29,9 @@ func (l *loader) goBenchScenario(m map[string]*node, profile string) {
 	l.s.GoBench = gb
 	l.s.AllClasses = map[string]*Class{}
 	l.s.Variants = []Variant{{Name: "", Vars: map[string]string{}}}
-	l.goBenchTargets(m["targets"])
+	if n := m["targets"]; n != nil || !l.opts.Decide {
+		l.goBenchTargets(n)
+	}
 	if n := m["pins"]; n != nil {
 		l.pins(n)
 	}
@@ -48,7 +51,36 @@ func (l *loader) goBenchScenario(m map[string]*node, profile string) {
 	}
 	l.gate(m["gate"])
 	l.goBenchProfiles(m["profiles"], profile)
-	l.checkRounds(profile)
+	if !l.opts.Decide {
+		// Decided results have the rounds their files hold.
+		l.checkRounds(profile)
+	}
+}
+
+// decideField matches the fields of a gobench scenario that compare uses
+// to decide results it did not run (LoadOptions.Decide), where a ${VAR}
+// must be set. gobench.module is apart: decideUnset.
+var decideField = regexp.MustCompile(`^(version|name|kind|gate([.\[].*)?|gobench\.rename([.\[].*)?)$`)
+
+// decideUnset reports the unset ${VAR}s LoadOptions.Decide held back
+// until the kind was read: all of them, unless the scenario is a gobench
+// one, of which only those in fields compare uses (decideField). An
+// unset one in gobench.module leaves the module to its default, the
+// scenario's directory, with a warning: compare names the benchmarks
+// relative to the module where it can, and names them otherwise when
+// it cannot.
+func (l *loader) decideUnset() {
+	for _, u := range l.unset {
+		switch {
+		case l.s.Kind != KindGoBench || decideField.MatchString(u.Field):
+			l.errs.add(u.Error)
+		case u.Field == "gobench.module":
+			w := *u.Error
+			w.Msg = fmt.Sprintf("%s is not set: the benchmarks are named relative to the module in the scenario's directory, "+
+				"or to their packages' common prefix without a go.mod there, which may not be the names a run gives them (set %[1]s to name them as a run does)", u.name)
+			l.s.Warnings = append(l.s.Warnings, &w)
+		}
+	}
 }
 
 func (l *loader) goBenchTargets(n *node) {
@@ -101,7 +133,9 @@ func (l *loader) goBenchTargets(n *node) {
 					if dir.expanded {
 						shown = dir.shownText()
 					}
-					if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+					if fi, err := os.Stat(d); !l.opts.Decide && (err != nil || !fi.IsDir()) {
+						// Deciding runs nothing: a run's directory need
+						// not be on this machine.
 						l.errNode(dir, f+".dir", "%s is not a directory", shown)
 					} else {
 						t.Dir, t.Shown = d, "dir "+dir.shownText()

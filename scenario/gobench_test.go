@@ -159,3 +159,70 @@ gate:
 		t.Errorf("gate %+v\nwant %+v", s.Gate, want)
 	}
 }
+
+// TestLoadDecide: a gobench scenario read to decide results it did not
+// run needs no targets and no variable of a field compare does not use;
+// the fields it uses are checked as ever, and an unset gobench.module is
+// a warning. Another kind loads as without Decide, and a run's load of
+// the same file refuses what Decide lets pass.
+func TestLoadDecide(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n"), 0o644)
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(src), 0o644)
+		return p
+	}
+	decide := LoadOptions{Getenv: mapEnv(nil), Decide: true}
+
+	noTargets := write("bare.yml", "version: 1\nname: sums\nkind: gobench\ngate: {fail_on: [{metric: allocs/op}]}\n")
+	s, err := LoadWith(noTargets, "", decide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "sums" || s.GoBench.Module != s.Dir || len(s.Gate.FailOn) != 1 || s.Gate.FailOn[0].Metric != "allocs/op" || len(s.Warnings) != 0 {
+		t.Errorf("without targets: %+v, warnings %v", s, s.Warnings)
+	}
+	if _, err := LoadWith(noTargets, "", LoadOptions{Getenv: mapEnv(nil)}); err == nil || err.Error() != noTargets+":1:1: targets: missing (want baseline and candidate: each a ref or a dir)" {
+		t.Errorf("a run's load: %v", err)
+	}
+
+	unused := write("vars.yml", `version: 1
+name: nightly
+kind: gobench
+targets:
+  baseline: {ref: "${BASE_SHA}"}
+  candidate: {dir: "${REPO}/nowhere"}
+gobench: {module: "${REPO}", packages: ["${PKGS}"], benchtime: "${BT}"}
+load: {repetitions: 1}
+`)
+	s, err = LoadWith(unused, "", decide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := unused + ":7:19: gobench.module: REPO is not set: the benchmarks are named relative to the module in the scenario's directory, " +
+		"or to their packages' common prefix without a go.mod there, which may not be the names a run gives them (set REPO to name them as a run does)"
+	if len(s.Warnings) != 1 || s.Warnings[0].Error() != want || s.GoBench.Module != s.Dir {
+		t.Errorf("warnings %v, module %s\nwant %s", s.Warnings, s.GoBench.Module, want)
+	}
+	// Set, the module is read and checked as ever.
+	if _, err := LoadWith(unused, "", LoadOptions{Getenv: mapEnv(map[string]string{"REPO": "/nonexistent"}), Decide: true}); err == nil ||
+		err.Error() != unused+":7:19: gobench.module: /nonexistent holds no go.mod" {
+		t.Errorf("module set: %v", err)
+	}
+
+	used := write("gate.yml", "version: 1\nname: \"${NAME}\"\nkind: gobench\ngate: {fail_on: [{metric: \"${METRIC}\"}]}\ngobench: {rename: [{match: \"${RE}\", replace: x}]}\n")
+	_, err = LoadWith(used, "", decide)
+	wantErr := used + ":2:7: name: environment variable NAME is not set (write ${NAME:-default} for a default)\n" +
+		used + ":4:27: gate.fail_on[0].metric: environment variable METRIC is not set (write ${METRIC:-default} for a default)\n" +
+		used + ":5:28: gobench.rename[0].match: environment variable RE is not set (write ${RE:-default} for a default)"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("used fields:\n%v\nwant\n%s", err, wantErr)
+	}
+
+	http := write("http.yml", "version: 1\nname: h\ntargets: {baseline: {url: \"${URL}\"}, candidate: {url: \"http://127.0.0.1:2\"}}\nclasses: [{name: a, request: GET /}]\n")
+	if _, err := LoadWith(http, "", decide); err == nil || err.Error() != http+":3:27: targets.baseline.url: environment variable URL is not set (write ${URL:-default} for a default)" {
+		t.Errorf("an http scenario: %v", err)
+	}
+}

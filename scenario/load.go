@@ -52,6 +52,16 @@ type LoadOptions struct {
 	// below it): a scenario a pull request changes cannot read
 	// /etc/passwd or /proc/self/environ and send it to a target.
 	AllowDataOutside bool
+	// Decide reads a gobench scenario only to decide results it did not
+	// run: compare of saved go test -bench outputs or a benchmark suite's
+	// files, or its gate section held against a results file's. Only
+	// what compare uses must be there and be set — version, name, kind,
+	// the gate section, gobench.rename, gobench.module — so targets may
+	// be left out, a ${VAR} elsewhere need not be set, and nothing is
+	// checked against this machine but the module's go.mod. An unset
+	// ${VAR} in gobench.module leaves the module to its default, with a
+	// warning (decideUnset). Scenarios of other kinds load as without it.
+	Decide bool
 }
 
 // LoadWith reads the scenario file at path, expands ${VAR}, applies the
@@ -150,6 +160,16 @@ type loader struct {
 	pinPos     map[string]int // line of each pin set, by name
 
 	dataBytes, dataItems int // read so far, against MaxDataBytes and MaxDataItems
+
+	// unset are the ${VAR} of unset variables LoadOptions.Decide holds
+	// back until the kind says which fields are used (decideUnset).
+	unset []unsetVar
+}
+
+// unsetVar is a ${VAR} of an unset variable: its error, and the name.
+type unsetVar struct {
+	*Error
+	name string
 }
 
 // parse converts src, expanding ${VAR} with getenv, or with getenvShown in
@@ -184,6 +204,11 @@ func (l *loader) parse(src []byte, getenv, getenvShown func(string) string) (roo
 	c := &converter{getenv: getenv, getenvShown: getenvShown, anchors: map[string]*node{}, errf: func(line, col int, field, msg string) {
 		l.errAt(line, col, field, "%s", msg)
 	}}
+	if l.opts.Decide {
+		c.unset = func(line, col int, field, name string) {
+			l.unset = append(l.unset, unsetVar{&Error{File: l.file, Line: line, Col: col, Field: field, Msg: (&unsetError{name}).Error()}, name})
+		}
+	}
 	root = c.convert(f.Docs[0], "")
 	if root.kind == kindNull {
 		l.errAt(1, 1, "", "the file is empty (want a scenario mapping with version: 1)")
@@ -231,6 +256,7 @@ func (l *loader) scenario(root *node, profile string) {
 			}
 		}
 	}
+	l.decideUnset()
 	if l.s.Kind == KindGoBench {
 		l.goBenchScenario(m, profile)
 		return

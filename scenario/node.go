@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -140,7 +141,11 @@ type converter struct {
 	shown       []*node // the scalars expanded in shown fields
 	anchors     map[string]*node
 	errf        func(line, col int, field, msg string)
-	depth       int
+	// unset, when not nil, takes a ${VAR} of an unset variable instead of
+	// errf (LoadOptions.Decide): whether it is an error depends on the
+	// field, known to be used or not only once the kind is read.
+	unset func(line, col int, field, name string)
+	depth int
 	// size is the tree converted so far with aliases expanded, in nodes
 	// plus bytes of text, against MaxExpanded; anchorSize is the size of
 	// each anchor's value, what an alias of it adds.
@@ -336,7 +341,11 @@ func (c *converter) str(s string, line, col int, field string) *node {
 	}
 	out, expanded, err := expandEnv(s, getenv)
 	if err != nil {
-		c.errf(line, col, field, err.Error())
+		if ue := (*unsetError)(nil); c.unset != nil && errors.As(err, &ue) {
+			c.unset(line, col, field, ue.name)
+		} else {
+			c.errf(line, col, field, err.Error())
+		}
 		n.broken = true
 		return n
 	}
@@ -397,7 +406,7 @@ func expandEnv(s string, getenv func(string) string) (string, bool, error) {
 		v := getenv(name)
 		if v == "" {
 			if !hasDef {
-				return "", false, fmt.Errorf("environment variable %s is not set (write ${%s:-default} for a default)", name, name)
+				return "", false, &unsetError{name}
 			}
 			v = def
 		}
@@ -406,6 +415,13 @@ func expandEnv(s string, getenv func(string) string) (string, bool, error) {
 		i += 2 + end
 	}
 	return b.String(), expanded, nil
+}
+
+// unsetError is a ${VAR} without a default whose variable is not set.
+type unsetError struct{ name string }
+
+func (e *unsetError) Error() string {
+	return fmt.Sprintf("environment variable %s is not set (write ${%s:-default} for a default)", e.name, e.name)
 }
 
 func validEnvName(s string) bool {

@@ -194,7 +194,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 			return withCode(exitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
 		}
 		res, err := readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand},
-			importers.Options{Class: class, Name: string(name)}, scenarioFile, getenv)
+			importers.Options{Class: class, Name: string(name)}, scenarioFile, getenv, stderr)
 		if err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 		return withCode(exitUsage, err)
 	}
 	if scenarioFile != "" {
-		if err := sameGate(res, results, scenarioFile, getenv); err != nil {
+		if err := sameGate(res, results, scenarioFile, getenv, stderr); err != nil {
 			return err
 		}
 	}
@@ -239,10 +239,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) str
 // declared before it was measured, and one written after it (or another
 // scenario's) must not decide it, nor be ignored unsaid. A scenario that
 // agrees changes nothing. Errors carry their exit code.
-func sameGate(res *baselines.Results, results, scenarioFile string, getenv func(string) string) error {
-	s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: getenv})
+func sameGate(res *baselines.Results, results, scenarioFile string, getenv func(string) string, stderr io.Writer) error {
+	s, err := loadToDecide(scenarioFile, getenv, stderr)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return err
 	}
 	changes, err := decide.GateChanges(res.Scenario.Gate, s.Gate)
 	if err != nil || len(changes) == 0 {
@@ -257,16 +257,35 @@ func sameGate(res *baselines.Results, results, scenarioFile string, getenv func(
 
 // readReports reads src into results with opt, decided by scenarioFile's
 // gate section when one is given. Errors carry their exit code.
-func readReports(src importers.Sources, opt importers.Options, scenarioFile string, getenv func(string) string) (*baselines.Results, error) {
+func readReports(src importers.Sources, opt importers.Options, scenarioFile string, getenv func(string) string, stderr io.Writer) (*baselines.Results, error) {
 	if scenarioFile != "" {
-		s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: getenv})
+		s, err := loadToDecide(scenarioFile, getenv, stderr)
 		if err != nil {
-			return nil, withCode(exitUsage, err)
+			return nil, err
 		}
 		opt.Scenario = &importers.Scenario{Scenario: s, Info: runner.ScenarioInfo(s)}
 	}
 	res, err := importers.ReadSources(src, opt, "benchgate "+buildinfo.Version(version))
 	return res, withCode(exitUsage, err)
+}
+
+// loadToDecide loads scenarioFile to decide results it did not run
+// (runner.Request.Decide: a gobench scenario needs no targets, nor the
+// variables of fields compare does not use) and prints a gobench
+// scenario's warnings on stderr, which are then about deciding (an unset
+// gobench.module); another kind's are about its runs. Errors carry their
+// exit code.
+func loadToDecide(scenarioFile string, getenv func(string) string, stderr io.Writer) (*scenario.Scenario, error) {
+	s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: getenv, Decide: true})
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	if s.Kind == scenario.KindGoBench {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(stderr, "warning: %v\n", w)
+		}
+	}
+	return s, nil
 }
 
 func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
