@@ -34,7 +34,7 @@ func resultsSeeds(f *testing.F) {
 	r.Version = FormatVersion
 	r.Scenario.Load.Interleave = "slice"
 	for i := range r.Rungs[:4] {
-		r.Rungs[i].Slices = []Slice{{Pair: 0, Duration: 0.05, Requests: 10, Answered: 10, RPS: 200, P50: 0.001}, {Pair: 1, Start: 0.06, Duration: 0.05}}
+		r.Rungs[i].Slices = []Slice{{Pair: 0, Duration: 0.05, Requests: 10, Answered: 10, Values: map[string]float64{"rps": 200, "p50": 0.001}}, {Pair: 1, Start: 0.06, Duration: 0.05}}
 	}
 	v3, err := json.Marshal(r)
 	if err != nil {

@@ -27,9 +27,13 @@ import (
 // Version 3 added what the verdicts rest on beyond the overlap rule: the
 // decision rule and the unresolved-tie policy, slice interleaving (a
 // rung's Slices are its paired observations) and adaptive rounds (cells
-// with more rounds than the plan's minimum). Versions 1 and 2 read as
-// they are.
-const FormatVersion = 3
+// with more rounds than the plan's minimum). Version 4 holds a load
+// rung's and a slice's measurements by metric in Values, as a Go
+// benchmark's rung already did, rather than in a field each (rps, mean,
+// p50, p90, p95, p99): Parse moves an earlier version's fields there
+// (upgradeV3), so every earlier file reads, decides and merges as before,
+// and is version 4 once read.
+const FormatVersion = 4
 
 // Results is the content of results.json.
 type Results struct {
@@ -276,15 +280,8 @@ type Rung struct {
 	Errors   map[string]int64 `json:"errors,omitempty"`
 	Statuses map[string]int64 `json:"statuses,omitempty"` // status code → count
 	Bytes    int64            `json:"bytes"`              // response body bytes
-	RPS      float64          `json:"rps"`                // completed requests / Duration
-	// Latencies in seconds, from the rung's merged histogram of all
-	// completed requests (errors included, transport failures excluded).
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
+	// Max is the slowest answered request's latency, seconds.
+	Max float64 `json:"max"`
 	// Resources the target used during the measured window, and the
 	// generator's own CPU. ResourceSource says how they were read
 	// ("cgroup", "proc", "docker"); "" means not measured, and then the
@@ -297,9 +294,15 @@ type Rung struct {
 	// Histogram is the HdrHistogram of latencies in microseconds, in the
 	// standard compressed base64 encoding (hdrhistogram-go Encode V2).
 	Histogram string `json:"histogram,omitempty"`
-	// Values are a gobench rung's measurements by unit, as benchfmt
-	// tidies them: "sec/op", "B/op", "allocs/op", "B/s" and custom units.
-	// The request fields above are zero then.
+	// Values are the rung's measurements by metric. Under load, those
+	// the generator measures (gate.Measured): "rps", the answered
+	// requests over Duration, and the latency statistics in seconds from
+	// the rung's merged histogram of all answered requests (errors
+	// included, transport failures excluded), set only when some request
+	// was answered; an imported rung has those its tool recorded. A Go
+	// benchmark's are its units, as benchfmt tidies them: "sec/op",
+	// "B/op", "allocs/op", "B/s" and custom units, and the request fields
+	// above are zero then.
 	Values map[string]float64 `json:"values,omitempty"`
 	// Slices are the rung's measured slices under slice interleaving, in
 	// time order; the fields above cover all of them together.
@@ -350,14 +353,10 @@ type Slice struct {
 	Requests int64   `json:"requests"` // ended in the measured part
 	Answered int64   `json:"answered"` // of which answered, any status
 	Errors   int64   `json:"errors"`
-	RPS      float64 `json:"rps"` // Answered / Duration
-	// Latencies in seconds from the slice's own histogram; 0 when
-	// nothing was answered.
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
+	// Values are the slice's measurements by metric, as a rung's: "rps"
+	// (Answered / Duration) and the latency statistics of the slice's
+	// own histogram, those only when something was answered.
+	Values map[string]float64 `json:"values,omitempty"`
 	// CPUSeconds is the target's CPU in the measured part where it can be
 	// read at the slice's edges; 0 means not measured.
 	CPUSeconds float64 `json:"cpu_s,omitempty"`
@@ -392,7 +391,7 @@ func (r *Rung) SetErrors(counts [len(ErrorKinds)]int64) {
 // of latencies in microseconds, and stores h itself encoded.
 func (r *Rung) SetLatency(h *hdrhistogram.Histogram) error {
 	if h.TotalCount() > 0 {
-		r.Mean, r.P50, r.P90, r.P95, r.P99 = latencies(h)
+		r.Values = setLatencies(r.Values, h)
 		r.Max = float64(h.Max()) * 1e-6
 	}
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
@@ -407,15 +406,93 @@ func (r *Rung) SetLatency(h *hdrhistogram.Histogram) error {
 // of latencies in microseconds; they stay 0 when h is empty.
 func (s *Slice) SetLatency(h *hdrhistogram.Histogram) {
 	if h.TotalCount() > 0 {
-		s.Mean, s.P50, s.P90, s.P95, s.P99 = latencies(h)
+		s.Values = setLatencies(s.Values, h)
 	}
 }
 
-// latencies are the mean and percentiles of h, microseconds, in seconds.
-func latencies(h *hdrhistogram.Histogram) (mean, p50, p90, p95, p99 float64) {
+// setLatencies sets in v every latency metric of gate.Registry from h,
+// latencies in microseconds, in seconds: each percentile at its
+// Quantile, the mean where it has none.
+func setLatencies(v map[string]float64, h *hdrhistogram.Histogram) map[string]float64 {
 	const us = 1e-6
-	at := func(q float64) float64 { return float64(h.ValueAtQuantile(q)) * us }
-	return h.Mean() * us, at(50), at(90), at(95), at(99)
+	if v == nil {
+		v = map[string]float64{}
+	}
+	for _, d := range gate.Registry {
+		switch {
+		case d.Source != gate.FromLatency:
+		case d.Quantile == 0:
+			v[string(d.Metric)] = h.Mean() * us
+		default:
+			v[string(d.Metric)] = float64(h.ValueAtQuantile(d.Quantile)) * us
+		}
+	}
+	return v
+}
+
+// Value is the rung's measurement of m as stored in Values (0 when it
+// has none): rps and the latency statistics under load, a unit of a Go
+// benchmark. Metric is the one that says whether it was measured.
+func (r Rung) Value(m gate.Metric) float64 { return r.Values[string(m)] }
+
+// SetValue stores x as the rung's measurement of m.
+func (r *Rung) SetValue(m gate.Metric, x float64) {
+	if r.Values == nil {
+		r.Values = map[string]float64{}
+	}
+	r.Values[string(m)] = x
+}
+
+// Value is the slice's measurement of m as stored in Values, 0 when it
+// has none.
+func (s Slice) Value(m gate.Metric) float64 { return s.Values[string(m)] }
+
+// SetValue stores x as the slice's measurement of m.
+func (s *Slice) SetValue(m gate.Metric, x float64) {
+	if s.Values == nil {
+		s.Values = map[string]float64{}
+	}
+	s.Values[string(m)] = x
+}
+
+// Metric is the load rung's measurement of m and whether it measured it,
+// as gate.Registry defines m: throughput always; a latency statistic
+// when some request was answered (HasLatency) and it is stored; the
+// error rate when some request ended; a resource when the target's
+// resources were read (CPU per request when something was answered).
+// A metric the registry does not define is a stored value (a Go
+// benchmark's unit). A zero is a measurement: a latency left out is not.
+func (r Rung) Metric(m gate.Metric) (float64, bool) {
+	d, ok := gate.Lookup(m)
+	if !ok {
+		x, ok := r.Values[string(m)]
+		return x, ok
+	}
+	switch d.Source {
+	case gate.FromLatency:
+		if !r.HasLatency() {
+			return 0, false
+		}
+		x, ok := r.Values[string(m)]
+		return x, ok
+	case gate.FromErrors:
+		return r.ErrorRate(), r.Requests > 0
+	case gate.FromResources:
+		if r.ResourceSource == "" {
+			return 0, false
+		}
+		switch m {
+		case gate.CPUPerReq:
+			return r.CPUPerRequest(), r.Answered() > 0
+		case gate.MemMean:
+			return float64(r.MemMean), true
+		case gate.MemPeak:
+			return float64(r.MemPeak), true
+		}
+		return 0, false
+	}
+	x, ok := r.Values[string(m)]
+	return x, ok
 }
 
 // Answered counts the responses of a rung: every status code seen.
@@ -432,8 +509,8 @@ func (r Rung) Answered() int64 {
 // no status codes (k6) counts as answered when some request did not fail
 // and it has a median.
 func (r Rung) HasLatency() bool {
-	if len(r.Statuses) == 0 && r.Values == nil {
-		return r.P50 > 0 && r.Requests > r.ErrorCount()
+	if len(r.Statuses) == 0 {
+		return r.Value(gate.P50) > 0 && r.Requests > r.ErrorCount()
 	}
 	return r.Answered() > 0
 }
@@ -676,6 +753,11 @@ func Parse(b []byte, name string) (*Results, error) {
 	if r.Version < 1 || r.Version > FormatVersion {
 		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads versions 1 to %d", name, r.Version, FormatVersion)
 	}
+	if r.Version < 4 {
+		if err := upgradeV3(&r, b); err != nil {
+			return nil, fmt.Errorf("%s: not a benchgate results file: %v", name, err)
+		}
+	}
 	var hr histogramReader
 	for i := range r.Rungs {
 		if e := r.Rungs[i].Histogram; e != "" {
@@ -689,6 +771,65 @@ func Parse(b []byte, name string) (*Results, error) {
 		}
 	}
 	return &r, nil
+}
+
+// v3Measures are the fields in which results before version 4 held a
+// load rung's or a slice's measurements.
+type v3Measures struct {
+	RPS  *float64 `json:"rps"`
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P90  *float64 `json:"p90"`
+	P95  *float64 `json:"p95"`
+	P99  *float64 `json:"p99"`
+}
+
+// into adds the fields m holds to values by metric. A latency of 0 was
+// not measured (nothing answered, or a percentile an imported report's
+// tool did not record): version 4 leaves out what was not measured.
+func (m v3Measures) into(values map[string]float64) map[string]float64 {
+	for _, f := range []struct {
+		metric gate.Metric
+		x      *float64
+	}{{gate.RPS, m.RPS}, {gate.Mean, m.Mean}, {gate.P50, m.P50}, {gate.P90, m.P90}, {gate.P95, m.P95}, {gate.P99, m.P99}} {
+		if f.x == nil || f.metric != gate.RPS && *f.x == 0 {
+			continue
+		}
+		if values == nil {
+			values = map[string]float64{}
+		}
+		values[string(f.metric)] = *f.x
+	}
+	return values
+}
+
+// upgradeV3 moves the measurements of a results file before version 4,
+// b, decoded into r, from their fields to Values, and makes r version 4.
+// A Go benchmark's rung kept its units in Values already (its rps of 0
+// was no measurement).
+func upgradeV3(r *Results, b []byte) error {
+	var old struct {
+		Rungs []struct {
+			v3Measures
+			Slices []v3Measures `json:"slices"`
+		} `json:"rungs"`
+	}
+	if r.Benchmarks() {
+		r.Version = FormatVersion
+		return nil
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return err
+	}
+	for i := range r.Rungs {
+		g, o := &r.Rungs[i], old.Rungs[i]
+		g.Values = o.into(g.Values)
+		for j := range g.Slices {
+			g.Slices[j].Values = o.Slices[j].into(g.Slices[j].Values)
+		}
+	}
+	r.Version = FormatVersion
+	return nil
 }
 
 // Gates is what the correctness gates found before any load: the

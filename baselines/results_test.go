@@ -18,7 +18,7 @@ func plan2x2() Plan {
 }
 
 func rung(c Cell, round int, target string) Rung {
-	return Rung{Cell: c, Round: round, Target: target, Requests: 10, RPS: 100}
+	return Rung{Cell: c, Round: round, Target: target, Requests: 10, Values: map[string]float64{"rps": 100}}
 }
 
 func TestCompleteRounds(t *testing.T) {
@@ -63,7 +63,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		Env: Environment{CPUs: 2, Start: time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)},
 		Rungs: []Rung{{Cell: Cell{Class: "Q01", Concurrency: 1}, Target: "baseline", Order: "AB",
 			Requests: 100, Errors: map[string]int64{"status": 2, "timeout": 1}, Statuses: map[string]int64{"200": 98, "503": 2},
-			RPS: 99.5, P95: 0.012}},
+			Values: map[string]float64{"rps": 99.5, "p95": 0.012}}},
 	}
 	if err := Write(dir, in); err != nil {
 		t.Fatal(err)
@@ -173,10 +173,10 @@ func TestHasLatency(t *testing.T) {
 		r    Rung
 		want bool
 	}{
-		{"answered", Rung{Statuses: map[string]int64{"200": 5}, P50: 0.001}, true},
+		{"answered", Rung{Statuses: map[string]int64{"200": 5}, Values: map[string]float64{"p50": 0.001}}, true},
 		{"nothing answered", Rung{Requests: 5, Errors: map[string]int64{"connect": 5}}, false},
-		{"imported without status codes", Rung{Requests: 5, P50: 0.002}, true},
-		{"imported, every request failed", Rung{Requests: 5, P50: 0.002, Errors: map[string]int64{"connect": 5}}, false},
+		{"imported without status codes", Rung{Requests: 5, Values: map[string]float64{"p50": 0.002}}, true},
+		{"imported, every request failed", Rung{Requests: 5, Values: map[string]float64{"p50": 0.002}, Errors: map[string]int64{"connect": 5}}, false},
 		{"imported, nothing measured", Rung{Requests: 5}, false},
 		{"a Go benchmark", Rung{Values: map[string]float64{"sec/op": 1e-6}}, false},
 	}

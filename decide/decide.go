@@ -37,7 +37,7 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 			Pairs:     map[gate.Metric][]gate.Pair{},
 		}
 	}
-	_, imported := res.Imported()
+	bench := res.Benchmarks()
 	// Each counted round's two rungs of a cell, for the paired
 	// observations: the two sides of a round ran back to back.
 	type roundKey struct {
@@ -63,10 +63,10 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 			rounds = append(rounds, k)
 		}
 		pair[k][t] = r
-		for m, v := range rungValues(r, imported) {
+		for m, v := range rungValues(r, bench) {
 			side.Samples[m] = append(side.Samples[m], v)
 		}
-		if r.Values != nil {
+		if bench {
 			continue
 		}
 		if src := sources[r.Cell]; r.ResourceSource != "" && src[t] != r.ResourceSource {
@@ -91,7 +91,7 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 		if b == nil || c == nil {
 			continue
 		}
-		addPairs(inputs[k.cell].Pairs, k.round, b, c, imported)
+		addPairs(inputs[k.cell].Pairs, k.round, b, c, bench)
 	}
 
 	// Resources read two different ways (a cgroup's counters on one side,
@@ -271,49 +271,36 @@ func gateFailures(g *baselines.Gates) []gate.Failure {
 // rate: their zeros would read as perfect. Left out, they leave the metric
 // short of samples, and a gated metric short of samples is inconclusive,
 // never a pass.
-func rungValues(r *baselines.Rung, imported bool) map[gate.Metric]float64 {
+func rungValues(r *baselines.Rung, bench bool) map[gate.Metric]float64 {
 	v := map[gate.Metric]float64{}
-	if r.Values != nil {
+	if bench {
 		// A Go benchmark's result: its units are its metrics.
 		for unit, x := range r.Values {
 			v[gate.Metric(unit)] = x
 		}
 		return v
 	}
-	v[gate.RPS] = r.RPS
-	if r.HasLatency() {
-		for m, x := range map[gate.Metric]float64{
-			gate.Mean: r.Mean, gate.P50: r.P50, gate.P90: r.P90, gate.P95: r.P95, gate.P99: r.P99,
-		} {
-			// An imported report stores a percentile its tool did not
-			// record as 0: not measured, not a zero latency.
-			if x == 0 && imported {
-				continue
-			}
+	for _, m := range gate.AllMetrics {
+		if x, ok := r.Metric(m); ok {
 			v[m] = x
 		}
-	}
-	if r.Requests > 0 {
-		v[gate.ErrorRate] = r.ErrorRate()
-	}
-	if r.ResourceSource != "" {
-		if r.Answered() > 0 {
-			v[gate.CPUPerReq] = r.CPUPerRequest()
-		}
-		v[gate.MemMean] = float64(r.MemMean)
-		v[gate.MemPeak] = float64(r.MemPeak)
 	}
 	return v
 }
 
-// sliceValues are a slice's measurements by metric, as rungValues.
+// sliceValues are a slice's measurements by metric, as rungValues: what
+// the generator measured (throughput, and latency where something was
+// answered), and CPU per request where the target's CPU was read at the
+// slice's edges.
 func sliceValues(s baselines.Slice) map[gate.Metric]float64 {
-	v := map[gate.Metric]float64{gate.RPS: s.RPS}
-	if s.Answered > 0 {
-		v[gate.Mean], v[gate.P50], v[gate.P90], v[gate.P95], v[gate.P99] = s.Mean, s.P50, s.P90, s.P95, s.P99
-		if s.CPUSeconds > 0 {
-			v[gate.CPUPerReq] = s.CPUSeconds / float64(s.Answered)
+	v := map[gate.Metric]float64{}
+	for _, m := range gate.Measured {
+		if x, ok := s.Values[string(m)]; ok && (m == gate.RPS || s.Answered > 0) {
+			v[m] = x
 		}
+	}
+	if s.Answered > 0 && s.CPUSeconds > 0 {
+		v[gate.CPUPerReq] = s.CPUSeconds / float64(s.Answered)
 	}
 	return v
 }
@@ -323,8 +310,8 @@ func sliceValues(s baselines.Slice) map[gate.Metric]float64 {
 // metric is paired where both sides measured it; metrics measured only
 // per rung (memory, and CPU where a slice could not read it) are paired
 // by round.
-func addPairs(pairs map[gate.Metric][]gate.Pair, round int, b, c *baselines.Rung, imported bool) {
-	bv, cv := rungValues(b, imported), rungValues(c, imported)
+func addPairs(pairs map[gate.Metric][]gate.Pair, round int, b, c *baselines.Rung, bench bool) {
+	bv, cv := rungValues(b, bench), rungValues(c, bench)
 	sliced := map[gate.Metric]bool{}
 	if len(b.Slices) > 0 && len(c.Slices) > 0 {
 		byPair := map[int]baselines.Slice{}

@@ -22,7 +22,7 @@ func results(src [2]string) *baselines.Results {
 		for t, name := range []string{"baseline", "candidate"} {
 			r.Rungs = append(r.Rungs, baselines.Rung{
 				Cell: cell, Round: round, Target: name, Duration: 1, Requests: 100,
-				Statuses: map[string]int64{"200": 100}, RPS: 100 + float64(round), P95: 0.01,
+				Statuses: map[string]int64{"200": 100}, Values: map[string]float64{"rps": 100 + float64(round), "mean": 0.005, "p50": 0.004, "p90": 0.008, "p95": 0.01, "p99": 0.02},
 				ResourceSource: src[t], CPUSeconds: 0.5 + 0.01*float64(round), MemMean: 10 << 20, MemPeak: 12 << 20,
 			})
 		}
@@ -62,7 +62,9 @@ func TestDecideSilentRung(t *testing.T) {
 	t.Parallel()
 	res := results([2]string{"cgroup", "cgroup"})
 	r := &res.Rungs[3] // round 1, candidate
-	r.Statuses, r.RPS, r.P95, r.Requests = nil, 0, 0, 0
+	r.Statuses, r.Requests = nil, 0
+	r.SetValue(gate.RPS, 0)
+	delete(r.Values, string(gate.P95))
 	cmp, err := Results(res)
 	if err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func TestOpenCells(t *testing.T) {
 	}
 	for i := range r.Rungs {
 		if r.Rungs[i].Target == "candidate" {
-			r.Rungs[i].RPS /= 2
+			r.Rungs[i].SetValue(gate.RPS, r.Rungs[i].Value(gate.RPS)/2)
 		}
 	}
 	if cells, err := OpenCells(r); err != nil || len(cells) != 0 {
@@ -195,7 +195,9 @@ func TestUnmeasuredAnyLoad(t *testing.T) {
 			// The baseline never answered; the candidate did, so only
 			// the baseline's silence makes the cell unmeasured.
 			if g.Target == "baseline" {
-				g.Requests, g.Statuses, g.RPS, g.P95, g.InFlight = 0, nil, 0, 0, 2
+				g.Requests, g.Statuses, g.InFlight = 0, nil, 2
+				g.SetValue(gate.RPS, 0)
+				delete(g.Values, string(gate.P95))
 			}
 		}
 		c, err := Results(r)

@@ -38,10 +38,10 @@ func loadResults(cells ...baselines.Cell) *baselines.Results {
 				requests := int64(rps * 5)
 				g := baselines.Rung{
 					Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
-					Start: at, Duration: 5, Requests: requests, RPS: rps,
+					Start: at, Duration: 5, Requests: requests, Values: map[string]float64{"rps": rps, "mean": 0.0010 * jitter * slow, "p50": 0.0009 * jitter * slow, "p90": 0.0015 * jitter * slow, "p95": 0.0020 * jitter * slow, "p99": 0.0040 * jitter * slow},
 					Statuses: map[string]int64{"200": requests},
-					Mean:     0.0010 * jitter * slow, P50: 0.0009 * jitter * slow, P90: 0.0015 * jitter * slow,
-					P95: 0.0020 * jitter * slow, P99: 0.0040 * jitter * slow, Max: 0.010,
+
+					Max:            0.010,
 					ResourceSource: "cgroup", CPUSeconds: 2.5 * jitter * slow,
 					MemMean: int64(40e6 * jitter), MemPeak: int64(50e6 * jitter),
 				}

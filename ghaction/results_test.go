@@ -59,7 +59,7 @@ func savedResults(t *testing.T, dir string) string {
 	for round := range 2 {
 		for _, target := range []string{"baseline", "candidate"} {
 			res.Rungs = append(res.Rungs, baselines.Rung{Cell: cell, Round: round, Target: target, Duration: 1, Requests: 100,
-				Statuses: map[string]int64{"200": 100}, RPS: 100 + float64(round), P95: 0.01})
+				Statuses: map[string]int64{"200": 100}, Values: map[string]float64{"rps": 100 + float64(round), "p95": 0.01}})
 		}
 	}
 	if err := baselines.Write(dir, res); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 )
 
 // Each importer reads a file the user names, possibly one a workflow
@@ -80,13 +81,17 @@ func parseBytes(tool string, data []byte) (measurement, error) {
 
 func checkRung(t *testing.T, r baselines.Rung) {
 	t.Helper()
-	for name, x := range map[string]float64{"duration": r.Duration, "rps": r.RPS, "mean": r.Mean, "p50": r.P50, "p90": r.P90, "p95": r.P95, "p99": r.P99, "max": r.Max} {
+	figures := map[string]float64{"duration": r.Duration, "max": r.Max}
+	for m, x := range r.Values {
+		figures[m] = x
+	}
+	for name, x := range figures {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			t.Fatalf("%s is %v", name, x)
 		}
 	}
-	if r.Requests < 0 || r.Bytes < 0 || r.RPS < 0 {
-		t.Fatalf("requests %d, bytes %d, rps %v", r.Requests, r.Bytes, r.RPS)
+	if r.Requests < 0 || r.Bytes < 0 || r.Value(gate.RPS) < 0 {
+		t.Fatalf("requests %d, bytes %d, rps %v", r.Requests, r.Bytes, r.Value(gate.RPS))
 	}
 	for _, m := range []map[string]int64{r.Errors, r.Statuses} {
 		for k, n := range m {

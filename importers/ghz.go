@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 // rpcError matches a gRPC status error as ghz records it:
@@ -140,13 +142,14 @@ func parseGhz(f *file) (measurement, error) {
 		return m, err
 	}
 
-	r.Mean, _, err = top.optNum("average")
+	mean, _, err := top.optNum("average")
 	if err != nil {
 		return m, err
 	}
-	r.Mean /= 1e9
-	if answered == 0 {
-		r.Mean = 0 // ghz averages the failed calls too; nothing was answered
+	// ghz averages the failed calls too: with nothing answered it has no
+	// mean of answers.
+	if answered > 0 && mean != 0 {
+		r.SetValue(gate.Mean, mean/1e9)
 	}
 	r.Max, _, err = top.optNum("slowest")
 	if err != nil {
@@ -169,10 +172,10 @@ func parseGhz(f *file) (measurement, error) {
 		}
 	}
 	for _, x := range []struct {
-		dst  *float64
-		pct  float64
-		need bool
-	}{{&r.P50, 50, true}, {&r.P90, 90, false}, {&r.P95, 95, true}, {&r.P99, 99, false}} {
+		metric gate.Metric
+		pct    float64
+		need   bool
+	}{{gate.P50, 50, true}, {gate.P90, 90, false}, {gate.P95, 95, true}, {gate.P99, 99, false}} {
 		v, has := got[x.pct]
 		if !has && x.need && ok > 0 {
 			if dist == nil {
@@ -180,7 +183,9 @@ func parseGhz(f *file) (measurement, error) {
 			}
 			return m, top.errf("\"latencyDistribution\" has no %v%% entry", x.pct)
 		}
-		*x.dst = v
+		if has && v != 0 {
+			r.SetValue(x.metric, v)
+		}
 	}
 	return m, nil
 }

@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -603,18 +604,24 @@ func httpStatuses(r *baselines.Rung, codes map[string]int64) int64 {
 	return answered
 }
 
-// latency is one latency figure of a report: where it goes, its field,
-// and whether the gate needs it (p50 and p95 are required).
+// latency is one latency figure of a report: the metric it is (or
+// slowest, the rung's Max), its field, and whether the gate needs it (p50
+// and p95 are required).
 type latency struct {
-	dst  *float64
-	key  string
-	need bool
+	metric gate.Metric
+	key    string
+	need   bool
 }
 
-// latencies reads figures from o, divided by unit to make seconds. A
-// needed figure that is missing or null is an error when required (the
-// file has latencies to report), made by missing.
-func latencies(o obj, unit float64, required bool, missing func(key string) error, figs ...latency) error {
+// slowest stands for the slowest request's latency in a latency figure:
+// a rung's Max, not a metric.
+const slowest gate.Metric = "max"
+
+// latencies reads figures from o into r, divided by unit to make
+// seconds. A needed figure that is missing or null is an error when
+// required (the file has latencies to report), made by missing. A figure
+// the file does not have, or has as 0, is not stored: not measured.
+func latencies(o obj, r *baselines.Rung, unit float64, required bool, missing func(key string) error, figs ...latency) error {
 	for _, x := range figs {
 		v, ok, err := o.optNum(x.key)
 		if err != nil {
@@ -624,7 +631,13 @@ func latencies(o obj, unit float64, required bool, missing func(key string) erro
 			return missing(x.key)
 		}
 		// Whole nanoseconds: finer is noise of the unit conversion.
-		*x.dst = math.Round(v/unit*1e9) / 1e9
+		v = math.Round(v/unit*1e9) / 1e9
+		switch {
+		case x.metric == slowest:
+			r.Max = v
+		case ok && v != 0:
+			r.SetValue(x.metric, v)
+		}
 	}
 	return nil
 }
@@ -635,6 +648,6 @@ func setRPS(o obj, r *baselines.Rung, answered int64, field string) error {
 	if !(r.Duration > 0) {
 		return o.errf("no measured time (%s is 0): the throughput cannot be computed", field)
 	}
-	r.RPS = float64(answered) / r.Duration
+	r.SetValue(gate.RPS, float64(answered)/r.Duration)
 	return nil
 }

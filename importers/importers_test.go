@@ -122,13 +122,13 @@ func TestVegeta(t *testing.T) {
 	// baseline-1.json by hand: duration 1994675326 ns + wait 2661513 ns.
 	g := r.Rungs[0]
 	approx(t, "duration", g.Duration, 1.997336839)
-	approx(t, "rps", g.RPS, 400/1.997336839)
-	approx(t, "p50", g.P50, 0.002622816)
-	approx(t, "p90", g.P90, 0.002785234)
-	approx(t, "p95", g.P95, 0.002848527)
-	approx(t, "p99", g.P99, 0.003279891)
+	approx(t, "rps", g.Value(gate.RPS), 400/1.997336839)
+	approx(t, "p50", g.Value(gate.P50), 0.002622816)
+	approx(t, "p90", g.Value(gate.P90), 0.002785234)
+	approx(t, "p95", g.Value(gate.P95), 0.002848527)
+	approx(t, "p99", g.Value(gate.P99), 0.003279891)
 	approx(t, "max", g.Max, 0.004157321)
-	approx(t, "mean", g.Mean, 0.002644607)
+	approx(t, "mean", g.Value(gate.Mean), 0.002644607)
 	if g.Requests != 400 || g.Bytes != 6000 || g.Errors != nil ||
 		!reflect.DeepEqual(g.Statuses, map[string]int64{"200": 400}) {
 		t.Errorf("requests %d bytes %d errors %v statuses %v", g.Requests, g.Bytes, g.Errors, g.Statuses)
@@ -152,15 +152,15 @@ func TestVegeta(t *testing.T) {
 		if g.Target == "candidate" {
 			p = paths[3+g.Round]
 		}
-		approx(t, p+" rps vs vegeta throughput", g.RPS, raw(t, p)["throughput"].(float64))
+		approx(t, p+" rps vs vegeta throughput", g.Value(gate.RPS), raw(t, p)["throughput"].(float64))
 	}
 
 	// Real recordings: the slowed build (-slow sleep=5) answers later in
 	// every round.
 	for i := 0; i < len(r.Rungs); i += 2 {
 		b, c := r.Rungs[i], r.Rungs[i+1]
-		if !(c.P50 > b.P50) || !(c.P95 > b.P95) {
-			t.Errorf("round %d: candidate p50 %v p95 %v, baseline p50 %v p95 %v", b.Round, c.P50, c.P95, b.P50, b.P95)
+		if !(c.Value(gate.P50) > b.Value(gate.P50)) || !(c.Value(gate.P95) > b.Value(gate.P95)) {
+			t.Errorf("round %d: candidate p50 %v p95 %v, baseline p50 %v p95 %v", b.Round, c.Value(gate.P50), c.Value(gate.P95), b.Value(gate.P50), b.Value(gate.P95))
 		}
 	}
 }
@@ -175,11 +175,11 @@ func TestVegetaErrors(t *testing.T) {
 		!reflect.DeepEqual(g.Errors, map[string]int64{"status": 20}) || g.ErrorRate() != 0.05 {
 		t.Errorf("status errors: requests %d statuses %v errors %v", g.Requests, g.Statuses, g.Errors)
 	}
-	approx(t, "rps (500s answered too)", g.RPS, 400/1.995137314)
+	approx(t, "rps (500s answered too)", g.Value(gate.RPS), 400/1.995137314)
 	// refused.json: a closed port, every request "connection refused".
 	g = r.Rungs[1]
-	if g.Requests != 50 || g.Statuses != nil || !reflect.DeepEqual(g.Errors, map[string]int64{"connect": 50}) || g.RPS != 0 {
-		t.Errorf("refused: requests %d statuses %v errors %v rps %v", g.Requests, g.Statuses, g.Errors, g.RPS)
+	if g.Requests != 50 || g.Statuses != nil || !reflect.DeepEqual(g.Errors, map[string]int64{"connect": 50}) || g.Value(gate.RPS) != 0 {
+		t.Errorf("refused: requests %d statuses %v errors %v rps %v", g.Requests, g.Statuses, g.Errors, g.Value(gate.RPS))
 	}
 }
 
@@ -194,12 +194,12 @@ func TestGhz(t *testing.T) {
 	// 2026-11-30T03:13:44Z.
 	g := r.Rungs[0]
 	approx(t, "duration", g.Duration, 0.068488202)
-	approx(t, "rps", g.RPS, 500/0.068488202)
-	approx(t, "p50", g.P50, 0.000400742)
-	approx(t, "p90", g.P90, 0.000693366)
-	approx(t, "p95", g.P95, 0.000980791)
-	approx(t, "p99", g.P99, 0.002650123)
-	approx(t, "mean", g.Mean, 0.000495669)
+	approx(t, "rps", g.Value(gate.RPS), 500/0.068488202)
+	approx(t, "p50", g.Value(gate.P50), 0.000400742)
+	approx(t, "p90", g.Value(gate.P90), 0.000693366)
+	approx(t, "p95", g.Value(gate.P95), 0.000980791)
+	approx(t, "p99", g.Value(gate.P99), 0.002650123)
+	approx(t, "mean", g.Value(gate.Mean), 0.000495669)
 	approx(t, "max", g.Max, 0.004001308)
 	if g.Requests != 500 || g.Errors != nil || g.Bytes != 0 ||
 		!reflect.DeepEqual(g.Statuses, map[string]int64{"OK": 500}) {
@@ -210,12 +210,12 @@ func TestGhz(t *testing.T) {
 	}
 	for i, g := range r.Rungs {
 		p := append(append([]string{}, base...), cand...)[g.Round+3*(i%2)]
-		approx(t, p+" rps vs ghz rps", g.RPS, raw(t, p)["rps"].(float64)) // no errors: equal
+		approx(t, p+" rps vs ghz rps", g.Value(gate.RPS), raw(t, p)["rps"].(float64)) // no errors: equal
 	}
 	// Real recordings: the candidate server sleeps 2ms per call.
 	for i := 0; i < len(r.Rungs); i += 2 {
-		if b, c := r.Rungs[i], r.Rungs[i+1]; !(c.P50 > b.P50) || !(c.RPS < b.RPS) {
-			t.Errorf("round %d: candidate p50 %v rps %v, baseline p50 %v rps %v", b.Round, c.P50, c.RPS, b.P50, b.RPS)
+		if b, c := r.Rungs[i], r.Rungs[i+1]; !(c.Value(gate.P50) > b.Value(gate.P50)) || !(c.Value(gate.RPS) < b.Value(gate.RPS)) {
+			t.Errorf("round %d: candidate p50 %v rps %v, baseline p50 %v rps %v", b.Round, c.Value(gate.P50), c.Value(gate.RPS), b.Value(gate.P50), b.Value(gate.RPS))
 		}
 	}
 }
@@ -231,12 +231,12 @@ func TestGhzErrors(t *testing.T) {
 		!reflect.DeepEqual(g.Errors, map[string]int64{"status": 17}) {
 		t.Errorf("status errors: requests %d statuses %v errors %v", g.Requests, g.Statuses, g.Errors)
 	}
-	approx(t, "rps", g.RPS, 200/0.029673267)
+	approx(t, "rps", g.Value(gate.RPS), 200/0.029673267)
 
 	// refused.json: nothing listens; no call answered, no distribution.
 	g = r.Rungs[1]
 	if g.Requests != 20 || g.Statuses != nil || !reflect.DeepEqual(g.Errors, map[string]int64{"connect": 20}) ||
-		g.RPS != 0 || g.P50 != 0 || g.P95 != 0 || g.Mean != 0 {
+		g.Value(gate.RPS) != 0 || g.Value(gate.P50) != 0 || g.Value(gate.P95) != 0 || g.Value(gate.Mean) != 0 {
 		t.Errorf("refused: %+v", g)
 	}
 
@@ -246,7 +246,7 @@ func TestGhzErrors(t *testing.T) {
 	if g.Requests != 1167 || !reflect.DeepEqual(g.Statuses, map[string]int64{"OK": 1167}) || g.Errors != nil {
 		t.Errorf("duration: requests %d statuses %v errors %v", g.Requests, g.Statuses, g.Errors)
 	}
-	approx(t, "rps", g.RPS, 1167/1.001571805)
+	approx(t, "rps", g.Value(gate.RPS), 1167/1.001571805)
 }
 
 func TestOha(t *testing.T) {
@@ -265,19 +265,19 @@ func TestOha(t *testing.T) {
 		t.Errorf("requests %d errors %v bytes %d statuses %v start %v", g.Requests, g.Errors, g.Bytes, g.Statuses, g.Start)
 	}
 	approx(t, "duration", g.Duration, 10.000512)
-	approx(t, "rps", g.RPS, 118342/10.000512)
-	approx(t, "mean", g.Mean, 0.0006721)
-	approx(t, "p50", g.P50, 0.000611)
-	approx(t, "p90", g.P90, 0.00106925)
-	approx(t, "p95", g.P95, 0.0012831)
-	approx(t, "p99", g.P99, 0.00192465)
+	approx(t, "rps", g.Value(gate.RPS), 118342/10.000512)
+	approx(t, "mean", g.Value(gate.Mean), 0.0006721)
+	approx(t, "p50", g.Value(gate.P50), 0.000611)
+	approx(t, "p90", g.Value(gate.P90), 0.00106925)
+	approx(t, "p95", g.Value(gate.P95), 0.0012831)
+	approx(t, "p99", g.Value(gate.P99), 0.00192465)
 	approx(t, "max", g.Max, 0.012873)
 	if !r.Env.Start.IsZero() || !r.Env.End.IsZero() {
 		t.Errorf("oha records no times, env has %v – %v", r.Env.Start, r.Env.End)
 	}
 	for i := 0; i < len(r.Rungs); i += 2 {
-		if b, c := r.Rungs[i], r.Rungs[i+1]; !(c.P50 > b.P50) || !(c.RPS < b.RPS) {
-			t.Errorf("round %d: candidate p50 %v rps %v, baseline p50 %v rps %v", b.Round, c.P50, c.RPS, b.P50, b.RPS)
+		if b, c := r.Rungs[i], r.Rungs[i+1]; !(c.Value(gate.P50) > b.Value(gate.P50)) || !(c.Value(gate.RPS) < b.Value(gate.RPS)) {
+			t.Errorf("round %d: candidate p50 %v rps %v, baseline p50 %v rps %v", b.Round, c.Value(gate.P50), c.Value(gate.RPS), b.Value(gate.P50), b.Value(gate.RPS))
 		}
 	}
 }
@@ -291,10 +291,10 @@ func TestOhaErrors(t *testing.T) {
 		!reflect.DeepEqual(g.Statuses, map[string]int64{"200": 51234, "500": 412}) {
 		t.Errorf("errors: requests %d errors %v statuses %v", g.Requests, g.Errors, g.Statuses)
 	}
-	approx(t, "rps", g.RPS, (51234+412)/10.000711)
-	approx(t, "p95", g.P95, 0.00276564)
+	approx(t, "rps", g.Value(gate.RPS), (51234+412)/10.000711)
+	approx(t, "p95", g.Value(gate.P95), 0.00276564)
 	g = r.Rungs[1]
-	if g.Requests != 1534 || !reflect.DeepEqual(g.Errors, map[string]int64{"connect": 1534}) || g.RPS != 0 || g.P50 != 0 || g.Mean != 0 {
+	if g.Requests != 1534 || !reflect.DeepEqual(g.Errors, map[string]int64{"connect": 1534}) || g.Value(gate.RPS) != 0 || g.Value(gate.P50) != 0 || g.Value(gate.Mean) != 0 {
 		t.Errorf("refused: %+v", g)
 	}
 }
@@ -311,16 +311,16 @@ func TestK6(t *testing.T) {
 		t.Errorf("requests %d errors %v statuses %v bytes %d", g.Requests, g.Errors, g.Statuses, g.Bytes)
 	}
 	approx(t, "duration", g.Duration, 61234/6122.840985)
-	approx(t, "rps", g.RPS, 6122.840985)
-	approx(t, "mean", g.Mean, 0.00117712)
-	approx(t, "p50", g.P50, 0.001051)
-	approx(t, "p90", g.P90, 0.00179721)
-	approx(t, "p95", g.P95, 0.00218608)
-	approx(t, "p99", g.P99, 0.0037836)
+	approx(t, "rps", g.Value(gate.RPS), 6122.840985)
+	approx(t, "mean", g.Value(gate.Mean), 0.00117712)
+	approx(t, "p50", g.Value(gate.P50), 0.001051)
+	approx(t, "p90", g.Value(gate.P90), 0.00179721)
+	approx(t, "p95", g.Value(gate.P95), 0.00218608)
+	approx(t, "p99", g.Value(gate.P99), 0.0037836)
 	approx(t, "max", g.Max, 0.0203894)
 	for i := 0; i < len(r.Rungs); i += 2 {
-		if b, c := r.Rungs[i], r.Rungs[i+1]; !(c.P50 > b.P50) || !(c.RPS < b.RPS) {
-			t.Errorf("round %d: candidate p50 %v rps %v, baseline p50 %v rps %v", b.Round, c.P50, c.RPS, b.P50, b.RPS)
+		if b, c := r.Rungs[i], r.Rungs[i+1]; !(c.Value(gate.P50) > b.Value(gate.P50)) || !(c.Value(gate.RPS) < b.Value(gate.RPS)) {
+			t.Errorf("round %d: candidate p50 %v rps %v, baseline p50 %v rps %v", b.Round, c.Value(gate.P50), c.Value(gate.RPS), b.Value(gate.P50), b.Value(gate.RPS))
 		}
 	}
 }
@@ -335,16 +335,16 @@ func TestK6ErrorsAndHandleSummary(t *testing.T) {
 	}
 	rate := raw(t, "testdata/k6/errors.json")["metrics"].(map[string]any)["http_reqs"].(map[string]any)["rate"].(float64)
 	d := 40412 / rate
-	approx(t, "rps", g.RPS, (40412-57)/d)
+	approx(t, "rps", g.Value(gate.RPS), (40412-57)/d)
 	// summary-baseline.json: handleSummary() data, default trend stats (no
 	// p(99)), duration from state.testRunDurationMs.
 	g = r.Rungs[2]
 	approx(t, "duration", g.Duration, 10.000902)
-	approx(t, "rps", g.RPS, 61003/10.000902)
-	approx(t, "p50", g.P50, 0.001049)
-	approx(t, "p95", g.P95, 0.00218192)
-	if g.P99 != 0 || g.Requests != 61003 || g.Errors != nil || g.Concurrency != 8 {
-		t.Errorf("handleSummary: p99 %v requests %d errors %v c %d", g.P99, g.Requests, g.Errors, g.Concurrency)
+	approx(t, "rps", g.Value(gate.RPS), 61003/10.000902)
+	approx(t, "p50", g.Value(gate.P50), 0.001049)
+	approx(t, "p95", g.Value(gate.P95), 0.00218192)
+	if g.Value(gate.P99) != 0 || g.Requests != 61003 || g.Errors != nil || g.Concurrency != 8 {
+		t.Errorf("handleSummary: p99 %v requests %d errors %v c %d", g.Value(gate.P99), g.Requests, g.Errors, g.Concurrency)
 	}
 }
 
@@ -532,7 +532,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		for i := range r.Rungs {
 			a, b := r.Rungs[i], back.Rungs[i]
-			if a.RPS != b.RPS || a.P95 != b.P95 || a.Requests != b.Requests || !a.Start.Equal(b.Start) {
+			if a.Value(gate.RPS) != b.Value(gate.RPS) || a.Value(gate.P95) != b.Value(gate.P95) || a.Requests != b.Requests || !a.Start.Equal(b.Start) {
 				t.Errorf("%s rung %d changed on disk: %+v vs %+v", tool, i, a, b)
 			}
 		}

@@ -2,6 +2,8 @@ package importers
 
 import (
 	"fmt"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 // parseK6 reads k6's end-of-test summary as JSON, in either shape:
@@ -151,12 +153,12 @@ func parseK6(f *file) (measurement, error) {
 	if !dur.has("med") && dur.has("p(50)") {
 		med = "p(50)"
 	}
-	err = latencies(dur, 1e3, r.Requests > 0, missing,
-		latency{&r.Mean, "avg", false},
-		latency{&r.P50, med, true},
-		latency{&r.P90, "p(90)", false},
-		latency{&r.P95, "p(95)", true},
-		latency{&r.P99, "p(99)", false},
-		latency{&r.Max, "max", false})
+	err = latencies(dur, r, 1e3, r.Requests > 0, missing,
+		latency{gate.Mean, "avg", false},
+		latency{gate.P50, med, true},
+		latency{gate.P90, "p(90)", false},
+		latency{gate.P95, "p(95)", true},
+		latency{gate.P99, "p(99)", false},
+		latency{slowest, "max", false})
 	return m, err
 }

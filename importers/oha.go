@@ -1,5 +1,7 @@
 package importers
 
+import "github.com/benchgate/benchgate/gate"
+
 // ohaDeadline is the error oha records for a request still in flight when
 // its -z duration ran out.
 const ohaDeadline = "aborted due to deadline"
@@ -64,19 +66,19 @@ func parseOha(f *file) (measurement, error) {
 	if err := setRPS(top, r, answered, "summary.total"); err != nil {
 		return m, err
 	}
-	if err := latencies(sum, 1, false, sum.missing,
-		latency{&r.Mean, "average", false},
-		latency{&r.Max, "slowest", false}); err != nil {
+	if err := latencies(sum, r, 1, false, sum.missing,
+		latency{gate.Mean, "average", false},
+		latency{slowest, "slowest", false}); err != nil {
 		return m, err
 	}
 	pct, err := top.object("latencyPercentiles")
 	if err != nil {
 		return m, err
 	}
-	err = latencies(pct, 1, answered > 0, pct.missing,
-		latency{&r.P50, "p50", true},
-		latency{&r.P90, "p90", false},
-		latency{&r.P95, "p95", true},
-		latency{&r.P99, "p99", false})
+	err = latencies(pct, r, 1, answered > 0, pct.missing,
+		latency{gate.P50, "p50", true},
+		latency{gate.P90, "p90", false},
+		latency{gate.P95, "p95", true},
+		latency{gate.P99, "p99", false})
 	return m, err
 }

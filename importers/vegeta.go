@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"time"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 // statusText matches the error vegeta records for an answer outside
@@ -107,12 +109,12 @@ func parseVegeta(f *file) (measurement, error) {
 	}
 	// vegeta's latencies include the failed requests: any request at all
 	// makes p50 and p95 required.
-	err = latencies(lat, float64(time.Second), r.Requests > 0, lat.missing,
-		latency{&r.Mean, "mean", false},
-		latency{&r.P50, "50th", true},
-		latency{&r.P90, "90th", false},
-		latency{&r.P95, "95th", true},
-		latency{&r.P99, "99th", false},
-		latency{&r.Max, "max", false})
+	err = latencies(lat, r, float64(time.Second), r.Requests > 0, lat.missing,
+		latency{gate.Mean, "mean", false},
+		latency{gate.P50, "50th", true},
+		latency{gate.P90, "90th", false},
+		latency{gate.P95, "95th", true},
+		latency{gate.P99, "99th", false},
+		latency{slowest, "max", false})
 	return m, err
 }

@@ -297,7 +297,7 @@ func pinsInput() Input {
 				rungs = append(rungs, baselines.Rung{
 					Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
 					Start: at, Duration: 10, Requests: req, Statuses: map[string]int64{"200": req},
-					RPS: float64(req) / 10, P95: v.p95 * j / 1000,
+					Values:         map[string]float64{"rps": float64(req) / 10, "p95": v.p95 * j / 1000},
 					ResourceSource: "cgroup",
 					CPUSeconds:     v.cpuMS * j / 1000 * float64(req),
 					MemMean:        int64(v.memMean * j * mib),

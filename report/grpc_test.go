@@ -86,9 +86,8 @@ func grpcInput() Input {
 					g := baselines.Rung{
 						Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
 						Start: at, Duration: 10, Requests: req, Statuses: map[string]int64{"OK": req},
-						RPS:  float64(req) / 10,
-						Mean: v.mean * j / 1000, P50: v.mean * 0.92 * j / 1000,
-						P90: v.p90 * j / 1000, P95: v.p95 * j / 1000, P99: v.p99 * j / 1000,
+						Values: map[string]float64{"rps": float64(req) / 10, "mean": v.mean * j / 1000, "p50": v.mean * 0.92 * j / 1000, "p90": v.p90 * j / 1000, "p95": v.p95 * j / 1000, "p99": v.p99 * j / 1000},
+
 						Max:            v.p99 * 3 * j / 1000,
 						ResourceSource: "cgroup",
 						CPUSeconds:     v.cpuMS * j / 1000 * float64(req),

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 )
 
 // An open loop's cells (load.rate) compare latencies at an offered load,
@@ -56,7 +57,7 @@ func (m *model) buildOpenLoop() {
 		u.asked += r.Asked
 		u.late += r.Late
 		u.unsent += r.Unsent
-		answered[k] += r.RPS * r.Duration
+		answered[k] += r.Value(gate.RPS) * r.Duration
 		duration[k] += r.Duration
 	}
 	for _, k := range order {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 )
 
 // openLoopInput is a run of two open-loop cells, the candidate unable
@@ -25,11 +26,12 @@ func openLoopInput(t *testing.T) Input {
 		for _, c := range res.Plan.Cells {
 			for pos, target := range []string{"baseline", "candidate"} {
 				g := baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
-					Start: at, Duration: 5, Asked: int64(5 * c.Rate), RPS: float64(c.Rate) * (0.99 + 0.01*float64(round))}
+					Start: at, Duration: 5, Asked: int64(5 * c.Rate), Values: map[string]float64{"rps": float64(c.Rate) * (0.99 + 0.01*float64(round))}}
 				if c == high && target == "candidate" {
-					g.Late, g.Unsent, g.RPS = 600, 20, 310
+					g.Late, g.Unsent = 600, 20
+					g.SetValue(gate.RPS, 310)
 				}
-				g.Requests = int64(g.RPS * g.Duration)
+				g.Requests = int64(g.Value(gate.RPS) * g.Duration)
 				g.Statuses = map[string]int64{"200": g.Requests}
 				g.Histogram = latencyHistogram(int(g.Requests), 900, 300)
 				res.Rungs = append(res.Rungs, g)

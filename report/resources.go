@@ -71,7 +71,7 @@ func (m *model) buildUsage() {
 		}
 		u.rungs++
 		u.cores += g.Cores()
-		u.rps += g.RPS
+		u.rps += g.Value(gate.RPS)
 		u.memMean += float64(g.MemMean)
 		u.memPeak += float64(g.MemPeak)
 		if g.Answered() > 0 {
@@ -492,7 +492,7 @@ func (m *model) buildGenerator() {
 		if r.Target == "candidate" {
 			side = 1
 		}
-		cu.rps[side] += r.RPS
+		cu.rps[side] += r.Value(gate.RPS)
 		cu.rungs[side]++
 	}
 	if g == nil {

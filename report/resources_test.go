@@ -419,7 +419,7 @@ func TestGeneratorCeiling(t *testing.T) {
 					rps = 800
 				}
 				g := baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB", Start: t0,
-					Duration: 5, RPS: rps, Requests: int64(5 * rps), ResourceSource: "cgroup", CPUSeconds: 2,
+					Duration: 5, Values: map[string]float64{"rps": rps}, Requests: int64(5 * rps), ResourceSource: "cgroup", CPUSeconds: 2,
 					GenCPUSeconds: 0.8 * 2 * 5} // 80% of the runner's two CPUs
 				g.Statuses = map[string]int64{"200": g.Requests}
 				res.Rungs = append(res.Rungs, g)

@@ -108,14 +108,13 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 					sl[side] = append(sl[side], baselines.Slice{
 						Pair: j, Start: offset, Duration: sliceSeconds,
 						Requests: answered, Answered: answered,
-						RPS:  float64(answered) / sliceSeconds,
-						Mean: p95 * 0.55, P50: p95 * 0.5, P90: p95 * 0.85, P95: p95, P99: p95 * 1.3,
+						Values: map[string]float64{"rps": float64(answered) / sliceSeconds, "mean": p95 * 0.55, "p50": p95 * 0.5, "p90": p95 * 0.85, "p95": p95, "p99": p95 * 1.3},
 					})
 					offset += sliceSeconds
 				}
 				b, c := sl[0][len(sl[0])-1], sl[1][len(sl[1])-1]
-				in.Pairs[gate.RPS] = append(in.Pairs[gate.RPS], gate.Pair{Round: round, Base: b.RPS, Cand: c.RPS})
-				in.Pairs[gate.P95] = append(in.Pairs[gate.P95], gate.Pair{Round: round, Base: b.P95, Cand: c.P95})
+				in.Pairs[gate.RPS] = append(in.Pairs[gate.RPS], gate.Pair{Round: round, Base: b.Value(gate.RPS), Cand: c.Value(gate.RPS)})
+				in.Pairs[gate.P95] = append(in.Pairs[gate.P95], gate.Pair{Round: round, Base: b.Value(gate.P95), Cand: c.Value(gate.P95)})
 			}
 			for side, target := range []string{"baseline", "candidate"} {
 				g := baselines.Rung{Cell: s.cell, Round: round, Target: target, Position: side, Order: "AB",
@@ -124,20 +123,20 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 				for _, x := range sl[side] {
 					g.Duration += x.Duration
 					g.Requests += x.Requests
-					p95 += x.P95
+					p95 += x.Value(gate.P95)
 				}
 				g.Statuses = map[string]int64{"200": g.Requests}
-				g.RPS = float64(g.Requests) / g.Duration
+				g.SetValue(gate.RPS, float64(g.Requests)/g.Duration)
 				// The side's merged histogram: the fixture takes its p95
 				// as the mean of the slices'.
-				g.P95 = p95 / float64(len(sl[side]))
+				g.SetValue(gate.P95, p95/float64(len(sl[side])))
 				rungs = append(rungs, g)
 				sd := &in.Baseline
 				if target == "candidate" {
 					sd = &in.Candidate
 				}
-				sd.Samples[gate.RPS] = append(sd.Samples[gate.RPS], g.RPS)
-				sd.Samples[gate.P95] = append(sd.Samples[gate.P95], g.P95)
+				sd.Samples[gate.RPS] = append(sd.Samples[gate.RPS], g.Value(gate.RPS))
+				sd.Samples[gate.P95] = append(sd.Samples[gate.P95], g.Value(gate.P95))
 				sd.Samples[gate.ErrorRate] = append(sd.Samples[gate.ErrorRate], 0)
 				sd.Requests += g.Requests
 			}
@@ -235,7 +234,7 @@ func adaptiveInput() Input {
 				req := int64(s.rps[side] * j * 5)
 				g := baselines.Rung{Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
 					Start: at, Duration: 5, Requests: req, Statuses: map[string]int64{"200": req},
-					RPS: float64(req) / 5, P95: s.p95[side] / j / 1000,
+					Values:         map[string]float64{"rps": float64(req) / 5, "p95": s.p95[side] / j / 1000},
 					ResourceSource: "cgroup", CPUSeconds: s.cpuMS[side] * j / 1000 * float64(req),
 					MemMean: int64(s.memMiB[side] * 0.9 * mib), MemPeak: int64(s.memMiB[side] * j * mib),
 					GenCPUSeconds: 0.4 * 5,
@@ -254,7 +253,7 @@ func adaptiveInput() Input {
 					sd = &in.Candidate
 				}
 				values[side] = map[gate.Metric]float64{
-					gate.RPS: g.RPS, gate.P95: g.P95, gate.ErrorRate: g.ErrorRate(),
+					gate.RPS: g.Value(gate.RPS), gate.P95: g.Value(gate.P95), gate.ErrorRate: g.ErrorRate(),
 					gate.CPUPerReq: g.CPUPerRequest(), gate.MemMean: float64(g.MemMean), gate.MemPeak: float64(g.MemPeak),
 				}
 				for _, m := range []gate.Metric{gate.RPS, gate.P95, gate.ErrorRate, gate.CPUPerReq, gate.MemMean, gate.MemPeak} {

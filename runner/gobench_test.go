@@ -168,8 +168,8 @@ func TestGoBenchDirs(t *testing.T) {
 				if _, ok := r.Values["ns/op"]; ok {
 					t.Errorf("untidied ns/op kept")
 				}
-				if r.Duration <= 0 || r.Start.IsZero() || r.Requests != 0 || r.RPS != 0 {
-					t.Errorf("%s %s: duration %v start %v requests %d rps %v", c.Class, target, r.Duration, r.Start, r.Requests, r.RPS)
+				if r.Duration <= 0 || r.Start.IsZero() || r.Requests != 0 || r.Value(gate.RPS) != 0 {
+					t.Errorf("%s %s: duration %v start %v requests %d rps %v", c.Class, target, r.Duration, r.Start, r.Requests, r.Value(gate.RPS))
 				}
 				if strings.HasPrefix(c.Class, "BenchmarkSum") && (r.Values["items/op"] != 1024 || r.Values["B/s"] <= 0) {
 					t.Errorf("%s %s: custom unit or B/s missing: %v", c.Class, target, r.Values)

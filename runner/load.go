@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/httpload"
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
@@ -65,7 +66,7 @@ func rungOf(res load.Result) (baselines.Rung, error) {
 	var errs [len(baselines.ErrorKinds)]int64
 	copy(errs[:], res.Errors[load.Status:])
 	r.SetErrors(errs)
-	r.RPS = float64(res.Answered) / r.Duration
+	r.SetValue(gate.RPS, float64(res.Answered)/r.Duration)
 	if err := r.SetLatency(res.Latency); err != nil {
 		return baselines.Rung{}, fmt.Errorf("load: %w", err)
 	}
@@ -81,7 +82,7 @@ func sliceOf(res load.Result) baselines.Slice {
 		Answered: res.Answered,
 		Errors:   res.ErrorCount(),
 	}
-	sl.RPS = float64(sl.Answered) / sl.Duration
+	sl.SetValue(gate.RPS, float64(sl.Answered)/sl.Duration)
 	sl.SetLatency(res.Latency)
 	return sl
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/load"
 )
 
@@ -75,7 +76,7 @@ func TestRungOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Start.Equal(start) || r.Duration != 2 || r.Requests != 6 || r.InFlight != 1 || r.Bytes != 40 || r.RPS != 2 {
+	if !r.Start.Equal(start) || r.Duration != 2 || r.Requests != 6 || r.InFlight != 1 || r.Bytes != 40 || r.Value(gate.RPS) != 2 {
 		t.Errorf("rung %+v", r)
 	}
 	if want := map[string]int64{"status": 1, "timeout": 1, "other": 1}; !maps.Equal(r.Errors, want) {
@@ -84,8 +85,8 @@ func TestRungOf(t *testing.T) {
 	if want := map[string]int64{"200": 3, "404": 1}; !maps.Equal(r.Statuses, want) || r.Answered() != 4 {
 		t.Errorf("statuses %v, want %v", r.Statuses, want)
 	}
-	if !near(r.P50, 200e-6) || !near(r.P90, 400e-6) || !near(r.Max, 400e-6) || !near(r.Mean, 250e-6) || decodeCount(t, r) != 4 {
-		t.Errorf("latencies mean %v p50 %v p90 %v max %v, histogram of %d", r.Mean, r.P50, r.P90, r.Max, decodeCount(t, r))
+	if !near(r.Value(gate.P50), 200e-6) || !near(r.Value(gate.P90), 400e-6) || !near(r.Max, 400e-6) || !near(r.Value(gate.Mean), 250e-6) || decodeCount(t, r) != 4 {
+		t.Errorf("latencies mean %v p50 %v p90 %v max %v, histogram of %d", r.Value(gate.Mean), r.Value(gate.P50), r.Value(gate.P90), r.Max, decodeCount(t, r))
 	}
 
 	// Nothing answered, nothing failed: no errors, no statuses, no
@@ -94,7 +95,7 @@ func TestRungOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Errors != nil || r.Statuses != nil || r.RPS != 0 || r.P99 != 0 || r.Histogram == "" || decodeCount(t, r) != 0 {
+	if r.Errors != nil || r.Statuses != nil || r.Value(gate.RPS) != 0 || r.Value(gate.P99) != 0 || r.Histogram == "" || decodeCount(t, r) != 0 {
 		t.Errorf("empty rung %+v", r)
 	}
 }
@@ -106,10 +107,10 @@ func TestSliceOf(t *testing.T) {
 		Errors:  [load.NumKinds]int64{load.Status: 1, load.Reset: 1},
 		Latency: latencies(t, 100, 200, 300, 400),
 	})
-	if sl.Duration != 0.02 || sl.Requests != 5 || sl.Answered != 4 || sl.Errors != 2 || !near(sl.RPS, 200) {
+	if sl.Duration != 0.02 || sl.Requests != 5 || sl.Answered != 4 || sl.Errors != 2 || !near(sl.Value(gate.RPS), 200) {
 		t.Errorf("slice %+v", sl)
 	}
-	if !near(sl.P50, 200e-6) || !near(sl.P99, 400e-6) || !near(sl.Mean, 250e-6) {
+	if !near(sl.Value(gate.P50), 200e-6) || !near(sl.Value(gate.P99), 400e-6) || !near(sl.Value(gate.Mean), 250e-6) {
 		t.Errorf("latencies %+v", sl)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 	dockertarget "github.com/benchgate/benchgate/target/docker"
@@ -407,7 +408,7 @@ func (s *schedule) rungLine(round int, cell baselines.Cell, t target.Service, r 
 		total += "–" + strconv.Itoa(plan.MaxRounds*len(plan.Cells)*2)
 	}
 	fmt.Fprintf(s.progress, "[round %d/%s] %s %s: %.1f rps, p95 %s, %d errors (rung %d/%s%s)\n",
-		round+1, rounds, cell, t.Name(), r.RPS, numtext.Seconds(r.P95), r.ErrorCount(), n, total, extra)
+		round+1, rounds, cell, t.Name(), r.Value(gate.RPS), numtext.Seconds(r.Value(gate.P95)), r.ErrorCount(), n, total, extra)
 }
 
 // source is where worker w of a cell's rung in a round gets its requests:

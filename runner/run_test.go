@@ -145,7 +145,7 @@ func TestRunComplete(t *testing.T) {
 					t.Errorf("rung %d = %v round %d %s pos %d %s; want %v round %d %s pos %d %s",
 						i, g.Cell, g.Round, g.Target, g.Position, g.Order, cell, round, name, pos, order)
 				}
-				if g.Requests == 0 || g.ErrorCount() != 0 || g.RPS <= 0 || g.Histogram == "" || g.Duration != 0.1 || g.Start.IsZero() {
+				if g.Requests == 0 || g.ErrorCount() != 0 || g.Value(gate.RPS) <= 0 || g.Histogram == "" || g.Duration != 0.1 || g.Start.IsZero() {
 					t.Errorf("rung %d not measured: %+v", i, g)
 				}
 				i++

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 	"github.com/benchgate/benchgate/target/targettest"
@@ -222,10 +223,10 @@ func TestRunSliceInterleaved(t *testing.T) {
 				var requests, answered, errs int64
 				for k, sl := range g.Slices {
 					if sl.Pair != k || sl.Duration != 0.02 || sl.Requests != sl.Answered || sl.Errors != 0 ||
-						sl.RPS != float64(sl.Answered)/0.02 || sl.CPUSeconds != 0 {
+						sl.Value(gate.RPS) != float64(sl.Answered)/0.02 || sl.CPUSeconds != 0 {
 						t.Errorf("%v round %d %s slice %d: %+v", cell, round, g.Target, k, sl)
 					}
-					if sl.Answered > 0 && !(sl.P50 > 0 && sl.P50 <= sl.P90 && sl.P90 <= sl.P95 && sl.P95 <= sl.P99 && sl.Mean > 0) {
+					if sl.Answered > 0 && !(sl.Value(gate.P50) > 0 && sl.Value(gate.P50) <= sl.Value(gate.P90) && sl.Value(gate.P90) <= sl.Value(gate.P95) && sl.Value(gate.P95) <= sl.Value(gate.P99) && sl.Value(gate.Mean) > 0) {
 						t.Errorf("slice %d latencies %+v", k, sl)
 					}
 					requests += sl.Requests
@@ -237,8 +238,8 @@ func TestRunSliceInterleaved(t *testing.T) {
 					t.Errorf("%v round %d %s: rung requests %d statuses %v errors %v histogram %d; slices: requests %d answered %d errors %d",
 						cell, round, g.Target, g.Requests, g.Statuses, g.Errors, decodeCount(t, g), requests, answered, errs)
 				}
-				if math.Abs(g.Duration-float64(pairs)*0.02) > 1e-12 || g.RPS != float64(answered)/g.Duration {
-					t.Errorf("%s: duration %v rps %v", g.Target, g.Duration, g.RPS)
+				if math.Abs(g.Duration-float64(pairs)*0.02) > 1e-12 || g.Value(gate.RPS) != float64(answered)/g.Duration {
+					t.Errorf("%s: duration %v rps %v", g.Target, g.Duration, g.Value(gate.RPS))
 				}
 				if g.ResourceSource != "" || g.CPUSeconds != 0 {
 					t.Errorf("a url target's resources measured: %q %v", g.ResourceSource, g.CPUSeconds)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -127,8 +128,8 @@ func TestRunSlowRequestsSliced(t *testing.T) {
 		if r.Slicing == nil || *r.Slicing != *first {
 			t.Errorf("%s round %d: slicing %+v, the first rung's %+v", r.Target, r.Round, r.Slicing, first)
 		}
-		if r.RPS == 0 || r.P95 < 0.025 {
-			t.Errorf("%s round %d: %v rps, p95 %v", r.Target, r.Round, r.RPS, r.P95)
+		if r.Value(gate.RPS) == 0 || r.Value(gate.P95) < 0.025 {
+			t.Errorf("%s round %d: %v rps, p95 %v", r.Target, r.Round, r.Value(gate.RPS), r.Value(gate.P95))
 		}
 		switch first.Interleave {
 		case scenario.InterleaveSlice:

@@ -51,8 +51,8 @@ func historyResults(t *testing.T, dir string, start time.Time, commit string, rp
 			}
 			v += float64(round)
 			res.Rungs = append(res.Rungs, baselines.Rung{Cell: cell, Round: round, Target: target, Order: "AB",
-				Duration: 10, Requests: int64(v * 10), Statuses: map[string]int64{"200": int64(v * 10)}, RPS: v,
-				Mean: 0.002, P50: 0.002, P90: 0.003, P95: 0.004, P99: 0.005})
+				Duration: 10, Requests: int64(v * 10), Statuses: map[string]int64{"200": int64(v * 10)}, Values: map[string]float64{"rps": v, "mean": 0.002, "p50": 0.002, "p90": 0.003, "p95": 0.004, "p99": 0.005},
+			})
 		}
 	}
 	if err := baselines.Write(dir, res); err != nil {

@@ -32,7 +32,7 @@ func writeResults(t *testing.T, dir string, restartEvery int, logs []float64) st
 			res.Rungs = append(res.Rungs, baselines.Rung{
 				Cell: cell, Round: i, Target: []string{"baseline", "candidate"}[pos], Position: pos, Order: "AB",
 				Start: t0.Add(time.Duration(10*i) * time.Second), Duration: 1,
-				Requests: n, Statuses: map[string]int64{"200": n}, RPS: rps,
+				Requests: n, Statuses: map[string]int64{"200": n}, Values: map[string]float64{"rps": rps},
 			})
 		}
 	}

@@ -148,7 +148,7 @@ func writeResults(t *testing.T, dir string, ratios []float64) {
 			res.Rungs = append(res.Rungs, baselines.Rung{
 				Cell: cell, Round: i, Target: side.name, Position: pos, Order: "AB",
 				Start: t0.Add(time.Duration(10*i) * time.Second), Duration: 1,
-				Requests: n, Statuses: map[string]int64{"200": n}, RPS: side.rps,
+				Requests: n, Statuses: map[string]int64{"200": n}, Values: map[string]float64{"rps": side.rps},
 			})
 		}
 	}
