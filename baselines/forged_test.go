@@ -196,6 +196,14 @@ func TestReadLimits(t *testing.T) {
 			}
 		})
 	}
+	// A long sliced run's measurements read: 20,000 slices (a 12-cell
+	// gate of 5 rounds holds about 2,400) of six values each, far more
+	// than the limit of a field with none of its own.
+	slice := `{"values":{"rps":100,"mean":0.01,"p50":0.009,"p90":0.012,"p95":0.013,"p99":0.02}}`
+	long := `{"version":4,"rungs":[` + repeat(`{"values":{"rps":100,"p95":0.013},"slices":[`+repeat(slice, 100)+`]}`, 200) + `]}`
+	if r, err := Parse([]byte(long), "long.json"); err != nil || len(r.Rungs) != 200 || r.Rungs[199].Slices[99].Value("p99") != 0.02 {
+		t.Errorf("a long sliced run: %v", err)
+	}
 	// At the limits a file reads: a cell per element, everything decoded.
 	ok := `{"version":3,"plan":{"cells":[` + repeat(`{"class":"c"}`, MaxCells) + `]},"rungs":[` + repeat(`{"slices":[{}]}`, 1000) + `]}`
 	r, err := Parse([]byte(ok), "ok.json")

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/benchgate/benchgate/gate"
 )
 
 // A results file may come from a fork's workflow run: benchgate comment
@@ -43,10 +45,14 @@ const (
 	// 10 s in the default 60 ms slices, and more than MaxResultsBytes
 	// holds as benchgate writes them (about 500 bytes a slice).
 	MaxSlices = 1_000_000
-	// MaxRungEntries bounds each of the rungs' maps (errors, statuses,
-	// values) and their parts (a stack's services), all rungs' entries
-	// together: five status codes, units or services a rung at MaxRungs.
+	// MaxRungEntries bounds each of the rungs' maps (errors, statuses)
+	// and their parts (a stack's services), all rungs' entries together:
+	// five status codes or services a rung at MaxRungs.
 	MaxRungEntries = 1_000_000
+	// MaxRungValues bounds the rungs' measurements, all rungs together:
+	// a load rung's rps and latency statistics, or a Go benchmark's units,
+	// eight for each of MaxRungs.
+	MaxRungValues = 8 * MaxRungs
 	// MaxEntries bounds every other list and map of the file, each over
 	// the whole file: pin sets, fail_on rules, pre-flight results,
 	// agreement classes, shards, a scenario's concurrencies (at most 10,000
@@ -74,8 +80,11 @@ var resultsLimits = map[string]int{
 	"rungs[].slices":   MaxSlices,
 	"rungs[].errors":   MaxRungEntries,
 	"rungs[].statuses": MaxRungEntries,
-	"rungs[].values":   MaxRungEntries,
-	"rungs[].parts":    MaxRungEntries,
+	"rungs[].values":   MaxRungValues,
+	// The slices' measurements, all slices together: each of
+	// gate.Measured for each of MaxSlices.
+	"rungs[].slices[].values": MaxSlices * len(gate.Measured),
+	"rungs[].parts":           MaxRungEntries,
 }
 
 // recordLimits are the limits of one history record: its cells are
