@@ -2,6 +2,8 @@ package baselines
 
 import (
 	"encoding/json"
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -234,5 +236,45 @@ func TestImported(t *testing.T) {
 		if tool != c.tool && ok || ok != c.ok || r.Benchmarks() != c.bench {
 			t.Errorf("%q: Imported %q %v, Benchmarks %v", c.kind, tool, ok, r.Benchmarks())
 		}
+	}
+}
+
+// TestSetLatencyEveryRegistryMetric: a rung and a slice store every
+// latency metric of gate.Registry from their histogram, each percentile
+// at its quantile and the mean, and nothing from an empty histogram.
+func TestSetLatencyEveryRegistryMetric(t *testing.T) {
+	t.Parallel()
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	for v := int64(1); v <= 10_000; v++ { // 1 µs … 10 ms, one of each
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r Rung
+	if err := r.SetLatency(h); err != nil {
+		t.Fatal(err)
+	}
+	var s Slice
+	s.SetLatency(h)
+	for _, d := range gate.Registry {
+		if d.Source != gate.FromLatency {
+			if _, ok := r.Values[string(d.Metric)]; ok {
+				t.Errorf("%s stored from a histogram", d.Metric)
+			}
+			continue
+		}
+		want := d.Quantile * 100e-6 // the q-th percentile of 1..10,000 µs, in s
+		if d.Quantile == 0 {
+			want = 5000.5e-6
+		}
+		for what, got := range map[string]float64{"rung": r.Value(d.Metric), "slice": s.Value(d.Metric)} {
+			if math.Abs(got-want) > want*1e-3 {
+				t.Errorf("%s %s = %v, want %v", what, d.Metric, got, want)
+			}
+		}
+	}
+	var empty Rung
+	if err := empty.SetLatency(hdrhistogram.New(1, 60_000_000, 3)); err != nil || len(empty.Values) != 0 {
+		t.Errorf("an empty histogram stored %v, %v", empty.Values, err)
 	}
 }
