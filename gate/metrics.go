@@ -55,6 +55,7 @@ var Registry = []Definition{
 	{Metric: P90, Unit: "s", Source: FromLatency, Quantile: 90, Doc: "90th percentile of latency"},
 	{Metric: P95, Unit: "s", Source: FromLatency, Quantile: 95, Kept: true, Doc: "95th percentile of latency"},
 	{Metric: P99, Unit: "s", Source: FromLatency, Quantile: 99, Kept: true, Doc: "99th percentile of latency"},
+	{Metric: P999, Unit: "s", Source: FromLatency, Quantile: 99.9, Doc: "99.9th percentile of latency"},
 	{Metric: ErrorRate, Unit: "errors/request", Source: FromErrors, Kept: true, Doc: "failed requests over the requests that ended"},
 	{Metric: CPUPerReq, Unit: "CPU s/request", Source: FromResources, Kept: true, Doc: "the target's CPU seconds per answered request"},
 	{Metric: MemMean, Unit: "bytes", Source: FromResources, Doc: "the target's memory, mean over the measured time"},

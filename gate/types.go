@@ -18,6 +18,7 @@ const (
 	P90       Metric = "p90"         //
 	P95       Metric = "p95"         //
 	P99       Metric = "p99"         //
+	P999      Metric = "p99.9"       //
 	ErrorRate Metric = "error_rate"  // errors / requests of a rung
 	CPUPerReq Metric = "cpu_per_req" // target CPU seconds per answered request
 	MemMean   Metric = "mem_mean"    // target memory, bytes, mean over the rung
