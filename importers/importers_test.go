@@ -271,6 +271,7 @@ func TestOha(t *testing.T) {
 	approx(t, "p90", g.Value(gate.P90), 0.00106925)
 	approx(t, "p95", g.Value(gate.P95), 0.0012831)
 	approx(t, "p99", g.Value(gate.P99), 0.00192465)
+	approx(t, "p99.9", g.Value(gate.P999), 0.003956225)
 	approx(t, "max", g.Max, 0.012873)
 	if !r.Env.Start.IsZero() || !r.Env.End.IsZero() {
 		t.Errorf("oha records no times, env has %v – %v", r.Env.Start, r.Env.End)

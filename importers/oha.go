@@ -79,6 +79,7 @@ func parseOha(f *file) (measurement, error) {
 		latency{gate.P50, "p50", true},
 		latency{gate.P90, "p90", false},
 		latency{gate.P95, "p95", true},
-		latency{gate.P99, "p99", false})
+		latency{gate.P99, "p99", false},
+		latency{gate.P999, "p99.9", false})
 	return m, err
 }
