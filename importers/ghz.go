@@ -171,20 +171,21 @@ func parseGhz(f *file) (measurement, error) {
 			got[*d.Percentage] = *d.Latency / 1e9
 		}
 	}
-	for _, x := range []struct {
-		metric gate.Metric
-		pct    float64
-		need   bool
-	}{{gate.P50, 50, true}, {gate.P90, 90, false}, {gate.P95, 95, true}, {gate.P99, 99, false}} {
-		v, has := got[x.pct]
-		if !has && x.need && ok > 0 {
+	// Each latency percentile of the registry that ghz's distribution
+	// holds (10, 25, 50, 75, 90, 95, 99); p50 and p95 the gate needs.
+	for _, d := range gate.Registry {
+		if d.Source != gate.FromLatency || d.Quantile == 0 {
+			continue
+		}
+		v, has := got[d.Quantile]
+		if need := d.Metric == gate.P50 || d.Metric == gate.P95; !has && need && ok > 0 {
 			if dist == nil {
 				return m, top.errf("no \"latencyDistribution\" although %d calls succeeded", ok)
 			}
-			return m, top.errf("\"latencyDistribution\" has no %v%% entry", x.pct)
+			return m, top.errf("\"latencyDistribution\" has no %v%% entry", d.Quantile)
 		}
 		if has && v != 0 {
-			r.SetValue(x.metric, v)
+			r.SetValue(d.Metric, v)
 		}
 	}
 	return m, nil
