@@ -46,6 +46,14 @@ func Generate(ctx context.Context, l Load) (load.Result, error) {
 	return load.Generate(ctx, l.Loop, l.open)
 }
 
+// NewSession is a session of l (see load.Session), as httpload's: the
+// connections are made and up before it returns; l's Warmup, Duration
+// and Started are the caller's to apply. Slices of gRPC load are windows
+// of one session, as HTTP's.
+func NewSession(ctx context.Context, l Load) (*load.Session, error) {
+	return load.NewSession(ctx, l.Loop, l.open)
+}
+
 // open dials l's connections and waits until they are up, or failed.
 func (l Load) open(ctx context.Context) (load.Protocol, error) {
 	if l.Resolve == nil {

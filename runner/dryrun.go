@@ -108,7 +108,7 @@ func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
 		fmt.Fprintf(w, "  %s\n", c)
 	}
 	io.WriteString(w, lines.String())
-	if sliced(sc) && sc.Kind != scenario.KindGRPC {
+	if sliced(sc) {
 		fmt.Fprintf(w, "slices:    %s\n", SlicingRule(sc.Load))
 	}
 	if be := (*BudgetError)(nil); errors.As(err, &be) {

@@ -213,13 +213,7 @@ func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*ba
 						continue
 					}
 				}
-				probe := s.probe
-				if s.sc.Kind == scenario.KindGRPC {
-					probe = func(ctx context.Context, _ *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
-						return s.grpcProbe(ctx, req, opt)
-					}
-				}
-				d, format, err := probe(ctx, client, req, ropt.Options())
+				d, format, err := s.proto.probe(ctx, client, req, ropt.Options())
 				if err != nil {
 					return nil, err
 				}

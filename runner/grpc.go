@@ -15,7 +15,6 @@ import (
 	"github.com/benchgate/benchgate/agreement"
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/grpcload"
-	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
@@ -162,17 +161,6 @@ func (s *schedule) grpcSideOf(t target.Service) *grpcSide {
 		return s.grpc[1]
 	}
 	return s.grpc[0]
-}
-
-// grpcGenerate is one rung of gRPC load on t.
-func (s *schedule) grpcGenerate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error) {
-	side := s.grpcSideOf(t)
-	return grpcload.Generate(ctx, grpcload.Load{
-		Loop:        l,
-		Target:      side.hostport,
-		Connections: s.sc.GRPC.Connections,
-		Resolve:     func(method string) (*grpcload.Call, error) { return side.call(ctx, method) },
-	})
 }
 
 // grpcProbe is probe for gRPC: the call on both targets, the baseline

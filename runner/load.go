@@ -9,14 +9,12 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
-	"github.com/benchgate/benchgate/httpload"
 	"github.com/benchgate/benchgate/load"
-	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
 
-// generate is one rung of load on t for a cell in a round, by the
-// scenario's protocol, as a Rung (see rungOf). It asks source for every
+// generate is one rung of load on t for a cell in a round, by the run's
+// protocol, as a Rung (see rungOf). It asks source for every
 // worker's sequence before the clock starts, from this goroutine, and
 // appends each to sources; started is load.Loop.Started.
 func (s *schedule) generate(ctx context.Context, t target.Service, cell baselines.Cell, round int, source func(baselines.Cell, int, int) Source, started func(start, warmupEnd, windowEnd time.Time), sources *[]Source) (baselines.Rung, error) {
@@ -33,13 +31,7 @@ func (s *schedule) generate(ctx context.Context, t target.Service, cell baseline
 		},
 		Started: started,
 	}
-	var res load.Result
-	var err error
-	if s.sc.Kind == scenario.KindGRPC {
-		res, err = s.grpcGenerate(ctx, t, l)
-	} else {
-		res, err = httpload.Generate(ctx, httpload.Load{Loop: l, URL: t.URL(), StatusOK: s.sc.StatusOK, Client: httpload.Client(s.sc.Load.HTTPClient)})
-	}
+	res, err := s.proto.generate(ctx, t, l)
 	if err != nil {
 		return baselines.Rung{}, err
 	}

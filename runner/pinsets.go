@@ -98,19 +98,13 @@ func (s *schedule) pinSets(ctx context.Context) error {
 // the round a restart precedes ("before round 3"), "" for a pin set's
 // first start, in the budget's phases.
 func (s *schedule) fresh(ctx context.Context, pins *scenario.Pins, build bool, before string) error {
-	s.grpcClose()
+	s.proto.close()
 	s.stopTargets()
 	s.base, s.cand = s.services(pins)
 	if err := s.startTargets(ctx, build, before); err != nil {
 		return err
 	}
-	if s.sc.Kind == scenario.KindGRPC {
-		s.budget.enter(strings.TrimSpace("the check of the gRPC methods " + before))
-		if err := s.grpcPrepare(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.proto.prepare(ctx, before)
 }
 
 // restart gives round a fresh instance of each target (load.restart):

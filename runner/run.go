@@ -71,10 +71,6 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	defer cancel()
 	progress, getenv := opts.Progress, opts.Getenv
 
-	if sliced(sc) && sc.Kind == scenario.KindGRPC {
-		// scenario.Load refuses it; a scenario built otherwise is told.
-		return nil, errors.New("runner: slice interleaving is not available for gRPC classes")
-	}
 	plan, shard, err := planned(sc, opts, progress)
 	if err != nil {
 		return nil, err
@@ -90,15 +86,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	}
 
 	target.SweepLeftovers(progress) // of killed runs, before anything starts
-	// An HTTP run's results leave Kind empty, as they always have.
-	kind := ""
-	if sc.Kind == scenario.KindGRPC {
-		kind = scenario.KindGRPC
-	}
 	res := &baselines.Results{
 		Version:  baselines.FormatVersion,
 		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
-		Kind:     kind,
 		Scenario: scenarioInfo(sc),
 		Env:      environment(sc, opts.ToolVersion, runID()),
 		Plan:     plan,
@@ -108,6 +98,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	}
 	s := &schedule{sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex,
 		slicing: maps.Clone(opts.slicing), budget: budget}
+	s.proto = protocolOf(s)
+	res.Kind = s.proto.kind()
 	if s.slicing == nil {
 		s.slicing = map[baselines.Cell]Slicing{}
 	}
@@ -149,7 +141,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	}
 	// A target's error quotes its commands and its output, either of
 	// which may hold a ${VAR}'s value; so may a request's.
-	return finish(ctx, res, opts, target.RedactErr(sc, err), func() { s.grpcClose(); s.stopTargets() })
+	return finish(ctx, res, opts, target.RedactErr(sc, err), func() { s.proto.close(); s.stopTargets() })
 }
 
 // finish records how a run ended and stops what it started. The outcome
@@ -203,8 +195,11 @@ type schedule struct {
 	// orderIndex is each cell's index in the whole grid, which its pair's
 	// order is drawn from: a shard's pairs run as in an unsharded run.
 	orderIndex map[baselines.Cell]int
+	// proto is how requests reach the targets, chosen once (protocolOf).
+	proto protocol
 	// grpc are the current pin set's targets as gRPC services (baseline,
-	// candidate); nil unless the scenario's classes are gRPC calls.
+	// candidate), grpcProtocol's; nil unless the scenario's classes are
+	// gRPC calls.
 	grpc [2]*grpcSide
 	// slicing is each sliced cell's cut, chosen in its first round
 	// (ChooseSlicing) and kept for the others; a pin set is a cell

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
-	"github.com/benchgate/benchgate/httpload"
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/target"
 )
@@ -121,22 +120,17 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 	defer closeWindows()
 	for i, t := range pair {
 		sd := &sliceSide{t: t, windows: make(chan sliceWindow, ls.SlicePairs())}
-		sess, err := httpload.NewSession(ctx, httpload.Load{
-			URL:    t.URL(),
-			Client: httpload.Client(s.sc.Load.HTTPClient),
-			Loop: load.Loop{
-				Concurrency: cell.Concurrency,
-				Timeout:     ls.Timeout,
-				Rate:        float64(cell.Rate),
-				Drain:       sliceDrain(max(ls.Slice, cut.Slice)),
-				// NewSession asks for the sources from this goroutine.
-				Source: func(worker int) Source {
-					src := source(cell, round, worker)
-					sd.sources = append(sd.sources, src)
-					return src
-				},
+		sess, err := s.proto.session(ctx, t, load.Loop{
+			Concurrency: cell.Concurrency,
+			Timeout:     ls.Timeout,
+			Rate:        float64(cell.Rate),
+			Drain:       sliceDrain(max(ls.Slice, cut.Slice)),
+			// NewSession asks for the sources from this goroutine.
+			Source: func(worker int) Source {
+				src := source(cell, round, worker)
+				sd.sources = append(sd.sources, src)
+				return src
 			},
-			StatusOK: s.sc.StatusOK,
 		})
 		if err != nil {
 			return none, fmt.Errorf("%s %s: %w", cell, t.Name(), err)

@@ -420,15 +420,6 @@ func TestRunSliceTargetDies(t *testing.T) {
 	}
 }
 
-func TestRunSliceRefusesGRPC(t *testing.T) {
-	t.Parallel()
-	sc := sliceScenario(scenario.Target{}, scenario.Target{})
-	sc.Kind = scenario.KindGRPC
-	if _, err := Run(t.Context(), sc, Options{OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "gRPC") {
-		t.Errorf("error %v", err)
-	}
-}
-
 func TestSliceResources(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1000, 0)

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const grpcFile = `version: 1
@@ -38,9 +39,15 @@ func TestLoadGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Slices are not yet for gRPC: the default interleaving gives way.
+	// gRPC's default interleaving stays round until slices are
+	// measured on it; asked for, they are used.
 	if s.Load.Interleave != InterleaveRound {
-		t.Errorf("interleave %q, want round (the default, slice, is not yet for gRPC)", s.Load.Interleave)
+		t.Errorf("interleave %q, want round (gRPC's default)", s.Load.Interleave)
+	}
+	sliced := filepath.Join(dir, "sliced.yml")
+	os.WriteFile(sliced, []byte(grpcFile+"load: {interleave: slice, slice: 100ms}\n"), 0o644)
+	if s, err := Load(sliced, "", mapEnv(nil)); err != nil || s.Load.Interleave != InterleaveSlice || s.Load.Slice != 100*time.Millisecond {
+		t.Errorf("slices chosen: %v, %+v", err, s)
 	}
 	if s.Kind != KindGRPC || s.Baseline.Health != HealthGRPC || s.Candidate.Health != HealthGRPC {
 		t.Errorf("kind %q, health %q %q", s.Kind, s.Baseline.Health, s.Candidate.Health)
@@ -78,8 +85,6 @@ func TestLoadGRPCErrors(t *testing.T) {
 			`baseline: {command: ["./demo", "-addr", "127.0.0.1:{port}"]}`, `baseline: {url: "https://127.0.0.1:9"}`, 1),
 			"s.yml:5:19: targets.baseline.url: gRPC targets are reached over plaintext HTTP/2 (no TLS yet): want http://\n" +
 				`s.yml:15:93: classes[0].grpc.metadata.X~Tenant: "X~Tenant" is not a gRPC metadata key (want lower case letters, digits, - _ . and no grpc- prefix)`},
-		{"slices chosen", grpcFile + "load: {interleave: slice}\n",
-			"s.yml:20:1: load.interleave: slice interleaving is not yet available for gRPC classes (use round)"},
 		{"descriptor sources", strings.Replace(grpcFile, "  import_paths: [.]\n", "  descriptor_set: demo.pb\n  descriptors: fancy\n", 1),
 			"s.yml:9:3: grpc.descriptor_set: proto and descriptor_set are exclusive\n" +
 				`s.yml:10:16: grpc.descriptors: "fancy": want reflection (the server's), proto (files compiled here) or descriptor_set`},

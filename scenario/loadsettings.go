@@ -207,7 +207,10 @@ func (l *loader) checkLoad(n *node, profile string) {
 	chose := func(k string) bool {
 		return l.chosen["load."+k] || (profile != "" && l.chosen[join("profiles", profile)+"."+k])
 	}
-	// The defaults give way where they cannot apply.
+	// The defaults give way where they cannot apply. gRPC classes are
+	// sliced when the scenario asks (load.interleave: slice); their
+	// default stays round interleaving until verdict-quality measures
+	// slices on them (docs/grpc.md).
 	if l.s.Kind == KindGRPC && !chose("interleave") {
 		ls.Interleave = InterleaveRound
 		return
@@ -220,8 +223,6 @@ func (l *loader) checkLoad(n *node, profile string) {
 		line, col = n.reportPos()
 	}
 	switch {
-	case l.s.Kind == KindGRPC:
-		l.errAt(line, col, "load.interleave", "slice interleaving is not yet available for gRPC classes (use round)")
 	case ls.Slice > ls.Duration:
 		l.errAt(line, col, "load.slice", "%v is longer than duration %v: a round needs at least one slice of each target", ls.Slice, ls.Duration)
 	case ls.SlicePairs() > MaxSlicePairs && !chose("slice"):
@@ -296,7 +297,7 @@ func (l *loader) checkGrid(m map[string]*node, profile string) {
 		l.errAt(line, col, f, "%d cells × %d rounds × 2 targets is %d rungs; at most %d (scenario.MaxRungs)", cells, rounds, rungs, MaxRungs)
 		return
 	}
-	if ls.Interleave == InterleaveSlice && l.s.Kind != KindGRPC && ls.SlicePairs() <= MaxSlicePairs {
+	if ls.Interleave == InterleaveSlice && ls.SlicePairs() <= MaxSlicePairs {
 		if slices := satMul(rungs, int64(ls.SlicePairs())); slices > MaxSlices {
 			l.errAt(line, col, f, "%d rungs × %d slice pairs is %d slices to record; at most %d (scenario.MaxSlices): fewer rungs or longer slices",
 				rungs, ls.SlicePairs(), slices, MaxSlices)

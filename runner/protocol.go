@@ -1,0 +1,112 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/benchgate/benchgate/agreement"
+	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/grpcload"
+	"github.com/benchgate/benchgate/httpload"
+	"github.com/benchgate/benchgate/load"
+	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/target"
+)
+
+// protocol is how a run's requests reach its targets: chosen once, by the
+// scenario's kind (protocolOf), so the schedule — rounds, slices,
+// restarts, the gates — knows no protocol. Both put their calls through
+// the one load core (load.Generate, load.Session), so a slice, an open
+// loop and a round mean the same for each.
+type protocol interface {
+	// prepare readies calling the pin set's freshly started targets
+	// before any request; before names the round a restart precedes, ""
+	// at a pin set's first start. A failure of the scenario against the
+	// targets is an *InputError.
+	prepare(ctx context.Context, before string) error
+	// generate is one rung of load l on t.
+	generate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error)
+	// session opens a session of load l on t, whose windows are a sliced
+	// round's slices.
+	session(ctx context.Context, t target.Service, l load.Loop) (*load.Session, error)
+	// probe sends req to both targets, the baseline first, and compares
+	// their answers (the agreement gate); client is the probe's HTTP
+	// client.
+	probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error)
+	// close releases what prepare made for the last pin set.
+	close()
+	// kind is the results' Kind of a run of this protocol.
+	kind() string
+}
+
+// protocolOf is s's protocol, by its scenario's kind.
+func protocolOf(s *schedule) protocol {
+	if s.sc.Kind == scenario.KindGRPC {
+		return grpcProtocol{s}
+	}
+	return httpProtocol{s}
+}
+
+// httpProtocol is HTTP/1.1 or HTTP/2 by load.http_client (httpload).
+type httpProtocol struct{ s *schedule }
+
+func (httpProtocol) prepare(context.Context, string) error { return nil }
+
+func (p httpProtocol) load(t target.Service, l load.Loop) httpload.Load {
+	return httpload.Load{Loop: l, URL: t.URL(), StatusOK: p.s.sc.StatusOK, Client: httpload.Client(p.s.sc.Load.HTTPClient)}
+}
+
+func (p httpProtocol) generate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error) {
+	return httpload.Generate(ctx, p.load(t, l))
+}
+
+func (p httpProtocol) session(ctx context.Context, t target.Service, l load.Loop) (*load.Session, error) {
+	return httpload.NewSession(ctx, p.load(t, l))
+}
+
+func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+	return p.s.probe(ctx, client, req, opt)
+}
+
+func (httpProtocol) close() {}
+
+// kind: an HTTP run's results leave Kind empty, as they always have.
+func (httpProtocol) kind() string { return "" }
+
+// grpcProtocol is unary gRPC calls (grpcload): each pin set's targets'
+// methods are resolved and checked by prepare (grpc.go).
+type grpcProtocol struct{ s *schedule }
+
+func (p grpcProtocol) prepare(ctx context.Context, before string) error {
+	p.s.budget.enter(strings.TrimSpace("the check of the gRPC methods " + before))
+	return p.s.grpcPrepare(ctx)
+}
+
+func (p grpcProtocol) load(ctx context.Context, t target.Service, l load.Loop) grpcload.Load {
+	side := p.s.grpcSideOf(t)
+	return grpcload.Load{
+		Loop:        l,
+		Target:      side.hostport,
+		Connections: p.s.sc.GRPC.Connections,
+		Resolve:     func(method string) (*grpcload.Call, error) { return side.call(ctx, method) },
+	}
+}
+
+func (p grpcProtocol) generate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error) {
+	return grpcload.Generate(ctx, p.load(ctx, t, l))
+}
+
+func (p grpcProtocol) session(ctx context.Context, t target.Service, l load.Loop) (*load.Session, error) {
+	return grpcload.NewSession(ctx, p.load(ctx, t, l))
+}
+
+func (p grpcProtocol) probe(ctx context.Context, _ *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+	return p.s.grpcProbe(ctx, req, opt)
+}
+
+func (p grpcProtocol) close() { p.s.grpcClose() }
+
+func (grpcProtocol) kind() string { return scenario.KindGRPC }
