@@ -229,11 +229,5 @@ func modulePath(dir string) string {
 	if err != nil {
 		return ""
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-			rest, _, _ = strings.Cut(rest, "//")
-			return strings.Trim(strings.TrimSpace(rest), `"`+"`")
-		}
-	}
-	return ""
+	return gobench.ModulePath(b)
 }

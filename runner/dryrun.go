@@ -30,31 +30,48 @@ const dryRunCells = 20
 // planned, shared with Run). Of a gobench scenario it resolves the git
 // refs (git rev-parse, as a run refuses an unknown ref before anything
 // runs) and says what go test -bench would run: its cells are the
-// benchmarks the binaries report, known only once they run. Nothing is
+// benchmarks the binaries report, known only once they run, and its time
+// an estimate from the benchmarks the test files declare (estimate). Nothing is
 // built, started or written, and no leftover of an earlier run is swept.
 // Its errors are Measure's for the same request: a *UsageError for what
 // the input could make right. What it writes is a terminal's text: every
 // string of the scenario in it (a target's command, a package pattern)
 // has its control characters escaped (textsafe.Text).
+//
+// It gives one verdict: the first line says the scenario was loaded and
+// checked only when every check passed, and the last that it is valid
+// here; a refusal (an unknown ref, a plan over the budget) is the error
+// alone, after the lines of the plan made so far.
 func DryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
 	var b strings.Builder
-	err := dryRun(ctx, req, opts, &b)
-	if _, werr := io.WriteString(w, textsafe.Text(b.String())); err == nil {
+	head, err := dryRun(ctx, req, opts, &b)
+	text := b.String()
+	if err == nil {
+		text = head + ": loaded and checked\n" + text
+	}
+	if _, werr := io.WriteString(w, textsafe.Text(text)); err == nil {
 		err = werr
 	}
 	return err
 }
 
-func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
+// dryRun writes the plan to w and returns its heading, the scenario's
+// file, profile and kind.
+func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) (string, error) {
 	sc, _, err := prepare(req, opts)
 	if err != nil {
-		return err
+		return "", err
 	}
 	head := "scenario " + sc.File
 	if sc.Profile != "" {
 		head += ", profile " + sc.Profile
 	}
-	fmt.Fprintf(w, "%s (kind %s): loaded and checked\n", head, kindOf(sc))
+	head += " (kind " + kindOf(sc) + ")"
+	return head, planOf(ctx, sc, opts, w)
+}
+
+// planOf writes the plan of sc to w.
+func planOf(ctx context.Context, sc *scenario.Scenario, opts Options, w io.Writer) error {
 	if sc.Kind == scenario.KindGoBench {
 		return goBenchDryRun(ctx, sc, opts, w)
 	}
@@ -135,12 +152,13 @@ func kindOf(sc *scenario.Scenario) string {
 // RunGoBench resolves them, and what each round runs.
 func goBenchDryRun(ctx context.Context, sc *scenario.Scenario, opts Options, w io.Writer) error {
 	g := &goBench{sc: sc, gb: sc.GoBench}
-	for _, spec := range []scenario.Target{sc.Baseline, sc.Candidate} {
+	for i, spec := range []scenario.Target{sc.Baseline, sc.Candidate} {
 		s := &goSide{name: spec.Name, spec: spec}
+		g.sides[i] = s
 		if err := g.resolve(ctx, s); err != nil {
 			// Measure's refusal of the same side: the scenario names
 			// what cannot be.
-			return &UsageError{fmt.Errorf("invalid scenario: %w", target.RedactErr(sc, err))}
+			return &UsageError{fmt.Errorf("invalid scenario:\n%w", target.RedactErr(sc, err))}
 		}
 		line := fmt.Sprintf("%-10s %s", s.name+":", spec.Shown)
 		if s.commit != "" {
@@ -161,10 +179,11 @@ func goBenchDryRun(ctx context.Context, sc *scenario.Scenario, opts Options, w i
 		fmt.Fprintf(w, "pins:      %s\n", ps.Name)
 	}
 	fmt.Fprintln(w, "cells:     the benchmarks the test binaries report, found as they run")
-	if opts.Budget > 0 {
-		fmt.Fprintf(w, "budget %v: refuses no plan (a gobench run's time is known only as it runs) but stops the run once it has run this long\n", opts.Budget)
+	est := g.estimate(ctx, opts.Budget)
+	if err := est.over(opts.Budget); err != nil {
+		return &UsageError{err} // as Measure has it
 	}
-	fmt.Fprintf(w, "plan: go test -bench, %d rounds × 2 targets: its time is known only as it runs\n", sc.Load.Repetitions)
+	fmt.Fprintln(w, est.text)
 	fmt.Fprintln(w, dryRunDone)
 	return nil
 }

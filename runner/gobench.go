@@ -99,11 +99,18 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 			return nil, target.RedactErr(sc, err)
 		}
 	}
+	// The plan's estimate, and the refusal of one over the budget, as a
+	// grid's plan is refused.
+	est := g.estimate(ctx, 0)
+	if err := est.over(opts.Budget); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(progress, sc.Redact(est.text))
 	ctx, budget, cancel := withBudget(ctx, opts.Budget, opts.noDeadline)
 	defer cancel()
 	g.budget = budget
 	if opts.Budget > 0 {
-		fmt.Fprintf(progress, "budget %v: bounds the whole run, worktrees, builds and rounds (a gobench run's length is known only as it runs)\n", opts.Budget)
+		fmt.Fprintf(progress, "budget %v: bounds the whole run, worktrees, builds and rounds, which the estimate leaves out of its count\n", opts.Budget)
 	}
 	target.SweepLeftovers(progress)
 

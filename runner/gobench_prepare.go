@@ -29,28 +29,29 @@ import (
 func (g *goBench) resolve(ctx context.Context, s *goSide) error {
 	if s.spec.Ref == "" {
 		s.dir = s.spec.Dir
+		field := "targets." + s.name + ".dir"
 		if s.dir == "" {
-			s.dir = g.gb.Module
+			s.dir, field = g.gb.Module, "gobench.module"
 		}
 		if _, err := os.Stat(filepath.Join(s.dir, "go.mod")); err != nil {
-			return fmt.Errorf("%s target: no Go module in %s: %v", s.name, s.dir, err)
+			return g.sideErr(s, field, "no Go module in %s: %v", s.dir, err)
 		}
 		return nil
 	}
-	ref := s.spec.Ref
+	ref, field := s.spec.Ref, "targets."+s.name+".ref"
 	if strings.HasPrefix(ref, "-") {
-		return fmt.Errorf("%s target: invalid git ref %q", s.name, ref)
+		return g.sideErr(s, field, "invalid git ref %q", ref)
 	}
 	top, err := target.Git(ctx, g.gb.Module, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return fmt.Errorf("%s target: ref %q: the module %s is not in a git repository: %v", s.name, ref, g.gb.Module, err)
+		return g.sideErr(s, field, "ref %q: the module %s is not in a git repository: %v", ref, g.gb.Module, err)
 	}
 	commit, err := target.Git(ctx, top, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
 	if err != nil || commit == "" {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s target: resolving ref %q: %w", s.name, ref, ctx.Err())
 		}
-		return fmt.Errorf("%s target: unknown git ref %q: no such commit in %s", s.name, ref, top)
+		return g.sideErr(s, field, "unknown git ref %q: no such commit in %s", ref, top)
 	}
 	// git prints the top level with symlinks resolved; the module's path
 	// may have some (a temporary directory under a symlink).
@@ -60,10 +61,20 @@ func (g *goBench) resolve(ctx context.Context, s *goSide) error {
 	}
 	rel, err := filepath.Rel(top, mod)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("%s target: the module %s is not inside its repository %s", s.name, g.gb.Module, top)
+		return g.sideErr(s, "gobench.module", "the module %s is not inside its repository %s", g.gb.Module, top)
 	}
 	s.top, s.rel, s.commit = top, rel, commit
 	return nil
+}
+
+// sideErr is a side that cannot be as the scenario says: at the place the
+// file wrote field (file, line, column), else naming the side.
+func (g *goBench) sideErr(s *goSide, field, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if err, ok := g.sc.ErrorAt(field, msg); ok {
+		return err
+	}
+	return fmt.Errorf("%s target: %s", s.name, msg)
 }
 
 // info identifies a side for the results: the commit a Ref resolved to,

@@ -143,7 +143,7 @@ func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results
 	if res == nil && sc.Kind == scenario.KindGoBench {
 		// Refused before anything ran: an unknown ref, a directory
 		// without the module. The scenario names what cannot be.
-		return nil, &UsageError{fmt.Errorf("invalid scenario: %w", err)}
+		return nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", err)}
 	}
 	if errors.Is(err, context.Canceled) {
 		return res, fmt.Errorf("run cancelled: %w", err)

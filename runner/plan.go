@@ -41,9 +41,16 @@ type BudgetError struct {
 	Estimate time.Duration
 	Budget   time.Duration
 	Plan     baselines.Plan
+	// GoBench is what a gobench plan's estimate counted ("6 rounds × 2
+	// targets × 12 benchmarks × 1s"); "" for a grid's plan.
+	GoBench string
 }
 
 func (e *BudgetError) Error() string {
+	if e.GoBench != "" {
+		return fmt.Sprintf("planned time at least %v (%s, builds not counted) exceeds the budget of %v: narrow the packages or the bench pattern, shorten benchtime, run fewer rounds, or raise -budget",
+			e.Estimate, e.GoBench, e.Budget)
+	}
 	return fmt.Sprintf("planned time %v (%d cells × %d rounds × 2 targets) exceeds the budget of %v: reduce the grid, repetitions or duration, or raise -budget",
 		e.Estimate, len(e.Plan.Cells), e.Plan.Rounds, e.Budget)
 }

@@ -57,6 +57,32 @@ func (l *loader) goBenchScenario(m map[string]*node, profile string) {
 	}
 }
 
+// place records where the file wrote field n (nil: nowhere), for
+// Scenario.ErrorAt.
+func (l *loader) place(field string, n *node) {
+	if n == nil {
+		return
+	}
+	if l.s.places == nil {
+		l.s.places = map[string][2]int{}
+	}
+	l.s.places[field] = [2]int{n.line, n.col}
+}
+
+// ErrorAt is a problem with field found after loading, by what the
+// machine holds (a git ref that names no commit, a directory without the
+// module): an *ErrorList of one *Error at the place the file wrote the
+// field, as Load's errors are; false when the file did not write it (a
+// default, or a scenario not read from a file). The fields placed are a
+// gobench target's ref and dir and gobench.module.
+func (s *Scenario) ErrorAt(field, msg string) (error, bool) {
+	p, ok := s.places[field]
+	if !ok {
+		return nil, false
+	}
+	return &ErrorList{Errors: []*Error{{File: s.File, Line: p[0], Col: p[1], Field: field, Msg: msg}}}, true
+}
+
 // decideField matches the fields of a gobench scenario that compare uses
 // to decide results it did not run (LoadOptions.Decide), where a ${VAR}
 // must be set. gobench.module is apart: decideUnset.
@@ -110,6 +136,8 @@ func (l *loader) goBenchTargets(n *node) {
 				t.Bench = l.benchPattern(v, f+".bench")
 			}
 			ref, dir := tm["ref"], tm["dir"]
+			l.place(f+".ref", ref)
+			l.place(f+".dir", dir)
 			switch {
 			case ref == nil && dir == nil:
 				l.errNode(tn, f, "want ref (a git commit-ish, e.g. origin/main) or dir (a directory holding the module)")
@@ -157,6 +185,7 @@ func (l *loader) goBenchSection(n *node, gb *GoBench) {
 		return
 	}
 	if v := m["module"]; v != nil {
+		l.place("gobench.module", v)
 		if s, ok := l.nonEmptyStr(v, "gobench.module"); ok {
 			d := s
 			if !filepath.IsAbs(d) {
@@ -263,12 +292,13 @@ func (l *loader) benchPattern(v *node, f string) string {
 	if !ok {
 		return ""
 	}
-	// go test splits the pattern on unbracketed slashes, one regexp per
-	// level of sub-benchmark.
-	for _, part := range splitBenchPattern(s) {
-		if _, err := regexp.Compile(part); err != nil {
-			l.errNode(v, f, "not a -test.bench pattern: %v", err)
-			return ""
+	// Each regexp as go test splits the pattern.
+	for _, alt := range BenchLevels(s) {
+		for _, part := range alt {
+			if _, err := regexp.Compile(part); err != nil {
+				l.errNode(v, f, "not a -test.bench pattern: %v", err)
+				return ""
+			}
 		}
 	}
 	return s
@@ -276,27 +306,44 @@ func (l *loader) benchPattern(v *node, f string) string {
 
 var benchtimeRE = regexp.MustCompile(`^([1-9][0-9]*x|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`)
 
-// splitBenchPattern splits a -test.bench pattern as go test does: on
-// slashes outside brackets and parentheses.
-func splitBenchPattern(s string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
+// BenchLevels splits a -test.bench pattern as go test does (testing's
+// splitRegexp): into its alternatives, on "|" outside brackets and
+// parentheses, each a list of regexps, one per level of sub-benchmark,
+// split on "/" likewise. "Insert/rows=10|Lookup" is [[Insert rows=10]
+// [Lookup]]: the first regexp of an alternative matches top-level names.
+func BenchLevels(s string) [][]string {
+	var alts [][]string
+	var levels []string
+	brackets, parens := 0, 0
+	for i := 0; i < len(s); {
 		switch s[i] {
-		case '[', '(':
-			depth++
-		case ']', ')':
-			depth--
+		case '[':
+			brackets++
+		case ']':
+			brackets = max(brackets-1, 0)
+		case '(':
+			if brackets == 0 {
+				parens++
+			}
+		case ')':
+			if brackets == 0 {
+				parens--
+			}
 		case '\\':
 			i++
-		case '/':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
+		case '/', '|':
+			if brackets == 0 && parens == 0 {
+				levels = append(levels, s[:i])
+				if s[i] == '|' {
+					alts, levels = append(alts, levels), nil
+				}
+				s, i = s[i+1:], 0
+				continue
 			}
 		}
+		i++
 	}
-	return append(parts, s[start:])
+	return append(alts, append(levels, s))
 }
 
 func (l *loader) goBenchProfiles(n *node, name string) {

@@ -226,3 +226,25 @@ load: {repetitions: 1}
 		t.Errorf("an http scenario: %v", err)
 	}
 }
+
+// TestBenchLevels: a -test.bench pattern splits as testing's splitRegexp
+// splits it.
+func TestBenchLevels(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want [][]string
+	}{
+		{".", [][]string{{"."}}},
+		{"Insert/rows=10", [][]string{{"Insert", "rows=10"}}},
+		{"Insert/rows=10|Lookup", [][]string{{"Insert", "rows=10"}, {"Lookup"}}},
+		{"(A|B)/x", [][]string{{"(A|B)", "x"}}},
+		{"[/|]x", [][]string{{"[/|]x"}}},
+		{`A\/B|C`, [][]string{{`A\/B`}, {"C"}}},
+		{"A||B/", [][]string{{"A"}, {""}, {"B", ""}}},
+	} {
+		if got := BenchLevels(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("BenchLevels(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -69,6 +69,10 @@ type Scenario struct {
 	compiled *compiled
 	// cpuPins are the pins section's cpusets, for CheckCPUs.
 	cpuPins []cpuPin
+	// places are where the file wrote the fields a run checks against
+	// the machine after loading (a gobench target's ref or dir, the
+	// module), for ErrorAt: [line, col] by field.
+	places map[string][2]int
 }
 
 // Target is one side of the comparison. Exactly one of URL, Image and a
