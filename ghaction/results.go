@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/report"
 )
 
@@ -39,7 +40,7 @@ const resultsNote = "These results were uploaded by the pull request's own workf
 // comment" does: on tracking issue issue when it is not 0, if CheckIssue
 // allows it, else on pull request pr (0: the one they recorded) once
 // ResultsPR has checked them. It returns the comment's URL and the report
-// posted, decided by report.Decide. The errors that refuse what was asked
+// posted, decided by decide.Results. The errors that refuse what was asked
 // (a results file that does not read or decide, an event that may not
 // post it) match ErrRefused; the others are failures at GitHub.
 //
@@ -72,11 +73,11 @@ func (e *Env) PostResults(ctx context.Context, file string, pr, issue int, log i
 			return "", report.Input{}, err
 		}
 	}
-	rep, err := report.Decide(res)
+	c, err := decide.Results(res)
 	if err != nil {
 		return "", report.Input{}, refusal{err}
 	}
-	rep.Dashboard = e.Inputs.DashboardURL
+	rep := report.Input{Results: res, Comparison: c, Dashboard: e.Inputs.DashboardURL}
 	url, err := e.CommentOn(ctx, pr, rep, note, log)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", what, err)

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"github.com/benchgate/benchgate/decide"
+	"github.com/benchgate/benchgate/gate"
 	"io"
 	"os"
 	"path/filepath"
@@ -81,10 +83,12 @@ func TestWriteFiles(t *testing.T) {
 
 func TestWriteCalibration(t *testing.T) {
 	t.Parallel()
-	cal, err := DecideCalibration(pinsInput().Results)
+	res := pinsInput().Results
+	c, err := decide.Results(res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cal := CalibrationInput{Results: res, Comparison: c, Calibrations: gate.Calibrate(c)}
 	dir := t.TempDir()
 	if err := WriteCalibration(dir, cal); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -39,10 +40,11 @@ func openLoopInput(t *testing.T) Input {
 			}
 		}
 	}
-	in, err := Decide(res)
+	c, err := decide.Results(res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	in := Input{Results: res, Comparison: c}
 	return in
 }
 

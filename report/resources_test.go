@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -426,10 +427,11 @@ func TestGeneratorCeiling(t *testing.T) {
 			}
 		}
 	}
-	in, err := Decide(res)
+	c, err := decide.Results(res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	in := Input{Results: res, Comparison: c}
 	m := newModel(in)
 	if m.generator == nil || !slices.Equal(m.generator.saturated, []baselines.Cell{same}) {
 		t.Fatalf("saturated %v, want only %v", m.generator.saturated, same)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/decide"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/internal/textsafe"
@@ -71,10 +73,11 @@ func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return runErr
 		}
 	}
-	cal, err := report.DecideCalibration(res)
+	c, err := decide.Results(res)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	cal := report.CalibrationInput{Results: res, Comparison: c, Calibrations: gate.Calibrate(c)}
 	if err := report.WriteCalibration(rf.out, cal); err != nil {
 		return withCode(exitRunFailed, err)
 	}

@@ -359,11 +359,11 @@ func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.
 // out, prints the report in format on stdout ("": none), and returns the
 // gate's outcome as an exit error.
 func decideAndReport(res *baselines.Results, out, format, dashboard string, stdout, stderr io.Writer) (*report.Input, error) {
-	in, err := report.Decide(res)
+	c, err := decide.Results(res)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	in.Dashboard = dashboard
+	in := report.Input{Results: res, Comparison: c, Dashboard: dashboard}
 	if err := report.WriteFiles(out, in); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}
