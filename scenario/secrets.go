@@ -51,8 +51,10 @@ import (
 // uses an alias (its value may be used again where a secret could be).
 // docs/security.md states the rule.
 
-// shownField matches the fields whose ${VAR} values are shown.
-var shownField = regexp.MustCompile(`^targets\.(baseline|candidate)\.(ref|dir|image|compose)$|^gobench\.module$`)
+// shownField matches the fields whose ${VAR} values are shown: a gobench
+// side's package patterns are directories or import paths of the module,
+// as its dir is.
+var shownField = regexp.MustCompile(`^targets\.(baseline|candidate)\.(ref|dir|image|compose|packages\[[0-9]+\])$|^gobench\.(module|packages\[[0-9]+\])$`)
 
 // MinSecret is the shortest value Redact replaces. A shorter one is no
 // secret (it is guessed in fewer than 2^24 tries), and ${VAR} also sets

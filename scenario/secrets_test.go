@@ -428,6 +428,13 @@ targets:
 		!strings.Contains(err.Error(), "targets.candidate.dir: /no/such/tree is not a directory") {
 		t.Errorf("error %v", err)
 	}
+	// A package pattern names a directory: shown, the module's path too
+	// (it was masked when a pattern held the same variable).
+	os.WriteFile(filepath.Join(tree, "go.mod"), []byte("module example.com/m\n"), 0o644)
+	s = loadSecrets(t, gobench+"gobench: {module: \"${WORKTREE}\", packages: [\"${WORKTREE}/...\"]}\n", env)
+	if s.HasSecrets() || s.Redact(msg) != msg {
+		t.Errorf("module and packages hidden: %q", s.Redact(msg))
+	}
 	// BASE_SHA also in a gobench field that is not shown: hidden.
 	s = loadSecrets(t, gobench+"gobench: {bench: \"${BASE_SHA}\"}\n", env)
 	if got := s.Redact("ref nosuchref"); got != "ref ${BASE_SHA}" {
