@@ -25,18 +25,17 @@ type CalibrationInput struct {
 // Calibration writes the calibration report in format: terminal, markdown
 // or json. Cell names are untrusted and escaped for the medium.
 func Calibration(w io.Writer, in CalibrationInput, format string) error {
-	name, err := canonical(format)
-	if err != nil {
-		return err
-	}
 	if in.Results == nil {
 		in.Results = &baselines.Results{}
 	}
-	if name == "json" {
-		return calibrationJSON(w, in)
-	}
-	_, err = io.WriteString(w, calibrationText(in, name == "markdown"))
-	return err
+	return calibrationDoc.render(w, in, format)
+}
+
+// calibrationDoc is the calibration report in each format.
+var calibrationDoc = document[CalibrationInput]{
+	terminal: text(func(in CalibrationInput) string { return calibrationText(in, false) }),
+	markdown: text(func(in CalibrationInput) string { return calibrationText(in, true) }),
+	json:     calibrationJSON,
 }
 
 func calibrationJSON(w io.Writer, in CalibrationInput) error {

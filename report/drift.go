@@ -23,21 +23,19 @@ type DriftInput struct {
 // format: terminal, markdown or json (the DriftResult itself). Names come
 // from history files and are escaped for the medium.
 func Drift(w io.Writer, in DriftInput, format string) error {
-	name, err := canonical(format)
-	if err != nil {
-		return err
-	}
-	text := driftTerminal
-	switch name {
-	case "json":
+	return driftDoc.render(w, in, format)
+}
+
+// driftDoc is the drift report in each format; its JSON is the DriftResult
+// itself.
+var driftDoc = document[DriftInput]{
+	terminal: text(driftTerminal),
+	markdown: text(driftMarkdown),
+	json: func(w io.Writer, in DriftInput) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(in.Result)
-	case "markdown":
-		text = driftMarkdown
-	}
-	_, err = io.WriteString(w, text(in))
-	return err
+	},
 }
 
 // WorseFindings names each change point for the worse, "Q01 c=8 candidate

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -88,4 +89,35 @@ func NewFormatFlag(names ...string) FormatFlag {
 		}
 		return nil
 	}}
+}
+
+// document is one kind of report — the comparison, the calibration, the
+// drift — as one function per format of the table above, so every
+// document reads its format the same way (render) and a new format is a
+// row of formats and a function of each document.
+type document[T any] struct {
+	terminal, markdown, json func(io.Writer, T) error
+}
+
+// render writes in as d in format, a name or alias of Formats.
+func (d document[T]) render(w io.Writer, in T, format string) error {
+	name, err := canonical(format)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "terminal":
+		return d.terminal(w, in)
+	case "markdown":
+		return d.markdown(w, in)
+	}
+	return d.json(w, in)
+}
+
+// text is a renderer writing what f makes of its input.
+func text[T any](f func(T) string) func(io.Writer, T) error {
+	return func(w io.Writer, in T) error {
+		_, err := io.WriteString(w, f(in))
+		return err
+	}
 }

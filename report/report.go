@@ -65,17 +65,15 @@ type Reporter func(w io.Writer) error
 // ForFormat returns the reporter of the named format (a name or alias of
 // Formats), so a -format flag maps to a renderer in one place.
 func ForFormat(format string, in Input, opt TerminalOptions) (Reporter, error) {
-	name, err := canonical(format)
-	if err != nil {
+	if _, err := canonical(format); err != nil {
 		return nil, err
 	}
-	switch name {
-	case "terminal":
-		return func(w io.Writer) error { return Terminal(w, in, opt) }, nil
-	case "markdown":
-		return func(w io.Writer) error { return Markdown(w, in) }, nil
+	comparison := document[Input]{
+		terminal: func(w io.Writer, in Input) error { return Terminal(w, in, opt) },
+		markdown: Markdown,
+		json:     JSON,
 	}
-	return func(w io.Writer) error { return JSON(w, in) }, nil
+	return func(w io.Writer) error { return comparison.render(w, in, format) }, nil
 }
 
 // normalise fills the defaults Input documents, so renderers need no nil
