@@ -45,7 +45,13 @@ type Results struct {
 	// rung's Values its measurements by unit), or "import:TOOL" for
 	// another load tool's reports read from files, or for a benchmark
 	// harness's files (TOOL one of BenchmarkFormats): see Benchmarks.
-	Kind     string       `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Suite is set on results imported from a benchmark harness's files
+	// (importers.Formats): they hold benchmarks as a gobench run does, so
+	// the file says so itself rather than the results package keeping a
+	// list of the importers' formats. Before format 4 it was read from
+	// the Kind (v3Suites).
+	Suite    bool         `json:"suite,omitempty"`
 	Scenario ScenarioInfo `json:"scenario"`
 	Env      Environment  `json:"environment"`
 	// Plan is the grid in schedule order, with the planned rounds.
@@ -565,24 +571,13 @@ func (r *Results) CompleteRounds() int {
 	return n
 }
 
-// BenchmarkFormats are the benchmark harnesses' file formats whose
-// imports (kind "import:FORMAT") hold benchmarks as a gobench run does:
-// importers reads them (importers.Formats is this list).
-var BenchmarkFormats = []string{
-	"customSmallerIsBetter", "customBiggerIsBetter", "bmf", "pytest-benchmark",
-	"googlebenchmark", "criterion", "hyperfine", "jmh",
-}
-
 // Benchmarks says r holds benchmarks — go test -bench results (kind
 // gobench) or a benchmark harness's imported files — rather than load on
 // a service: a cell is a benchmark, a rung's Values its measurements by
 // unit, a rule applies to the cells that measured its metric, and each
 // side's summary stands on all of its own repetitions (RoundsDone), which
 // may differ from cell to cell and side to side.
-func (r *Results) Benchmarks() bool {
-	f, imported := r.Imported()
-	return r.Kind == "gobench" || imported && slices.Contains(BenchmarkFormats, f)
-}
+func (r *Results) Benchmarks() bool { return r.Kind == "gobench" || r.Suite }
 
 // importPrefix marks the Kind of results read from another tool's files:
 // "import:" and the tool or format (ImportedKind).
@@ -803,6 +798,13 @@ func (m v3Measures) into(values map[string]float64) map[string]float64 {
 	return values
 }
 
+// v3Suites are the import kinds that before format 4 held a benchmark
+// harness's files, which format 4 marks with Suite.
+var v3Suites = []string{
+	"customSmallerIsBetter", "customBiggerIsBetter", "bmf", "pytest-benchmark",
+	"googlebenchmark", "criterion", "hyperfine", "jmh",
+}
+
 // upgradeV3 moves the measurements of a results file before version 4,
 // b, decoded into r, from their fields to Values, and makes r version 4.
 // A Go benchmark's rung kept its units in Values already (its rps of 0
@@ -813,6 +815,9 @@ func upgradeV3(r *Results, b []byte) error {
 			v3Measures
 			Slices []v3Measures `json:"slices"`
 		} `json:"rungs"`
+	}
+	if f, imported := r.Imported(); imported && slices.Contains(v3Suites, f) {
+		r.Suite = true
 	}
 	if r.Benchmarks() {
 		r.Version = FormatVersion

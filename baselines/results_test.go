@@ -278,3 +278,26 @@ func TestSetLatencyEveryRegistryMetric(t *testing.T) {
 		t.Errorf("an empty histogram stored %v, %v", empty.Values, err)
 	}
 }
+
+// TestSuiteMarked: a benchmark harness's import says it holds benchmarks
+// in the file (suite), not by its name in a list of formats here; before
+// format 4 its kind said it, and an earlier file reads as marked.
+func TestSuiteMarked(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		json  string
+		bench bool
+	}{
+		{`{"version":3,"kind":"import:hyperfine","rungs":[]}`, true},
+		{`{"version":2,"kind":"import:customSmallerIsBetter","rungs":[]}`, true},
+		{`{"version":3,"kind":"import:vegeta","rungs":[{"rps":10}]}`, false},
+		{`{"version":4,"kind":"import:anything","suite":true,"rungs":[]}`, true},
+		{`{"version":4,"kind":"import:hyperfine","rungs":[]}`, false},
+		{`{"version":4,"kind":"gobench","rungs":[]}`, true},
+	} {
+		r, err := Parse([]byte(c.json), "r.json")
+		if err != nil || r.Benchmarks() != c.bench {
+			t.Errorf("%s: benchmarks %v, %v; want %v", c.json, r != nil && r.Benchmarks(), err, c.bench)
+		}
+	}
+}

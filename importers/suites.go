@@ -27,9 +27,12 @@ import (
 // understand: github-action-benchmark's custom JSON (by its tool names),
 // Bencher Metric Format, pytest-benchmark, Google Benchmark, criterion,
 // hyperfine and JMH.
-// The list is the results format's (baselines.BenchmarkFormats): results
-// of these kinds hold benchmarks, as a gobench run's do.
-var Formats = baselines.BenchmarkFormats
+// Results imported from them are marked Suite: they hold benchmarks, as
+// a gobench run's do.
+var Formats = []string{
+	FormatGABSmaller, FormatGABBigger, "bmf", "pytest-benchmark",
+	"googlebenchmark", "criterion", "hyperfine", "jmh",
+}
 
 // github-action-benchmark's tool names for its custom JSON: the name says
 // which way every value improves.
@@ -219,6 +222,7 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 		Version: baselines.FormatVersion,
 		Tool:    tool,
 		Kind:    baselines.ImportedKind(format),
+		Suite:   true,
 		Scenario: baselines.ScenarioInfo{
 			Name: name,
 		},
