@@ -183,7 +183,7 @@ func goBenchDryRun(ctx context.Context, sc *scenario.Scenario, opts Options, w i
 	if err := est.over(opts.Budget); err != nil {
 		return &UsageError{err} // as Measure has it
 	}
-	fmt.Fprintln(w, est.text)
+	fmt.Fprintln(w, "plan: "+est.text)
 	fmt.Fprintln(w, dryRunDone)
 	return nil
 }

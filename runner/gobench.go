@@ -105,12 +105,13 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 	if err := est.over(opts.Budget); err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(progress, sc.Redact(est.text))
+	// The plan line proper follows the builds, which find the packages.
+	fmt.Fprintln(progress, "estimate: "+sc.Redact(est.text))
 	ctx, budget, cancel := withBudget(ctx, opts.Budget, opts.noDeadline)
 	defer cancel()
 	g.budget = budget
 	if opts.Budget > 0 {
-		fmt.Fprintf(progress, "budget %v: bounds the whole run, worktrees, builds and rounds, which the estimate leaves out of its count\n", opts.Budget)
+		fmt.Fprintf(progress, "budget %v: bounds the whole run, worktrees, builds and rounds (the estimate counts the rounds only)\n", opts.Budget)
 	}
 	target.SweepLeftovers(progress)
 

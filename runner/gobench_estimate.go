@@ -54,7 +54,7 @@ type goEstimate struct {
 	least time.Duration
 	none  string
 	// counted is what least counts ("6 rounds × 2 targets × 12
-	// benchmarks × 1s"), text the plan's line.
+	// benchmarks × 1s"), text the plan's line without its "plan: ".
 	counted, text string
 }
 
@@ -99,12 +99,12 @@ func (g *goBench) estimate(ctx context.Context, budget time.Duration) goEstimate
 		within = fmt.Sprintf("; the budget of %v bounds the whole run, worktrees, builds and rounds", budget)
 	}
 	if e.none != "" {
-		e.text = fmt.Sprintf("plan: go test -bench, %d rounds × 2 targets: no estimate (%s)%s", rounds, e.none, within)
+		e.text = fmt.Sprintf("go test -bench, %d rounds × 2 targets: no estimate (%s)%s", rounds, e.none, within)
 		return e
 	}
 	e.least = time.Duration(rounds*(e.benchmarks[0]+e.benchmarks[1])*cpus) * per
 	e.counted = fmt.Sprintf("%d rounds × %s × %v", rounds, benches, per)
-	e.text = fmt.Sprintf("plan: go test -bench, %s = at least %v, plus the builds of %s (an estimate from the benchmarks the test files declare)%s",
+	e.text = fmt.Sprintf("go test -bench, %s = at least %v, plus the builds of %s (an estimate from the benchmarks the test files declare)%s",
 		e.counted, e.least, countOf(e.binaries[0]+e.binaries[1], "test binary", "test binaries"), within)
 	return e
 }

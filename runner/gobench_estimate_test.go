@@ -108,7 +108,7 @@ func TestGoBenchEstimate(t *testing.T) {
 	}
 	e := estimate(scenario.GoBench{Module: dir, Packages: []string{"./..."}, Bench: "."}, time.Minute)
 	if e.least != 24*time.Second || e.benchmarks != [2]int{3, 3} || e.binaries != [2]int{3, 3} ||
-		e.text != "plan: go test -bench, 4 rounds × 2 targets × 3 benchmarks × 1s = at least 24s, plus the builds of 6 test binaries (an estimate from the benchmarks the test files declare); the budget of 1m0s bounds the whole run, worktrees, builds and rounds" {
+		e.text != "go test -bench, 4 rounds × 2 targets × 3 benchmarks × 1s = at least 24s, plus the builds of 6 test binaries (an estimate from the benchmarks the test files declare); the budget of 1m0s bounds the whole run, worktrees, builds and rounds" {
 		t.Errorf("estimate %+v", e)
 	}
 	if err := e.over(time.Minute); err != nil {
