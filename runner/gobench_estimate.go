@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -39,7 +40,7 @@ import (
 const (
 	maxEstimateEntries   = 200_000 // directory entries walked, files listed
 	maxEstimateTestFiles = 20_000  // _test.go files read
-	maxEstimateFileBytes = 4 << 20 // of one _test.go file
+	maxEstimateFileBytes = 4 << 20 // of one _test.go file (a larger one gives none)
 	maxEstimateGoMod     = 16 << 20
 )
 
@@ -217,7 +218,7 @@ func dirTestFiles(root string) (testFiles, error) {
 		if files++; files > maxEstimateTestFiles {
 			return fmt.Errorf("more than %d test files in %s", maxEstimateTestFiles, root)
 		}
-		src, err := readHead(p, maxEstimateFileBytes)
+		src, err := baselines.ReadFileLimited(p, maxEstimateFileBytes)
 		if err != nil {
 			return err
 		}
@@ -231,16 +232,6 @@ func dirTestFiles(root string) (testFiles, error) {
 func regularFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// readHead reads the first max bytes of file.
-func readHead(file string, max int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // refTestFiles reads the test files of side s's module at its commit,
@@ -364,14 +355,7 @@ func packageMatcher(patterns []string, module string, onDisk bool, root string) 
 		}
 		res = append(res, regexp.MustCompile(`^`+re+`$`))
 	}
-	return func(dir string) bool {
-		for _, re := range res {
-			if re.MatchString(dir) {
-				return true
-			}
-		}
-		return false
-	}, nil
+	return anyMatch(res), nil
 }
 
 // topLevelMatcher matches top-level benchmark names against a
@@ -386,12 +370,12 @@ func topLevelMatcher(pattern string) (func(string) bool, error) {
 		}
 		res = append(res, re)
 	}
-	return func(name string) bool {
-		for _, re := range res {
-			if re.MatchString(name) {
-				return true
-			}
-		}
-		return false
-	}, nil
+	return anyMatch(res), nil
+}
+
+// anyMatch says whether any of res matches.
+func anyMatch(res []*regexp.Regexp) func(string) bool {
+	return func(s string) bool {
+		return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(s) })
+	}
 }
