@@ -223,15 +223,16 @@ func TestFingerprint(t *testing.T) {
 func TestImported(t *testing.T) {
 	for _, c := range []struct {
 		kind, tool string
+		suite      bool
 		ok, bench  bool
 	}{
-		{ImportedKind("k6"), "k6", true, false},
-		{ImportedKind("hyperfine"), "hyperfine", true, true},
-		{"gobench", "", false, true},
-		{"grpc", "", false, false},
-		{"", "", false, false},
+		{ImportedKind("k6"), "k6", false, true, false},
+		{ImportedKind("hyperfine"), "hyperfine", true, true, true},
+		{"gobench", "", false, false, true},
+		{"grpc", "", false, false, false},
+		{"", "", false, false, false},
 	} {
-		r := &Results{Kind: c.kind}
+		r := &Results{Kind: c.kind, Suite: c.suite}
 		tool, ok := r.Imported()
 		if tool != c.tool && ok || ok != c.ok || r.Benchmarks() != c.bench {
 			t.Errorf("%q: Imported %q %v, Benchmarks %v", c.kind, tool, ok, r.Benchmarks())
