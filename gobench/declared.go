@@ -8,6 +8,7 @@ import (
 
 // benchRE matches the declaration of a benchmark as go test finds one:
 // Benchmark alone or followed by a character that is not lower case.
+// (internal/scaffold, which imports nothing of benchgate, has its own.)
 var benchRE = regexp.MustCompile(`(?m)^func (Benchmark(?:[^a-z(\s][\p{L}\p{N}_]*)?)\(`)
 
 // Declared returns the names of the benchmarks a Go test file declares,

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"go/parser"
 	"go/token"
@@ -14,8 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/benchgate/benchgate/gobench"
 )
 
 // The bounds of the search for benchmarks: a project's tree is walked
@@ -205,6 +204,10 @@ var refRE = regexp.MustCompile(`^origin/[A-Za-z0-9._/-]+$`)
 
 func validRef(ref string) bool { return refRE.MatchString(ref) && !strings.Contains(ref, "..") }
 
+// benchRE matches the declaration of a benchmark as go test finds one:
+// Benchmark alone or followed by a character that is not lower case.
+var benchRE = regexp.MustCompile(`(?m)^func Benchmark([^a-z(\s][\p{L}\p{N}_]*)?\(`)
+
 // benchmarks walks the module at root, bounded, and returns the packages
 // holding benchmarks (as go list patterns relative to the root, sorted),
 // how many benchmarks they hold, and whether a bound stopped the walk.
@@ -228,7 +231,7 @@ func benchmarks(root string) (pkgs []string, n int, truncated bool) {
 				return nil
 			}
 			name := d.Name()
-			if gobench.SkippedDir(name) || name == "node_modules" {
+			if name == "vendor" || name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
 				return fs.SkipDir
 			}
 			if strings.Count(rel, string(filepath.Separator))+1 > MaxDepth {
@@ -267,10 +270,10 @@ func benchmarks(root string) (pkgs []string, n int, truncated bool) {
 // MaxTestFileBytes.
 func countBenchmarks(file string) int {
 	b, err := readHead(file, MaxTestFileBytes)
-	if err != nil {
+	if err != nil || !bytes.Contains(b, []byte("func Benchmark")) {
 		return 0
 	}
-	return len(gobench.Declared(b))
+	return len(benchRE.FindAll(b, -1))
 }
 
 // pattern is a directory relative to the module root as a go list
