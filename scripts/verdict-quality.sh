@@ -28,6 +28,9 @@
 # they measure the defaults a scenario gets when it sets none.
 #
 # Environment:
+#   PROTO        http (default: the demo's /search) or grpc (the gRPC
+#                demo's Search, FACTOR times its work in the A/B candidate;
+#                the same classes, pins and knobs)
 #   METRIC       gated metric, or a comma list of them (default rps; e.g.
 #                cpu_per_req, p95, or rps,cpu_per_req)
 #   CLASSES      how many classes, 1-6 (default 2): search, search-long,
@@ -95,6 +98,7 @@ if [ -n "$NOISE" ]; then
 fi
 
 METRIC=${METRIC:-rps}
+PROTO=${PROTO:-http}
 CLASSES=${CLASSES:-2}
 KINDS=${KINDS:-aa,ab}
 nkinds=1
@@ -121,6 +125,7 @@ check CONCURRENCY "$CONCURRENCY" '^[0-9]+(, ?[0-9]+)*$' "a comma list of whole n
 check METRIC "$METRIC" '^[a-z0-9_]+(,[a-z0-9_]+)*$' "a metric name such as rps or cpu_per_req, or a comma list of them"
 check CLASSES "$CLASSES" '^[1-6]$' "a number of classes, 1-6"
 check KINDS "$KINDS" '^(aa,ab|aa|ab)$' "aa,ab, aa or ab"
+check PROTO "$PROTO" '^(http|grpc)$' "http or grpc"
 check RULE "${RULE:-}" '^[a-z]+$' "overlap or paired"
 check INTERLEAVE "${INTERLEAVE:-}" '^[a-z]+$' "round or slice"
 for v in SLICE SETTLE DURATION WARMUP BUDGET; do check "$v" "${!v:-}" "$dur" "a duration such as 200ms"; done
@@ -164,8 +169,15 @@ trap 'exit 143' TERM
 
 echo "$prog: building benchgate, the demo (normal and search=$FACTOR), the neighbour and the aggregator" >&2
 go build -o "$work/benchgate" ./cmd/benchgate
-go build -o "$work/demo" ./examples/demo
-go build -ldflags "-X main.defaultSlow=search=$FACTOR" -o "$work/demo-slow" ./examples/demo
+if [ "$PROTO" = grpc ]; then
+  go build -o "$work/demo" ./examples/grpcdemo
+  go build -ldflags "-X main.defaultSlow=Search=$FACTOR" -o "$work/demo-slow" ./examples/grpcdemo
+  health="" # the standard health service
+else
+  go build -o "$work/demo" ./examples/demo
+  go build -ldflags "-X main.defaultSlow=search=$FACTOR" -o "$work/demo-slow" ./examples/demo
+  health="health: /healthz"
+fi
 go build -o "$work/noisy" ./internal/cmd/noisy
 go build -o "$work/verdictquality" ./internal/cmd/verdictquality
 
@@ -194,6 +206,18 @@ for m in "${metrics[@]}"; do fail_on+="${fail_on:+, }{metric: $m}"; done
 # candidate.
 classes=""
 for c in $(seq "$CLASSES"); do
+  if [ "$PROTO" = grpc ]; then
+    case $c in
+    1) q='{{pick "term"}}-{{int 1 1000}}' ;;
+    2) q='long-{{pick "word"}}-{{pick "word"}}-{{pick "term"}}-{{int 1 1000000}}' ;;
+    *) q="c$c-{{pick \"word\"}}-{{int 1 100000}}" ;;
+    esac
+    name=search-$c
+    [ "$c" = 1 ] && name=search
+    [ "$c" = 2 ] && name=search-long
+    classes+="  - name: $name"$'\n'"    grpc: {method: benchgate.demo.Inventory/Search, message: '{\"query\": \"$q\", \"limit\": 5}'}"$'\n'
+    continue
+  fi
   case $c in
   1) classes+="  - name: search"$'\n'"    request: {method: GET, path: /search, query: {q: '{{pick \"term\"}}-{{int 1 1000}}'}}"$'\n' ;;
   2) classes+="  - name: search-long"$'\n'"    request: {method: GET, path: /search, query: {q: 'long-{{pick \"word\"}}-{{pick \"word\"}}-{{pick \"term\"}}-{{int 1 1000000}}'}}"$'\n' ;;
@@ -212,10 +236,10 @@ seed: $1
 targets:
   baseline:
     command: ["$work/demo", -addr, "127.0.0.1:{port}"]
-    health: /healthz
+    $health
   candidate:
     command: ["$2", -addr, "127.0.0.1:{port}"]
-    health: /healthz
+    $health
 $pins
 load:
   concurrency: [$CONCURRENCY]
@@ -246,7 +270,7 @@ if [ -n "$NOISE" ]; then
 fi
 
 {
-  echo "N=$N FACTOR=$FACTOR NOISE=${NOISE:-} METRIC=$METRIC CLASSES=$CLASSES KINDS=$KINDS RULE=${RULE:-} INTERLEAVE=${INTERLEAVE:-} SLICE=${SLICE:-} SETTLE=${SETTLE:-}"
+  echo "N=$N FACTOR=$FACTOR NOISE=${NOISE:-} PROTO=$PROTO METRIC=$METRIC CLASSES=$CLASSES KINDS=$KINDS RULE=${RULE:-} INTERLEAVE=${INTERLEAVE:-} SLICE=${SLICE:-} SETTLE=${SETTLE:-}"
   echo "REPS=${REPS:-} MAXREPS=${MAXREPS:-} CONCURRENCY=$CONCURRENCY DURATION=$DURATION WARMUP=$WARMUP pins=${pins:-none} NOISE_CPUS=${NOISE_CPUS:-all} SEED=$SEED NOISE_SEED=$NOISE_SEED"
   echo "BUDGET=$BUDGET GATE_TIMEOUT=$GATE_TIMEOUT commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes) $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/params.txt"

@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -134,8 +135,8 @@ func method(s string) (string, bool) {
 
 // parseSlow reads -slow method=factor[,method=factor] into a factor for
 // every method.
-func parseSlow(s string) (map[string]int, error) {
-	f := map[string]int{}
+func parseSlow(s string) (map[string]float64, error) {
+	f := map[string]float64{}
 	for _, m := range methods {
 		f[m] = 1
 	}
@@ -145,9 +146,9 @@ func parseSlow(s string) (map[string]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		name, n, ok := strings.Cut(part, "=")
 		m, known := method(name)
-		k, err := strconv.Atoi(n)
-		if !ok || !known || err != nil || k < 1 {
-			return nil, fmt.Errorf("-slow %q: want method=factor with method one of %s and factor >= 1", part, strings.Join(methods, ", "))
+		k, err := strconv.ParseFloat(n, 64)
+		if !ok || !known || err != nil || !(k >= 1 && k <= 1000) {
+			return nil, fmt.Errorf("-slow %q: want method=factor with method one of %s and factor from 1 to 1000, e.g. 1.25", part, strings.Join(methods, ", "))
 		}
 		f[m] = k
 	}
@@ -166,8 +167,8 @@ func parseWrong(s string) (string, error) {
 }
 
 type options struct {
-	factor       map[string]int // method → work multiplier; missing means 1
-	wrong        string         // "", Get or Search
+	factor       map[string]float64 // method → work multiplier; missing means 1
+	wrong        string             // "", Get or Search
 	otherMessage bool
 	noReflection bool
 	noHealth     bool
@@ -217,11 +218,16 @@ func newInventory(fd protoreflect.FileDescriptor, o options) (*inventory, error)
 	return inv, nil
 }
 
-func (inv *inventory) factor(m string) int {
+func (inv *inventory) factor(m string) float64 {
 	if f := inv.o.factor[m]; f > 1 {
 		return f
 	}
 	return 1
+}
+
+// times is n rounds times method m's factor, to the nearest round.
+func (inv *inventory) times(m string, n int) int {
+	return int(math.Round(float64(n) * inv.factor(m)))
 }
 
 // hash chains n SHA-256 rounds from sum, counting them as work of method m.
@@ -263,7 +269,7 @@ func (inv *inventory) get(_ context.Context, req *dynamicpb.Message) (*dynamicpb
 	// does more of it.
 	var seed [32]byte
 	binary.BigEndian.PutUint64(seed[:], uint64(id))
-	sum := inv.hash("Get", seed, getRounds*inv.factor("Get"))
+	sum := inv.hash("Get", seed, inv.times("Get", getRounds))
 	sink.Add(uint32(sum[0]))
 	it := inv.newItem(id, inv.o.wrong == "Get") // the bug: the price off by one
 	if !inv.o.otherMessage {
@@ -297,7 +303,7 @@ func (inv *inventory) search(_ context.Context, req *dynamicpb.Message) (*dynami
 	}
 	sum := inv.hash("Search", sha256.Sum256([]byte(q)), rounds)
 	// A slowed build does more work for the same answer.
-	extra := inv.hash("Search", sum, rounds*(inv.factor("Search")-1))
+	extra := inv.hash("Search", sum, inv.times("Search", rounds)-rounds)
 	sink.Add(uint32(extra[0]))
 
 	rep := dynamicpb.NewMessage(inv.searchRep)

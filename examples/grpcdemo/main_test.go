@@ -221,6 +221,15 @@ func TestSlowMultipliesWork(t *testing.T) {
 		t.Errorf("Get with Search slowed did %d hash rounds, want 100", n)
 	}
 
+	// A fractional factor, as verdict-quality asks (1.25×): to the
+	// nearest round.
+	slowFrac, _ := parseSlow("Search=1.25")
+	srv, conn = start(t, options{factor: slowFrac})
+	mustCall(t, conn, "Search", "SearchRequest", `{"query": "alpha", "limit": 3}`, "SearchReply")
+	if n := srv.inv.work["Search"].Load(); n != 2500 {
+		t.Errorf("Search slowed 1.25× did %d hash rounds, want 2500", n)
+	}
+
 	slowGet, _ := parseSlow("get=3")
 	srv, conn = start(t, options{factor: slowGet})
 	mustCall(t, conn, "Get", "GetRequest", `{"id": 1}`, "Item")
