@@ -1,40 +1,40 @@
-# The benchgate action image: one static binary in an otherwise empty image.
+# The benchgate action image: one static binary and a CA bundle in an
+# otherwise empty image.
 #
-# Stages, in this order on purpose:
-#   prebuilt — what a release publishes: the image around the linux binary
-#              that scripts/release.sh made for the platform being built
-#              (linux_<arch>/benchgate) and a CA bundle, in a build context
-#              of their own that scripts/action-image.sh prepares. It comes
-#              first so that the classic builder, which builds the stages
-#              before the target, needs no base image at all: the release
-#              and a machine with no registry build the same image the same
-#              way, nothing pulled.
-#   build    — compiles benchgate in the official Go image.
-#   release  — the default (last) stage, what GitHub builds for the action
-#              when action.yml says "image: Dockerfile" (main, and any ref
-#              that is not a release): the same final image around the
-#              binary from "build".
-FROM scratch AS prebuilt
-# Set by BuildKit for each platform of a multi-arch build; the classic
-# builder is given it (scripts/action-image.sh).
-ARG TARGETARCH
-COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY linux_${TARGETARCH}/benchgate /benchgate
-WORKDIR /github/workspace
-ENTRYPOINT ["/benchgate"]
-CMD ["gate"]
+# This file is what GitHub builds when action.yml says "image: Dockerfile"
+# (main, and any commit that is not a release: before the first release,
+# docs/action.md#before-the-first-release): its default (last) stage,
+# "release", around the binary that "build" compiles in the official Go
+# image. Every stage builds from the repository as its context, so Docker's
+# classic builder, which builds every stage before the target whether the
+# target uses it or not, makes the same image as BuildKit (.ci/run builds
+# it with the classic builder).
+#
+# A release's image is this file's "release" stage too, from its FROM
+# down, around the binary scripts/release.sh made: scripts/action-image.sh
+# builds it with its one COPY taking the files from a context of their own
+# (linux_<arch>/, the binary and a CA bundle) instead of from "build", so
+# it pulls no image and compiles nothing, and keeps this WORKDIR,
+# ENTRYPOINT and CMD.
+#
+# GO_IMAGE is the image benchgate is compiled in. GitHub gives no build
+# arguments: it is the official Go image. Where no registry can be reached,
+# scripts/action-image.sh gives a stand-in made from this machine's Go
+# (SOURCE=… GO_IMAGE=local).
+ARG GO_IMAGE=golang:1.26-bookworm
 
-FROM golang:1.26-bookworm AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/benchgate ./cmd/benchgate
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /rootfs/benchgate ./cmd/benchgate && \
+    mkdir -p /rootfs/etc/ssl/certs && \
+    cp /etc/ssl/certs/ca-certificates.crt /rootfs/etc/ssl/certs/ca-certificates.crt
 
 FROM scratch AS release
-COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY --from=build /out/benchgate /benchgate
+COPY --from=build /rootfs/ /
 WORKDIR /github/workspace
 ENTRYPOINT ["/benchgate"]
 CMD ["gate"]
