@@ -6,6 +6,20 @@
 # new temporary directory), and put BINDIR on the workflow's PATH
 # ($GITHUB_PATH) when there is one.
 #
+# setup-benchgate.sh source SRC [BINDIR] — build benchgate from the module
+# at SRC (the setup action gives its own checkout: the commit it is named
+# by) with the go on PATH, static and -trimpath as a release is, into
+# BINDIR, and put BINDIR on PATH the same way. REF, the ref the action is
+# named by (github.action_ref), becomes the version the binary says: a
+# commit's dev-<its first 12 digits>, a release tag itself; any other
+# (a branch, none) stamps nothing. A go of 1.21 or later builds with the
+# toolchain SRC's go.mod names, fetching it if need be, for this build
+# only.
+#
+# setup-benchgate.sh go-usable — print usable=true when the go on PATH can
+# build benchgate (1.21 or later: it fetches the toolchain go.mod names),
+# usable=false otherwise: the setup action then installs one.
+#
 # DIR is the cache (the setup action's actions/cache path): it keeps the
 # verified archive, never the binary. A cached archive is checked against
 # checksums.txt on every run, as a download is: a cache entry is files
@@ -23,10 +37,51 @@ set -euo pipefail
 
 die() { echo "setup-benchgate: $*" >&2; exit 1; }
 
+if [ "${1:-}" = go-usable ]; then
+  # The go's own version, from outside any module (one that asks for a
+  # newer Go would make it fetch that just to answer).
+  v=$(cd / && GOTOOLCHAIN=local go env GOVERSION 2>/dev/null) || v=""
+  if [[ "$v" =~ ^go1\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 21 ]; then
+    echo usable=true
+  else
+    echo usable=false
+  fi
+  exit 0
+fi
+
 version=${1:-}
 dir=${2:-}
 bindir=${3:-}
-[ -n "$version" ] && [ -n "$dir" ] || die "usage: setup-benchgate.sh VERSION DIR [BINDIR]"
+[ -n "$version" ] && [ -n "$dir" ] || die "usage: setup-benchgate.sh VERSION DIR [BINDIR], or setup-benchgate.sh source SRC [BINDIR]"
+
+if [ "$version" = source ]; then
+  src=$dir
+  grep -qx 'module github.com/benchgate/benchgate' "$src/go.mod" 2>/dev/null ||
+    die "$src: not benchgate's source (no go.mod of module github.com/benchgate/benchgate)"
+  command -v go >/dev/null || die "no go on PATH to build benchgate with"
+  ldflags="-s -w"
+  ref=${REF:-}
+  if [[ "$ref" =~ ^[0-9a-f]{40}$ ]]; then
+    ldflags+=" -X main.version=dev-${ref:0:12}"
+  elif [[ "$ref" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ ]]; then
+    ldflags+=" -X main.version=$ref"
+  fi
+  [ -n "$bindir" ] || bindir=$(mktemp -d)
+  mkdir -p "$bindir"
+  bin=benchgate
+  case "$(uname -s)" in MINGW* | MSYS* | CYGWIN*) bin=benchgate.exe ;; esac
+  echo "setup-benchgate: building benchgate from $src with $(cd / && GOTOOLCHAIN=local go version)" >&2
+  # The module's own settings, not the job's: its GOFLAGS (-mod=vendor,
+  # say) and go.work are the project's, for the project's builds.
+  (cd "$src" && GOFLAGS="" GOWORK=off GOTOOLCHAIN=auto CGO_ENABLED=0 \
+    go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$bindir/$bin" ./cmd/benchgate) ||
+    die "building benchgate from $src failed"
+  if [ -n "${GITHUB_PATH:-}" ]; then
+    echo "$bindir" >>"$GITHUB_PATH"
+  fi
+  "$bindir/$bin" version
+  exit 0
+fi
 # A release tag, nothing else: it becomes part of a URL and of file names.
 [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ ]] || die "version $version: want a release tag such as v1.2.3"
 base=${BENCHGATE_RELEASE_URL:-https://github.com/benchgate/benchgate/releases/download}
