@@ -52,7 +52,12 @@ const (
 )
 
 // DefaultVersion is the benchgate release a workflow's setup action
-// installs when init is not itself a release.
+// installs when init is not itself a release. Such a workflow says, above
+// each of benchgate's actions, that the release it names is a guess, and
+// what to write before benchgate's first release: init cannot name a
+// commit for it, since a build records none that is sure to be on GitHub
+// (go run records none, go install of a commit 12 digits of it, and a
+// clone's commit may never have been pushed).
 const DefaultVersion = "v1.0.0"
 
 // Options are the settings of Init.
@@ -121,6 +126,10 @@ type File struct {
 type Result struct {
 	Project *Project
 	Written []string // the paths written, as joined to the project's directory
+	// Released: init is a release (Options.Version), the one the
+	// workflow names; otherwise the next steps say the workflow's
+	// release is a guess.
+	Released bool
 }
 
 // Init detects the project in dir and writes its scenario and workflow
@@ -152,7 +161,7 @@ func Init(dir string, opts Options) (*Result, error) {
 	if len(exist) > 0 && !opts.Force {
 		return nil, &ExistsError{Files: exist}
 	}
-	res := &Result{Project: p}
+	res := &Result{Project: p, Released: release.MatchString(opts.Version)}
 	var made []string // directories this call created, outermost first
 	for _, f := range files {
 		path := filepath.Join(dir, f.Path)
@@ -253,6 +262,13 @@ func (r *Result) Summary(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "      check it without running anything: benchgate gate -dry-run -scenario %s\n", scen)
 	fmt.Fprintf(&b, "      then commit both files: the workflow gates every pull request\n")
+	if !r.Released {
+		names := "benchgate/benchgate/setup@v1 with version " + DefaultVersion
+		if p.Kind == KindImage {
+			names = "benchgate/benchgate@v1"
+		}
+		fmt.Fprintf(&b, "      this benchgate is not a release: the workflow's %s is a guess, which works once benchgate has that release; before its first, name a commit of benchgate's main instead, as the workflow's comment says (docs/action.md#before-the-first-release)\n", names)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -289,6 +305,7 @@ var release = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 type data struct {
 	*Project
 	Version    string // the release the setup action installs
+	Released   bool   // init is that release: the workflow needs no note about it
 	PortOr8080 int    // the container port, 8080 to fill in when none was found
 	Found      string // the benchmarks found, in words
 	Services   string // a compose file's services, listed
@@ -298,7 +315,7 @@ type data struct {
 func Render(p *Project, opts Options) ([]File, error) {
 	d := data{Project: p, Version: DefaultVersion, PortOr8080: p.Port}
 	if release.MatchString(opts.Version) {
-		d.Version = opts.Version
+		d.Version, d.Released = opts.Version, true
 	}
 	if d.PortOr8080 == 0 {
 		d.PortOr8080 = 8080
