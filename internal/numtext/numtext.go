@@ -1,7 +1,10 @@
 // Package numtext prints the figures and names that the terminal and
-// markdown reports (report) and the history site (site) show alike: a
-// relative change, a p-value, a value to 4 significant digits, a time in
-// seconds, a commit, a day. One function each, so a change reads the same everywhere.
+// markdown reports (report), the charts (charts) and the history site
+// (site) show alike: a value of a unit as benchstat prints it (Value,
+// Scale: "390.0 ns", "1.000 µs ± 4%", "2.000 KiB", "1.235k") and an axis'
+// ticks in it (Axis), a relative change, a p-value, a time in seconds, a
+// commit, a day. One function each, so a figure reads the same
+// everywhere.
 package numtext
 
 import (
