@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // goRow is one unit of one Go benchmark: the table of the go-client
@@ -14,7 +14,7 @@ import (
 type goRow struct {
 	key                    gate.CellKey // untrusted class
 	unit                   string       // untrusted: custom units come from the benchmark
-	base, cand             string       // mean ±half-width, in the row's scale
+	base, cand             string       // mean ± spread, in the row's scale (numtext.Scale)
 	baseMedian, candMedian string
 	delta                  string
 	verdict                gate.Verdict
@@ -35,14 +35,16 @@ func (m *model) goRows() []goRow {
 	var rows []goRow
 	for _, c := range m.in.Comparison.Cells {
 		for _, d := range c.Decisions {
-			scale, suffix := unitScale(string(d.Metric), d.Baseline, d.Candidate)
+			b, k := d.Baseline, d.Candidate
+			// One scale a row, as benchstat's: every figure of the row
+			// in one prefix, each to 4 significant digits at least.
+			sc := numtext.ScaleOf(metricUnit(string(d.Metric)), b.Mean, k.Mean, b.Median, k.Median)
 			r := goRow{
 				key: c.Key, unit: string(d.Metric),
-				base: valueSummary(d.Baseline, scale, suffix), cand: valueSummary(d.Candidate, scale, suffix),
-				baseMedian: median(d.Baseline, scale, suffix), candMedian: median(d.Candidate, scale, suffix),
-				delta: dash, verdict: d.Verdict,
+				base: sc.Summary(b.Mean, b.HalfWidth, b.N), cand: sc.Summary(k.Mean, k.HalfWidth, k.N),
+				baseMedian: median(sc, b), candMedian: median(sc, k),
+				delta: deltaText(d), verdict: d.Verdict,
 			}
-			r.delta = deltaText(d)
 			if d.Verdict == gate.Tie && d.Unresolved {
 				r.unresolved = []gate.Decision{d}
 			}
@@ -61,75 +63,12 @@ func (m *model) goRows() []goRow {
 	return rows
 }
 
-// unitScale picks how a unit's values print: times in ns, µs, ms or s,
-// bytes in B, KiB, MiB or GiB, rates per second likewise, counts as they
-// are. The scale fits the larger of the two means.
-func unitScale(unit string, a, b gate.Summary) (scale float64, suffix string) {
-	v := math.Max(math.Abs(a.Mean), math.Abs(b.Mean))
-	switch unit {
-	case "sec/op":
-		switch {
-		case v >= 1:
-			return 1, " s"
-		case v >= 1e-3:
-			return 1e-3, " ms"
-		case v >= 1e-6:
-			return 1e-6, " µs"
-		}
-		return 1e-9, " ns"
-	case "B/op", "B/s":
-		per := strings.TrimPrefix(unit, "B")
-		for _, u := range []struct {
-			s float64
-			n string
-		}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-			if v >= u.s {
-				return u.s, " " + u.n + per
-			}
-		}
-		return 1, " B" + per
-	}
-	return 1, ""
-}
-
-// decimals is how many decimals print v with three significant digits
-// at least, and no exponent: 1234 → 0, 12.345 → 1, 0.01234 → 4. An
-// integer prints without decimals.
-func decimals(v float64) int {
-	a := math.Abs(v)
-	switch {
-	case v == math.Trunc(v) && a < 1e15, a >= 100:
-		return 0
-	case a >= 10:
-		return 1
-	case a >= 1:
-		return 2
-	case a == 0:
-		return 0
-	}
-	return int(math.Ceil(-math.Log10(a))) + 2
-}
-
-func number(v float64) string { return fmt.Sprintf("%.*f", decimals(v), v) }
-
-// valueSummary is "mean ±half-width unit", the half-width at the mean's
-// precision.
-func valueSummary(s gate.Summary, scale float64, suffix string) string {
-	switch s.N {
-	case 0:
-		return dash
-	case 1:
-		return number(s.Mean/scale) + suffix + " (n=1)"
-	}
-	dec := decimals(s.Mean / scale)
-	return fmt.Sprintf("%.*f ±%.*f%s", dec, s.Mean/scale, dec, s.HalfWidth/scale, suffix)
-}
-
-func median(s gate.Summary, scale float64, suffix string) string {
+// median is a side's median in the row's scale.
+func median(sc numtext.Scale, s gate.Summary) string {
 	if s.N == 0 {
 		return dash
 	}
-	return number(s.Median/scale) + suffix
+	return sc.Format(s.Median)
 }
 
 func goVerdictText(r goRow, markdown bool) string {

@@ -39,11 +39,11 @@ func TestGoBenchTable(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| benchmark | unit | baseline | baseline median | candidate | candidate median | Δ | verdict |",
-		"| store.BenchmarkInsert/rows=100-4 | sec/op | 1.20 ±0.04 µs | 1.20 µs | 3.63 ±0.16 µs | 3.61 µs | +201.7% | **regression** |",
-		"|  | B/op | 2 ±0 KiB/op | 2 KiB/op | 6 ±0 KiB/op | 6 KiB/op | +200.0% | regression (not gated) |",
-		"|  | allocs/op | 12 ±0 | 12 | 36 ±0 | 36 | +200.0% | **regression** |",
-		"| .BenchmarkParse\\|&lt;b&gt; | sec/op | 2.10 ±0.25 ms | 2.10 ms | 2.07 ±0.14 ms | 2.10 ms | -1.6% | tie (rules out > 18%) |",
-		"|  | rows/op | 100 ±0 | 100 | 100 ±0 | 100 | 0.0% | tie |",
+		"| store.BenchmarkInsert/rows=100-4 | sec/op | 1.203 µs ± 3% | 1.200 µs | 3.630 µs ± 4% | 3.610 µs | +201.7% | **regression** |",
+		"|  | B/op | 2.000 KiB ± 0% | 2.000 KiB | 6.000 KiB ± 0% | 6.000 KiB | +200.0% | regression (not gated) |",
+		"|  | allocs/op | 12.00 ± 0% | 12.00 | 36.00 ± 0% | 36.00 | +200.0% | **regression** |",
+		"| .BenchmarkParse\\|&lt;b&gt; | sec/op | 2.100 ms ± 12% | 2.100 ms | 2.067 ms ± 7% | 2.100 ms | -1.6% | tie (rules out > 18%) |",
+		"|  | rows/op | 100.0 ± 0% | 100.0 | 100.0 ± 0% | 100.0 | 0.0% | tie |",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks\n%s\n---\n%s", want, md.String())
@@ -56,7 +56,7 @@ func TestGoBenchTable(t *testing.T) {
 	if err := Terminal(&term, in, TerminalOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"benchmark", "store.BenchmarkInsert/rows=100-4", "allocs/op", "REGRESSION", "3.63 ±0.16 µs"} {
+	for _, want := range []string{"benchmark", "store.BenchmarkInsert/rows=100-4", "allocs/op", "REGRESSION", "3.630 µs ± 4%"} {
 		if !strings.Contains(term.String(), want) {
 			t.Errorf("terminal lacks %q:\n%s", want, term.String())
 		}

@@ -3,15 +3,14 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"github.com/benchgate/benchgate/internal/numtext"
 	"io"
-	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // HistorySeries is one series of a history as History shows it.
@@ -81,20 +80,22 @@ func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePoi
 		from = len(s.Points) - last
 		fmt.Fprintf(b, "(%d earlier run(s) not shown)\n", from)
 	}
-	dec := seriesDecimals(s.Points)
+	unit := metricUnit(k.Metric)
+	sc := seriesScale(unit, s.Points)
 	lines := []string{"date\tcandidate\tbaseline\tmean ±hw\tn\t"}
 	for i := from; i < len(s.Points); i++ {
 		p := s.Points[i]
 		mark := ""
 		if cp, ok := marks[i]; ok {
-			mark = fmt.Sprintf("◀ change %s (%s → %s, p %s)", percent(cp.Change), sig4(cp.Before), sig4(cp.After), pValue(cp.PValue))
+			step := numtext.ScaleOf(unit, cp.Before, cp.After)
+			mark = fmt.Sprintf("◀ change %s (%s → %s, p %s)", percent(cp.Change), step.Format(cp.Before), step.Format(cp.After), pValue(cp.PValue))
 			if isWorse(s.HigherIsBetter, cp) {
 				mark += " WORSE"
 			}
 		}
 		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%s", p.Date.UTC().Format("2006-01-02 15:04"),
 			TerminalText(shortRef(orDash(p.CandidateCommit))), TerminalText(shortRef(orDash(p.BaselineCommit))),
-			meanHW(p.Mean, p.HalfWidth, p.N, dec), p.N, mark))
+			sc.Summary(p.Mean, p.HalfWidth, p.N), p.N, mark))
 	}
 	leftTable(b, lines)
 }
@@ -159,47 +160,31 @@ func scenarioName(name, profile string) string {
 	return name
 }
 
-// seriesDecimals is the decimals one table prints its means at: 4
-// significant digits of its smallest mean; -1 when a mean needs an
-// exponent.
-func seriesDecimals(ps []baselines.SeriesPoint) int {
-	lo := math.Inf(1)
-	for _, p := range ps {
-		a := math.Abs(p.Mean)
-		if a >= 1e9 || a > 0 && a < 1e-6 || math.IsNaN(a) {
-			return -1
-		}
-		if a > 0 {
-			lo = min(lo, a)
-		}
+// seriesScale is the scale one table prints its means in: that of all
+// the series' means (numtext.ScaleOf), the runs not shown included, so a
+// table's figures read alike however many it shows.
+func seriesScale(unit string, ps []baselines.SeriesPoint) numtext.Scale {
+	means := make([]float64, len(ps))
+	for i, p := range ps {
+		means[i] = p.Mean
 	}
-	if math.IsInf(lo, 1) {
-		return 0
-	}
-	return sig4Decimals(lo)
+	return numtext.ScaleOf(unit, means...)
 }
 
-// meanHW prints mean ±half-width at d decimals (-1: 4 significant digits
-// each); one repetition has no interval.
-func meanHW(m, hw float64, n, d int) string {
-	f := func(v float64) string {
-		if d < 0 {
-			return strconv.FormatFloat(v, 'g', 4, 64)
-		}
-		return strconv.FormatFloat(v, 'f', d, 64)
+// metricUnit is the unit a metric's values are in: a load metric's
+// (gate.Registry: p95 is in seconds), a Go benchmark's unit as it is.
+func metricUnit(metric string) string {
+	if d, ok := gate.Lookup(gate.Metric(metric)); ok {
+		return d.Unit
 	}
-	if n < 2 {
-		return f(m) + " (n=1)"
-	}
-	return f(m) + " ±" + f(hw)
+	return metric
 }
 
 // The figures and commits the site shows alike (internal/numtext).
 var (
-	percent      = numtext.Percent
-	pValue       = numtext.PValue
-	sig4         = numtext.Sig4
-	sig4Decimals = numtext.Sig4Decimals
-	shortRef     = numtext.Commit
-	historyDate  = numtext.Day
+	percent     = numtext.Percent
+	pValue      = numtext.PValue
+	sig4        = numtext.Sig4
+	shortRef    = numtext.Commit
+	historyDate = numtext.Day
 )

@@ -53,27 +53,27 @@ func TestHistory(t *testing.T) {
 	want := `demo-api (nightly) · Q01 c=8 · candidate rps
 machine 3f2a: Xeon × 8
 6 runs, 1 change point(s), 1 for the worse
-date              candidate  baseline  mean ±hw      n
-2026-03-01 02:00  c1         v1        1000.0 ±10.0  5
-2026-03-02 02:00  c2         v1        1005.0 ±12.5  5
-2026-03-03 02:00  c3         v1        998.4 ±9.0    5
-2026-03-04 02:00  —          v1        900.0 ±8.0    5  ◀ change -10.0% (1000 → 900.0, p 0.0012) WORSE
-2026-03-05 02:00  0123456    —         901.5 (n=1)   1
-2026-03-06 02:00  c6         v1        899.0 ±7.0    5
+date              candidate  baseline  mean ±hw     n
+2026-03-01 02:00  c1         v1        1000.0 ± 1%  5
+2026-03-02 02:00  c2         v1        1005.0 ± 1%  5
+2026-03-03 02:00  c3         v1        998.4 ± 1%   5
+2026-03-04 02:00  —          v1        900.0 ± 1%   5  ◀ change -10.0% (1000.0 → 900.0, p 0.0012) WORSE
+2026-03-05 02:00  0123456    —         901.5 (n=1)  1
+2026-03-06 02:00  c6         v1        899.0 ± 1%   5
 
 demo-api · Q01 c=8 · baseline p95
 machine mixed:3f2a+9e8d: —
 2 run(s) whose shards ran on different machines: no change points are looked for
-date              candidate  baseline  mean ±hw          n
-2026-03-01 02:00  c1         v1        0.01250 ±0.00050  3
-2026-03-02 02:00  c1         v1        0.01350 ±0.00050  3
+date              candidate  baseline  mean ±hw       n
+2026-03-01 02:00  c1         v1        12.50 ms ± 4%  3
+2026-03-02 02:00  c1         v1        13.50 ms ± 4%  3
 `
 	if got := history(t, in); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 
 	// The last two runs of a series too short for its window; the means
-	// keep the decimals of the whole series.
+	// keep the scale of the whole series.
 	in = HistoryInput{Series: []HistorySeries{{Series: trendSeries()}}, Options: baselines.ChangePointOptions{MinWindow: 4}, Last: 2}
 	want = `demo-api (nightly) · Q01 c=8 · candidate rps
 machine 3f2a: —
@@ -81,7 +81,7 @@ machine 3f2a: —
 (4 earlier run(s) not shown)
 date              candidate  baseline  mean ±hw     n
 2026-03-05 02:00  0123456    —         901.5 (n=1)  1
-2026-03-06 02:00  c6         v1        899.0 ±7.0   5
+2026-03-06 02:00  c6         v1        899.0 ± 1%   5
 `
 	if got := history(t, in); got != want {
 		t.Errorf("last 2: got:\n%s\nwant:\n%s", got, want)
@@ -91,7 +91,7 @@ date              candidate  baseline  mean ±hw     n
 	// change point".
 	better := HistorySeries{Series: trendSeries(), ChangePoints: []baselines.ChangePoint{{Index: 3, Change: 0.2, Before: 900, After: 1080, PValue: 0}}}
 	got := history(t, HistoryInput{Series: []HistorySeries{better, {Series: trendSeries()}}})
-	for _, want := range []string{"6 runs, 1 change point(s), 0 for the worse\n", "◀ change +20.0% (900.0 → 1080, p < 1e-300)\n", "6 runs, no change point\n"} {
+	for _, want := range []string{"6 runs, 1 change point(s), 0 for the worse\n", "◀ change +20.0% (900.0 → 1080.0, p < 1e-300)\n", "6 runs, no change point\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
@@ -146,19 +146,28 @@ func TestHistoryNumbers(t *testing.T) {
 	for p, want := range map[float64]string{0: "< 1e-300", 5.7e-37: "5.7e-37", 0.031: "0.031", 0.12345: "0.12", 1: "1"} {
 		check(fmt.Sprintf("pValue(%v)", p), pValue(p), want)
 	}
-	check("meanHW", meanHW(972.6, 12, 5, 1), "972.6 ±12.0")
-	check("meanHW", meanHW(1e-7, 1e-9, 3, -1), "1e-07 ±1e-09")
-	check("meanHW", meanHW(2.5, 0, 1, 2), "2.50 (n=1)")
+	// A table's means share the scale of the smallest, each to 4
+	// significant digits at least; the unit is the metric's.
 	for _, c := range []struct {
-		means []float64
-		want  int
-	}{{nil, 0}, {[]float64{0, 0}, 0}, {[]float64{1000, 5}, 3}, {[]float64{0.5, 12}, 4}, {[]float64{1, 2e9}, -1}, {[]float64{1, 5e-8}, -1}} {
+		metric string
+		means  []float64
+		want   []string
+	}{
+		{"rps", []float64{1000, 5}, []string{"1000.000", "5.000"}},
+		{"rps", []float64{972.6, 12345}, []string{"972.6", "12345.0"}},
+		{"p95", []float64{0.0125, 0.0135}, []string{"12.50 ms", "13.50 ms"}},
+		{"sec/iter", []float64{3.9e-7, 1e-6}, []string{"390.0 ns", "1000.0 ns"}},
+		{"mem_peak", []float64{3 << 20, 0}, []string{"3.000 MiB", "0 B"}},
+		{"allocs/op", []float64{0, 0}, []string{"0", "0"}},
+		{"allocs/op", nil, nil},
+	} {
 		ps := make([]baselines.SeriesPoint, len(c.means))
 		for i, m := range c.means {
 			ps[i].Mean = m
 		}
-		if got := seriesDecimals(ps); got != c.want {
-			t.Errorf("seriesDecimals(%v) = %d, want %d", c.means, got, c.want)
+		sc := seriesScale(metricUnit(c.metric), ps)
+		for i, m := range c.means {
+			check(fmt.Sprintf("%s %v of %v", c.metric, m, c.means), sc.Format(m), c.want[i])
 		}
 	}
 	// A long name keeps 39 runes and the ellipsis, one fewer than

@@ -139,9 +139,9 @@ func TestHistoryShow(t *testing.T) {
 		"demo-api (nightly) · Q01 c=8 · candidate rps\n",
 		"machine 3f2a9c1b7d4e: Intel(R) Xeon(R) Gold 6338 × 8, linux/amd64, kernel 6.8.0-45-generic; pins default\n",
 		"60 runs, 1 change point(s), 1 for the worse\n",
-		"date              candidate  baseline  mean ±hw      n\n",
-		"2026-01-01 02:00  c00        v1.0.0    972.6 ±12.0   5\n",
-		"2026-02-07 02:00  c37        v1.0.0    856.9 ±12.0   5  ◀ change -14.1% (998.2 → 857.4, p 5.7e-37) WORSE\n",
+		"date              candidate  baseline  mean ±hw     n\n",
+		"2026-01-01 02:00  c00        v1.0.0    972.6 ± 1%   5\n",
+		"2026-02-07 02:00  c37        v1.0.0    856.9 ± 1%   5  ◀ change -14.1% (998.2 → 857.4, p 5.7e-37) WORSE\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("show lacks %q:\n%s", want, stdout)

@@ -42,8 +42,9 @@ func PValue(p float64) string {
 	return strconv.FormatFloat(p, 'g', 2, 64)
 }
 
-// Sig4 is a value to 4 significant digits, without an exponent in the
-// range of benchmark figures (1e-6 to 1e9).
+// Sig4 is a value of no known unit to 4 significant digits, without an
+// exponent in the range of benchmark figures (1e-6 to 1e9). A value of a
+// unit prints by Value or a Scale, in the unit.
 func Sig4(v float64) string {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'g', -1, 64)
@@ -52,12 +53,7 @@ func Sig4(v float64) string {
 	if a >= 1e9 || a < 1e-6 {
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
-	return strconv.FormatFloat(v, 'f', Sig4Decimals(a), 64)
-}
-
-// Sig4Decimals is how many decimals give a (> 0) 4 significant digits.
-func Sig4Decimals(a float64) int {
-	return min(max(3-int(math.Floor(math.Log10(a))), 0), 9)
+	return strconv.FormatFloat(v, 'f', min(max(3-int(math.Floor(math.Log10(a))), 0), 9), 64)
 }
 
 // Commit is a commit as a history table shows it: a git hash to 7 digits,
