@@ -237,6 +237,29 @@ func TestActionFromSource(t *testing.T) {
 		}
 	})
 
+	// The runner fetches the action into _actions/OWNER/REPO/REF: where
+	// github.action_ref is empty, the directory says the commit.
+	t.Run("no github.action_ref", func(t *testing.T) {
+		t.Parallel()
+		root := mustAbs(t, "..")
+		fetched := filepath.Join(t.TempDir(), "benchgate", "benchgate", commit)
+		if err := os.MkdirAll(filepath.Dir(fetched), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(root, fetched); err != nil {
+			t.Fatal(err)
+		}
+		values := actionValues(t, "source", "")
+		values["github.action_path"] = filepath.Join(fetched, "setup")
+		r := &runner{t: t, values: values, path: os.Getenv("PATH"),
+			uses: func(s step, _ map[string]string) { t.Errorf("step %q (%s) ran: the job has a Go", s.Name, s.Uses) }}
+		res := r.run(filepath.Join(fetched, "setup", "action.yml"))
+		if res.err != nil {
+			t.Fatalf("%v\n%s", res.err, res.out)
+		}
+		checkBuilt(t, r, res, "benchgate dev-"+commit[:12])
+	})
+
 	t.Run("no Go on PATH", func(t *testing.T) {
 		t.Parallel()
 		path := withoutGo()

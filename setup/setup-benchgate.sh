@@ -10,7 +10,8 @@
 # at SRC (the setup action gives its own checkout: the commit it is named
 # by) with the go on PATH, static and -trimpath as a release is, into
 # BINDIR, and put BINDIR on PATH the same way. REF, the ref the action is
-# named by (github.action_ref), becomes the version the binary says: a
+# named by (github.action_ref; when empty, the name of SRC's directory,
+# which the runner names by it), becomes the version the binary says: a
 # commit's dev-<its first 12 digits>, a release tag itself; any other
 # (a branch, none) stamps nothing. A go of 1.21 or later builds with the
 # toolchain SRC's go.mod names, fetching it if need be, for this build
@@ -61,6 +62,11 @@ if [ "$version" = source ]; then
   command -v go >/dev/null || die "no go on PATH to build benchgate with"
   ldflags="-s -w"
   ref=${REF:-}
+  if [ -z "$ref" ]; then
+    # The runner fetches an action into a directory named by its ref
+    # (_actions/OWNER/REPO/REF): the ref, where github.action_ref is empty.
+    ref=$(basename "$(cd "$src" && pwd)")
+  fi
   if [[ "$ref" =~ ^[0-9a-f]{40}$ ]]; then
     ldflags+=" -X main.version=dev-${ref:0:12}"
   elif [[ "$ref" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ ]]; then
