@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -17,6 +18,10 @@ type Chart struct {
 	Title  string
 	XLabel string
 	YLabel string
+	// YUnit is the unit of the points' Y ("sec/op", "req/s", "B/op"):
+	// the y axis's ticks and the points' tooltips print in it
+	// (numtext.KindOf: "400 ns", "1.5 KiB", "12k"). Empty is a count.
+	YUnit string
 	// LogX puts the x axis on a logarithmic scale (for concurrency levels
 	// such as 1, 2, 4, … 64); points with X <= 0 are then left out.
 	LogX   bool
@@ -220,29 +225,13 @@ func widen(lo, hi float64) (float64, float64) {
 
 // roundTo rounds v to the decimals step shows.
 func roundTo(v, step float64) float64 {
-	d := decimals(step) + 1
+	d := numtext.StepDecimals(step) + 1
 	p := math.Pow(10, float64(d))
 	r := math.Round(v*p) / p
 	if r == 0 {
 		return 0
 	}
 	return r
-}
-
-// decimals is the number of decimals that shows multiples of step.
-func decimals(step float64) int {
-	if step <= 0 || !finite(step) {
-		return 0
-	}
-	d := int(math.Ceil(-math.Log10(step) - 1e-9))
-	if d < 0 {
-		d = 0
-	}
-	// A step of 2.5 × 10^k needs one more.
-	if m := step / math.Pow(10, -float64(d)); math.Abs(m-math.Round(m)) > 1e-6 {
-		d++
-	}
-	return d
 }
 
 // logTicks returns the ticks of a logarithmic axis over [lo, hi] (both
@@ -271,42 +260,18 @@ func logTicks(lo, hi float64) []float64 {
 	return ticks
 }
 
-// tickText prints the ticks of an axis alike: with the decimals the step
-// needs, and with k, M or G for thousands, millions and billions when every
-// tick is that large.
-func tickText(ticks []float64, step float64) []string {
-	scale, suffix := 1.0, ""
-	least := math.Inf(1)
-	for _, v := range ticks {
-		if v != 0 {
-			least = min(least, math.Abs(v))
-		}
+// axisTicks are about n nice ticks over [lo, hi], values of unit, and
+// their labels: laid out in the axis' units (numtext.Axis), so that ticks
+// of bytes fall on round numbers of KiB and ticks of seconds print as
+// "200 ns", not "0.0000002".
+func axisTicks(lo, hi float64, n int, unit string) (ticks []float64, labels []string) {
+	ax := numtext.AxisOf(unit, lo, hi)
+	per := ax.Per()
+	ts, step := niceTicks(lo/per, hi/per, n)
+	labels = ax.Labels(ts, step)
+	ticks = make([]float64, len(ts))
+	for i, t := range ts {
+		ticks[i] = t * per
 	}
-	for _, u := range []struct {
-		f float64
-		s string
-	}{{1e9, "G"}, {1e6, "M"}, {1e4, "k"}} {
-		if least >= u.f && !math.IsInf(least, 1) {
-			scale, suffix = u.f, u.s
-			if u.s == "k" {
-				scale = 1e3
-			}
-			break
-		}
-	}
-	out := make([]string, len(ticks))
-	for i, v := range ticks {
-		d := decimals(step / scale)
-		if step <= 0 {
-			d = -1 // a logarithmic axis: each as short as it is
-		}
-		s := strconv.FormatFloat(v/scale, 'f', d, 64)
-		if s == "-0" || strings.Trim(s, "-0.") == "" {
-			s = "0"
-		} else {
-			s += suffix
-		}
-		out[i] = s
-	}
-	return out
+	return ticks, labels
 }

@@ -356,22 +356,32 @@ func TestNiceTicks(t *testing.T) {
 	}
 }
 
-func TestTickText(t *testing.T) {
+// The axes' labels are numtext's, in the chart's unit: ticks at round
+// numbers of the axis' prefix.
+func TestAxisTicks(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		ticks []float64
-		step  float64
-		want  []string
+		lo, hi float64
+		unit   string
+		ticks  []float64
+		want   []string
 	}{
-		{[]float64{0, 0.2, 0.4}, 0.2, []string{"0", "0.2", "0.4"}},
-		{[]float64{500, 1000, 1500}, 500, []string{"500", "1000", "1500"}},
-		{[]float64{11500, 12000, 12500}, 500, []string{"11.5k", "12.0k", "12.5k"}},
-		{[]float64{2e6, 4e6}, 2e6, []string{"2M", "4M"}},
-		{[]float64{-2.5, 0, 2.5}, 2.5, []string{"-2.5", "0", "2.5"}},
-		{[]float64{1, 2, 5, 10, 20, 50}, 0, []string{"1", "2", "5", "10", "20", "50"}},
+		{0, 0.4, "", []float64{0, 0.1, 0.2, 0.3, 0.4}, []string{"0", "0.1", "0.2", "0.3", "0.4"}},
+		{500, 1500, "req/s", []float64{400, 600, 800, 1000, 1200, 1400, 1600}, []string{"400", "600", "800", "1000", "1200", "1400", "1600"}},
+		{11500, 12500, "req/s", []float64{11400, 11600, 11800, 12000, 12200, 12400, 12600}, []string{"11.4k", "11.6k", "11.8k", "12.0k", "12.2k", "12.4k", "12.6k"}},
+		{2e6, 4e6, "", []float64{2e6, 2.5e6, 3e6, 3.5e6, 4e6}, []string{"2.0M", "2.5M", "3.0M", "3.5M", "4.0M"}},
+		{-2.5, 2.5, "", []float64{-3, -2, -1, 0, 1, 2, 3}, []string{"-3", "-2", "-1", "0", "1", "2", "3"}},
+		// The history site's stumble: 3.9e-07 sec/op was labelled
+		// "0.0000008" at its axis's top.
+		{3.5e-7, 8e-7, "sec/op", []float64{3e-7, 4e-7, 5e-7, 6e-7, 7e-7, 8e-7}, []string{"300 ns", "400 ns", "500 ns", "600 ns", "700 ns", "800 ns"}},
+		{0, 4.5, "s", []float64{0, 1, 2, 3, 4, 5}, []string{"0", "1 s", "2 s", "3 s", "4 s", "5 s"}},
+		// Bytes on round numbers of KiB, not of 1000 bytes.
+		{0, 3000, "B/op", []float64{0, 1024, 2048, 3072}, []string{"0", "1 KiB", "2 KiB", "3 KiB"}},
+		{0, 1800, "B/op", []float64{0, 512, 1024, 1536, 2048}, []string{"0", "0.5 KiB", "1.0 KiB", "1.5 KiB", "2.0 KiB"}},
 	} {
-		if got := tickText(tc.ticks, tc.step); !slices.Equal(got, tc.want) {
-			t.Errorf("tickText(%v, %v) = %q, want %q", tc.ticks, tc.step, got, tc.want)
+		ticks, labels := axisTicks(tc.lo, tc.hi, 6, tc.unit)
+		if !slices.EqualFunc(ticks, tc.ticks, func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }) || !slices.Equal(labels, tc.want) {
+			t.Errorf("axisTicks(%v, %v, %q) = %v %q, want %v %q", tc.lo, tc.hi, tc.unit, ticks, labels, tc.ticks, tc.want)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // The SVG's size, in pixels.
@@ -104,7 +106,7 @@ func SVG(w io.Writer, c Chart) error {
 	// The y axis: nice ticks over every mean and interval. The frame:
 	// room on the left for the widest tick label, on the top for the
 	// title and the legend's rows.
-	yt, ylabels, left := yTicks(all, 6)
+	yt, ylabels, left := yTicks(all, 6, c.YUnit)
 	right := float64(Width - 24)
 	legend := legendLayout(ss, left, right)
 	top := 44.0 + 18*float64(legend.rows)
@@ -213,9 +215,10 @@ func SVG(w io.Writer, c Chart) error {
 			x, y := xa.pos(p.X)+off, ya.pos(p.Y)
 			attrs := fmt.Sprintf(`class="point" data-series="%s" data-x="%s" data-y="%s" data-lo="%s" data-hi="%s" data-label="%s" fill="%s" stroke="#ffffff" stroke-width="1"`,
 				name, number(p.X), number(p.Y), number(p.Lo), number(p.Hi), esc(p.Label, tickRunes), col)
-			tip := name + ", " + pointName(p) + ": " + plainNumber(p.Y)
+			sc := numtext.ScaleOf(c.YUnit, p.Y, p.Lo, p.Hi)
+			tip := name + ", " + pointName(p) + ": " + sc.Format(p.Y)
 			if p.Hi > p.Lo {
-				tip += " (" + plainNumber(p.Lo) + " – " + plainNumber(p.Hi) + ")"
+				tip += " (" + sc.Format(p.Lo) + " – " + sc.Format(p.Hi) + ")"
 			}
 			b.WriteString(markerElement(marker(s.index), x, y, 4.5, attrs, tip))
 		}
@@ -324,11 +327,15 @@ func xAxis(logX, labelled bool, ss []series, all []Point, left, right float64) a
 	case logX:
 		a.lo, a.hi = pad(tr(lo), tr(hi))
 		a.ticks = logTicks(math.Pow(10, a.lo), math.Pow(10, a.hi))
-		a.tickLabels = tickText(a.ticks, 0)
+		// Ticks a factor apart: each in the prefix that suits it
+		// ("1", "10", "100", "1000", "10k"), as short as it is.
+		for _, v := range a.ticks {
+			ax := numtext.AxisOf("", v, v)
+			a.tickLabels = append(a.tickLabels, ax.Labels([]float64{v / ax.Per()}, 0)[0])
+		}
 	default:
-		ticks, step := niceTicks(lo, hi, 8)
-		a.lo, a.hi = ticks[0], ticks[len(ticks)-1]
-		a.ticks, a.tickLabels = ticks, tickText(ticks, step)
+		a.ticks, a.tickLabels = axisTicks(lo, hi, 8, "")
+		a.lo, a.hi = a.ticks[0], a.ticks[len(a.ticks)-1]
 	}
 	return a
 }
@@ -385,9 +392,10 @@ func legendMarker(shape string, x, y, r float64, col string) string {
 }
 
 // yTicks are the y axis's nice ticks over every mean and interval of all
-// (about n of them), their labels, and the frame's left edge: room for
-// the widest label. Every chart of this package lays its y axis out so.
-func yTicks(all []Point, n int) (ticks []float64, labels []string, left float64) {
+// (about n of them), values of unit, their labels, and the frame's left
+// edge: room for the widest label. Every chart of this package lays its y
+// axis out so.
+func yTicks(all []Point, n int, unit string) (ticks []float64, labels []string, left float64) {
 	ylo, yhi := 0.0, 1.0
 	if len(all) > 0 {
 		ylo, yhi = math.Inf(1), math.Inf(-1)
@@ -395,8 +403,7 @@ func yTicks(all []Point, n int) (ticks []float64, labels []string, left float64)
 			ylo, yhi = min(ylo, p.Lo), max(yhi, p.Hi)
 		}
 	}
-	ticks, step := niceTicks(ylo, yhi, n)
-	labels = tickText(ticks, step)
+	ticks, labels = axisTicks(ylo, yhi, n, unit)
 	widest := 0.0
 	for _, l := range labels {
 		widest = max(widest, textWidth(l, 11))

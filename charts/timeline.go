@@ -19,6 +19,9 @@ import (
 type Timeline struct {
 	Title  string
 	YLabel string
+	// YUnit is the unit of the points' Y, as Chart's: the y axis's ticks
+	// print in it.
+	YUnit  string
 	Series []Series
 	// Ticks are the x axis' ticks; those outside the points' range are
 	// left out, and labels are thinned out when they would overlap.
@@ -106,7 +109,7 @@ func TimelineSVG(w io.Writer, t Timeline) error {
 	for _, s := range ss {
 		all = append(all, s.points...)
 	}
-	yt, ylabels, left := yTicks(all, 5)
+	yt, ylabels, left := yTicks(all, 5, t.YUnit)
 	right := float64(TimelineWidth - 16)
 	legend := legendLayout(ss, left, right)
 

@@ -86,7 +86,7 @@ func WriteTrendCharts(dir string, in HistoryInput) error {
 			}
 		}
 		k := s.Key
-		c := TrendChart(fmt.Sprintf("%s %s (%s) — %s", k.Cell, k.Metric, k.Target, scenarioName(k.Scenario, k.Profile)), tp)
+		c := TrendChart(fmt.Sprintf("%s %s (%s) — %s", k.Cell, k.Metric, k.Target, scenarioName(k.Scenario, k.Profile)), metricUnit(k.Metric), tp)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}

@@ -128,6 +128,7 @@ func throughputCharts(c gate.Comparison) []ClassChart {
 			Title:  strings.Join(parts, " · "),
 			XLabel: "concurrency",
 			YLabel: "rps (" + interval + ")",
+			YUnit:  metricUnit(string(gate.RPS)),
 			// Concurrency levels are usually doublings: a log axis spaces
 			// them evenly.
 			LogX:   least > 0 && most >= 4*least,
@@ -150,9 +151,10 @@ type TrendPoint struct {
 // TrendChart draws a history: the points in date order (those of equal
 // date keep their order) at x = 1, 2, 3 …, each labelled with its commit
 // shortened (or its date when the commit is unknown), as one series named
-// "mean" with the intervals. The caller's title names the cell, target
-// and metric; the y axis is left unnamed for the caller to set.
-func TrendChart(title string, points []TrendPoint) charts.Chart {
+// "mean" with the intervals, values of unit (the y axis's ticks print in
+// it). The caller's title names the cell, target and metric; the y axis
+// is left unnamed for the caller to set.
+func TrendChart(title, unit string, points []TrendPoint) charts.Chart {
 	ps := slices.Clone(points)
 	slices.SortStableFunc(ps, func(a, b TrendPoint) int { return a.Date.Compare(b.Date) })
 	s := charts.Series{Name: "mean"}
@@ -163,7 +165,7 @@ func TrendChart(title string, points []TrendPoint) charts.Chart {
 		}
 		s.Points = append(s.Points, charts.Point{X: float64(i + 1), Y: p.Mean, Lo: p.Lo, Hi: p.Hi, Label: label})
 	}
-	return charts.Chart{Title: title, XLabel: "run, oldest first", Series: []charts.Series{s}}
+	return charts.Chart{Title: title, XLabel: "run, oldest first", YUnit: unit, Series: []charts.Series{s}}
 }
 
 // mdCharts writes one mermaid chart per ThroughputCharts chart, each

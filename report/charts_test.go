@@ -240,8 +240,8 @@ func TestTrendChart(t *testing.T) {
 		{Date: day(1), Commit: "aaaaaaa1111111111111111111111111111111aa", Mean: 1000, Lo: 990, Hi: 1010},
 		{Date: day(2), Mean: 1010}, // no commit, no interval
 	}
-	c := TrendChart("Q01 c=8 — candidate rps", pts)
-	if c.Title != "Q01 c=8 — candidate rps" || len(c.Series) != 1 || c.LogX {
+	c := TrendChart("Q01 c=8 — candidate rps", "req/s", pts)
+	if c.Title != "Q01 c=8 — candidate rps" || c.YUnit != "req/s" || len(c.Series) != 1 || c.LogX {
 		t.Fatalf("chart %+v", c)
 	}
 	want := []charts.Point{

@@ -154,9 +154,9 @@ func TestBrowser(t *testing.T) {
 	// The table's rows: 60 nights, the step at night 40 (2025-03-13).
 	check("p95 rows", `String(document.querySelectorAll('table.runs[data-metric="p95"] tbody tr').length)`, "60")
 	check("night 40", `Array.from(document.querySelectorAll('table.runs[data-metric="p95"] tbody tr.mark.worse td')).map(td => td.textContent.trim()).join("|")`,
-		"2025-03-13|49.000 ±0.100|5|9.800 ±0.100|5|candidate change +400.0% (worse)")
+		"2025-03-13|49.000 s ± 0%|5|9.800 s ± 1%|5|candidate change +400.0% (worse)")
 	check("night 39", `Array.from(document.querySelectorAll('table.runs[data-metric="p95"] tbody tr')[39].cells).slice(0, 2).map(td => td.textContent).join("|")`,
-		"2025-03-12|10.100 ±0.100")
+		"2025-03-12|10.100 s ± 1%")
 	check("chart markers", `String(document.querySelectorAll('#m1-3-p95 svg .point[data-series="candidate"]').length)`, "16")
 	check("commit link", `document.querySelector("tr.change.worse a").href`, "https://github.com/benchgate/benchgate/commit/c039")
 	check("accessible chart", `document.querySelector("#m1-3-p95 svg").getAttribute("role") + " " + document.querySelector("#m1-3-p95 svg").getAttribute("aria-label")`, "img p95 · Q01 c=64")

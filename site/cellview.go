@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 type cellView struct {
@@ -120,10 +121,10 @@ func sortChanges(cs []changeView) {
 }
 
 func (m *model) changeView(mt *metric, f baselines.DriftFinding) changeView {
-	d := decimals(f.Change.Before, f.Change.After)
+	sc := numtext.ScaleOf(unitOf(mt.name), f.Change.Before, f.Change.After)
 	cv := changeView{
 		Metric: show(mt.name), Target: f.Target, Kind: kind(f), Change: percent(f.Change.Change),
-		Before: num(f.Change.Before, d), After: num(f.Change.After, d), PValue: pValue(f.Change.PValue),
+		Before: sc.Format(f.Change.Before), After: sc.Format(f.Change.After), PValue: pValue(f.Change.PValue),
 		From: m.commit(f.FromCommit), To: m.commit(f.ToCommit), Compare: m.compare(f.FromCommit, f.ToCommit),
 		FromDate: day(f.FromDate), ToDate: day(f.ToDate),
 	}
@@ -163,13 +164,16 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 		return out
 	}
 	cand, base := index(mt.candidate), index(mt.baseline)
+	// One scale for the table: both targets' means, each to 4
+	// significant digits at least.
+	unit := unitOf(mt.name)
 	var means []float64
 	for _, s := range []*series{mt.candidate, mt.baseline} {
 		if s != nil {
 			means = append(means, s.Means()...)
 		}
 	}
-	d := decimals(means...)
+	sc := numtext.ScaleOf(unit, means...)
 	// A change point is marked on the first run after it, a baseline
 	// change on the run that has the new baseline.
 	marks := map[int][]string{}
@@ -204,10 +208,10 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 		}
 		row := tableRow{Date: rowDate(r.date, withTime), CandMean: "—", BaseMean: "—"}
 		if cok {
-			row.CandMean, row.CandN = meanHW(cp, d), strconv.Itoa(cp.N)
+			row.CandMean, row.CandN = sc.Summary(cp.Mean, cp.HalfWidth, cp.N), strconv.Itoa(cp.N)
 		}
 		if bok {
-			row.BaseMean, row.BaseN = meanHW(bp, d), strconv.Itoa(bp.N)
+			row.BaseMean, row.BaseN = sc.Summary(bp.Mean, bp.HalfWidth, bp.N), strconv.Itoa(bp.N)
 		}
 		row.Mark, row.MarkKind = show(strings.Join(marks[r.rec], "; ")), markKinds[r.rec]
 		rows = append(rows, row)
@@ -219,6 +223,7 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 	tl := charts.Timeline{
 		Title:  mt.name + " · " + c.id.cell.String(),
 		YLabel: mt.name + " (mean and interval)",
+		YUnit:  unit,
 	}
 	for _, s := range []struct {
 		name   string
@@ -245,10 +250,11 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 		if f.Target == "baseline" {
 			label = "baseline " + percent(f.Change.Change)
 		}
+		step := numtext.ScaleOf(unit, f.Change.Before, f.Change.After)
 		tl.Marks = append(tl.Marks, charts.Mark{
 			X: (days(f.FromDate) + days(f.ToDate)) / 2, Kind: markKind(f), Label: label,
 			Text: fmt.Sprintf("%s %s: %s, %s → %s, p %s, in %s (%s → %s), for the %s", f.Target, mt.name, percent(f.Change.Change),
-				sig4(f.Change.Before), sig4(f.Change.After), pValue(f.Change.PValue), commitRange(f.FromCommit, f.ToCommit), day(f.FromDate), day(f.ToDate), kind(f)),
+				step.Format(f.Change.Before), step.Format(f.Change.After), pValue(f.Change.PValue), commitRange(f.FromCommit, f.ToCommit), day(f.FromDate), day(f.ToDate), kind(f)),
 			Data: [][2]string{{"target", f.Target}, {"from", f.FromCommit}, {"to", f.ToCommit}, {"change", percent(f.Change.Change)}, {"kind", kind(f)}},
 		})
 	}
@@ -294,13 +300,6 @@ func runRowsHTML(rows []runRow) template.HTML {
 		b.WriteString("<tr><td>" + e(r.Date) + "<td>" + a(r.Cand) + "<td>" + a(r.Base) + "<td>" + e(r.RunID) + "\n")
 	}
 	return template.HTML(b.String()) //nolint:gosec // every field escaped
-}
-
-func meanHW(p baselines.SeriesPoint, d int) string {
-	if p.N < 2 {
-		return num(p.Mean, d)
-	}
-	return num(p.Mean, d) + " ±" + num(p.HalfWidth, d)
 }
 
 // days is a date on the charts' x axis: days since 1970.

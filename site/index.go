@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 type indexView struct {
@@ -140,7 +141,7 @@ func (m *model) row(c *cell, metrics []string) rowView {
 		}
 		sp := sparkView{Has: true}
 		pts := mt.candidate.Points
-		sp.Last = compact(pts[len(pts)-1].Mean)
+		sp.Last = numtext.Value(pts[len(pts)-1].Mean, unitOf(name))
 		spark := charts.Sparkline{Values: mt.candidate.Means(), Mark: -1, Width: sparkWidth, MaxPoints: sparkPoints}
 		// The numbers are in the cell's text beside the line.
 		label := fmt.Sprintf("%s trend, %d run(s)", name, len(pts))

@@ -5,16 +5,15 @@ import (
 	"cmp"
 	"embed"
 	"fmt"
-	"github.com/benchgate/benchgate/internal/numtext"
 	"html/template"
-	"math"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -137,52 +136,14 @@ func show(s string) string { return textsafe.Escape(s, 0) }
 
 func scenarioName(name string) string { return show(cmp.Or(name, "(unnamed scenario)")) }
 
-// decimals is how many decimals give 4 significant digits of the smallest
-// non-zero magnitude of vs; -1 when one needs an exponent.
-func decimals(vs ...float64) int {
-	lo := math.Inf(1)
-	for _, v := range vs {
-		a := math.Abs(v)
-		if a >= 1e9 || a > 0 && a < 1e-6 || math.IsNaN(a) || math.IsInf(a, 0) {
-			return -1
-		}
-		if a > 0 {
-			lo = min(lo, a)
-		}
+// unitOf is the unit a metric's values are in: a load metric's
+// (gate.Registry: p95 is in seconds), a Go benchmark's unit as it is.
+// The site prints every value in it (numtext).
+func unitOf(metric string) string {
+	if d, ok := gate.Lookup(gate.Metric(metric)); ok {
+		return d.Unit
 	}
-	if math.IsInf(lo, 1) {
-		return 0
-	}
-	return min(max(3-int(math.Floor(math.Log10(lo))), 0), 9)
-}
-
-func num(v float64, d int) string {
-	if d < 0 {
-		return strconv.FormatFloat(v, 'g', 4, 64)
-	}
-	s := strconv.FormatFloat(v, 'f', d, 64)
-	if s == "-0" || strings.Trim(s, "-0.") == "" && strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
-	return s
-}
-
-// compact is a value to 4 significant digits, thousands and up with k, M
-// or G, as a narrow column shows it.
-func compact(v float64) string {
-	for _, u := range []struct {
-		f float64
-		s string
-	}{{1e9, "G"}, {1e6, "M"}, {1e4, "k"}} {
-		if math.Abs(v) >= u.f && !math.IsInf(v, 0) {
-			f := u.f
-			if u.s == "k" {
-				f = 1e3
-			}
-			return sig4(v/f) + u.s
-		}
-	}
-	return sig4(v)
+	return metric
 }
 
 // direction says which way a metric improves, as drift judges it.
@@ -257,7 +218,6 @@ func svgHTML(write func(*bytes.Buffer) error) template.HTML {
 var (
 	percent     = numtext.Percent
 	pValue      = numtext.PValue
-	sig4        = numtext.Sig4
 	shortCommit = numtext.Commit
 	day         = numtext.Day
 )

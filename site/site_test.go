@@ -104,11 +104,12 @@ func TestRenderStructure(t *testing.T) {
 	for _, want := range []string{
 		`<title>Q01 c=64 · demo-api — benchgate history</title>`,
 		`<tr class="change worse" data-metric="p95" data-target="candidate" data-kind="worse" data-from="c039" data-to="c040">`,
-		`10.00 → 50.00`,
+		`10.00 s → 50.00 s`, // p95 is in seconds (gate.Registry)
 		`<li class="baseline-change" data-from="v1.0.0" data-to="v1.1.0">2025-02-21: baseline`,
-		// Night 40: 10 × 0.98 × 5, the interval ±0.1; night 39: 10 × 1.01.
-		`<tr class="mark worse"><td>2025-03-13<td>49.000 ±0.100<td>5<td>9.800 ±0.100<td>5<td>candidate change +400.0% (worse)`,
-		`<tr><td>2025-03-12<td>10.100 ±0.100<td>5<td>10.100 ±0.100<td>5<td>`,
+		// Night 40: 10 × 0.98 × 5, the interval ±0.1; night 39: 10 × 1.01;
+		// in the scale of the table's least mean (9.8).
+		`<tr class="mark worse"><td>2025-03-13<td>49.000 s ± 0%<td>5<td>9.800 s ± 1%<td>5<td>candidate change +400.0% (worse)`,
+		`<tr><td>2025-03-12<td>10.100 s ± 1%<td>5<td>10.100 s ± 1%<td>5<td>`,
 		`<g class="mark worse" data-x="`,
 		`data-target="candidate" data-from="c039" data-to="c040" data-change="+400.0%" data-kind="worse">`,
 		`<g class="mark neutral"`,
@@ -432,7 +433,7 @@ func TestSameDateRuns(t *testing.T) {
 		"Table of the 3 night(s)",
 		"Table of the 3 run(s)",
 		// Oldest first, the records of one date in the order given.
-		"<tr><td>2026-02-01 02:00<td>1.000<td>1<td>—<td><td>\n<tr><td>2026-02-01 02:00<td>2.000<td>1<td>—<td><td>\n<tr><td>2026-02-02 02:00<td>3.000<td>1<td>—<td><td>\n",
+		"<tr><td>2026-02-01 02:00<td>1.000 (n=1)<td>1<td>—<td><td>\n<tr><td>2026-02-01 02:00<td>2.000 (n=1)<td>1<td>—<td><td>\n<tr><td>2026-02-02 02:00<td>3.000 (n=1)<td>1<td>—<td><td>\n",
 		`<tr><td>2026-02-01 02:00<td><span title="c0">c0</span><td><span title="">—</span><td>` + "\n" +
 			`<tr><td>2026-02-01 02:00<td><span title="c1">c1</span><td><span title="">—</span><td>` + "\n" +
 			`<tr><td>2026-02-02 02:00<td><span title="c2">c2</span><td><span title="">—</span><td>` + "\n",
@@ -457,8 +458,8 @@ func TestSameDateRuns(t *testing.T) {
 	p95 := page[strings.Index(page, `<table class="runs" data-metric="p95">`):]
 	p95 = p95[:strings.Index(p95, "</table>")]
 	for _, want := range []string{
-		"<tr><td>2025-02-04 02:00<td>9.900 ±0.100<td>5<td>9.900 ±0.100<td>5<td>\n" +
-			`<tr class="mark worse"><td>2025-02-04 02:00<td>50.500 ±0.100<td>5<td>10.100 ±0.100<td>5<td>candidate change`,
+		"<tr><td>2025-02-04 02:00<td>9.900 s ± 1%<td>5<td>9.900 s ± 1%<td>5<td>\n" +
+			`<tr class="mark worse"><td>2025-02-04 02:00<td>50.500 s ± 0%<td>5<td>10.100 s ± 1%<td>5<td>candidate change`,
 		"Table of the 8 night(s), 1 change point(s)",
 	} {
 		if !strings.Contains(p95, want) && !strings.Contains(page, want) {
