@@ -380,12 +380,12 @@ func (m *model) mostOverall() int {
 	return n
 }
 
-// anyPaired says whether some decision carries a paired ratio, whose
+// anyPaired says whether some decision was made on a paired ratio, whose
 // interval the Δ columns show.
 func (m *model) anyPaired() bool {
 	for _, c := range m.in.Comparison.Cells {
 		for _, d := range c.Decisions {
-			if d.Paired != nil {
+			if onRatio(d) {
 				return true
 			}
 		}
@@ -419,17 +419,29 @@ func (m *model) designThreats() []string {
 	return out
 }
 
-// deltaText is a Δ column: the change of the means, or where the decision
-// has a paired ratio the ratio's change with its interval, whatever the
-// rule ("+28.2% [+1.4%, +62.1%]": a ratio's interval is symmetric on the
-// log scale, so lopsided as a change, and a ± of either side would
-// misstate the other); a dash when there is nothing to compare.
+// deltaText is a Δ column: the change the decision was made on
+// (gate.Decision.Delta), the figure its reason and a failure's line give.
+// Decided on a paired ratio it is the ratio's change with its interval
+// ("+28.2% [+1.4%, +62.1%]": a ratio's interval is symmetric on the log
+// scale, so lopsided as a change, and a ± of either side would misstate
+// the other); decided by the overlap rule, the change of the means, even
+// where the cell had pairs: their ratio is another estimate, and beside a
+// verdict and a reason of the means it would be a second figure for one
+// change (the JSON report keeps it). A dash when there is nothing to
+// compare.
 func deltaText(d gate.Decision) string {
-	if p := d.Paired; p != nil && p.Ratio > 0 {
-		return numtext.PercentInterval(p.Ratio-1, p.Lo-1, p.Hi-1)
+	if onRatio(d) {
+		p := d.Paired
+		return numtext.PercentInterval(d.Delta, p.Lo-1, p.Hi-1)
 	}
 	if d.Baseline.N > 0 && d.Candidate.N > 0 && d.Baseline.Mean != 0 {
 		return percent(d.Delta)
 	}
 	return dash
+}
+
+// onRatio says whether d was decided on its paired ratio: its Delta is
+// then the ratio's change.
+func onRatio(d gate.Decision) bool {
+	return d.Rule == gate.RulePaired && d.Paired != nil && d.Paired.Ratio > 0
 }

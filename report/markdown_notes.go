@@ -33,7 +33,7 @@ func (m *model) mdClaims(b *strings.Builder) {
 		design = append(design, s)
 	}
 	if m.anyPaired() {
-		design = append(design, "Where a cell has paired observations, Δ is the change of their ratio candidate/baseline, "+
+		design = append(design, "Where a cell was decided on paired observations, Δ is the change of their ratio candidate/baseline, "+
 			"with its interval in brackets.")
 	}
 	b.WriteString(strings.Join(design, " ") + "\n\n")

@@ -373,18 +373,25 @@ func TestUnresolvedSummary(t *testing.T) {
 
 func TestDeltaText(t *testing.T) {
 	t.Parallel()
+	// paired is a decision made on its paired ratio: Delta is the
+	// ratio's change.
+	paired := func(r, lo, hi float64) gate.Decision {
+		return gate.Decision{Rule: gate.RulePaired, Delta: r - 1, Paired: &gate.Ratio{Ratio: r, Lo: lo, Hi: hi}}
+	}
 	for _, tc := range []struct {
 		d    gate.Decision
 		want string
 	}{
-		{gate.Decision{Paired: &gate.Ratio{Ratio: 0.8333, Lo: 0.8123, Hi: 0.8540}}, "-16.7% [-18.8%, -14.6%]"},
+		{paired(0.8333, 0.8123, 0.8540), "-16.7% [-18.8%, -14.6%]"},
 		// A lopsided interval as it is: a ± of its wider side (33.9%)
 		// would read as reaching below 0 beside a regression.
-		{gate.Decision{Paired: &gate.Ratio{Ratio: 1.282, Lo: 1.014, Hi: 1.621}}, "+28.2% [+1.4%, +62.1%]"},
-		{gate.Decision{Paired: &gate.Ratio{Ratio: 1.02, Lo: 0.95, Hi: 1.12}}, "+2.0% [-5.0%, +12.0%]"},
-		// Whatever the rule, and whatever the means say.
+		{paired(1.282, 1.014, 1.621), "+28.2% [+1.4%, +62.1%]"},
+		{paired(1.02, 0.95, 1.12), "+2.0% [-5.0%, +12.0%]"},
+		// Decided by the overlap rule, the change the decision was made
+		// on, the means', which its reason gives: the pairs' ratio
+		// (-12.0%) is another figure for the same change.
 		{gate.Decision{Rule: gate.RuleOverlap, Baseline: sum(3, 100, 1), Candidate: sum(3, 90, 1), Delta: -0.1,
-			Paired: &gate.Ratio{Ratio: 0.9, Lo: 0.88, Hi: 0.92}}, "-10.0% [-12.0%, -8.0%]"},
+			Paired: &gate.Ratio{Ratio: 0.88, Lo: 0.86, Hi: 0.90}}, "-10.0%"},
 		{gate.Decision{Baseline: sum(3, 100, 1), Candidate: sum(3, 90, 1), Delta: -0.1}, "-10.0%"},
 		{gate.Decision{Baseline: sum(0, 0, 0), Candidate: sum(3, 90, 1)}, dash},
 	} {
