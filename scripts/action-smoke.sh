@@ -6,7 +6,7 @@
 #
 # It builds the action image the release builds, the same way
 # (action-image.sh: release.sh's linux binary in the Dockerfile's FROM
-# scratch "prebuilt" stage, nothing pulled), builds the two demo images FROM scratch around static demo binaries (the
+# scratch "release" stage, nothing pulled), builds the two demo images FROM scratch around static demo binaries (the
 # normal one and one whose /search does 5× the work), then runs the action
 # container with the docker socket mounted and the workspace at
 # /github/workspace, inputs in INPUT_*, as the runner does. benchgate inside

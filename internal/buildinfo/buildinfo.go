@@ -42,5 +42,6 @@ func fromBuildInfo(bi *debug.BuildInfo) string {
 }
 
 // Unrecorded says why a version of "dev" names no commit: `go run`, and
-// `go build -buildvcs=false`, record none in the build.
-const Unrecorded = "no commit recorded: go run and builds with -buildvcs=false carry none; go build or go install in a git checkout do"
+// `go build -buildvcs=false`, and the action image built from its
+// Dockerfile (.dockerignore leaves .git out) record none in the build.
+const Unrecorded = "no commit recorded: go run, builds with -buildvcs=false and the action's image built from its Dockerfile (no .git in it) carry none; go build or go install in a git checkout do"
