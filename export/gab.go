@@ -26,16 +26,6 @@ type gabBench struct {
 // never holds a space, so it is the name's last word.
 func GABName(cell baselines.Cell, metric string) string { return cell.String() + " " + metric }
 
-// Unit is the unit a metric's values are in, as github-action-benchmark
-// shows it beside them: a load metric's (gate.Registry), and a Go
-// benchmark's unit as it is.
-func Unit(metric string) string {
-	if d, ok := gate.Lookup(gate.Metric(metric)); ok {
-		return d.Unit
-	}
-	return metric
-}
-
 // gabBytes is the custom JSON of rows of run r: an array of one entry per
 // cell and metric, in the record's order. The value is the mean, in the
 // metric's own unit; range is "± half-width" (github-action-benchmark's
@@ -44,7 +34,7 @@ func Unit(metric string) string {
 func gabBytes(rows []row, r baselines.Record) ([]byte, error) {
 	benches := make([]gabBench, 0, len(rows))
 	for _, x := range rows {
-		b := gabBench{Name: GABName(x.cell, x.metric), Unit: Unit(x.metric), Value: x.c.Mean}
+		b := gabBench{Name: GABName(x.cell, x.metric), Unit: gate.Metric(x.metric).Unit(), Value: x.c.Mean}
 		if x.c.N >= 2 {
 			b.Range = "± " + number(x.c.HalfWidth)
 		}

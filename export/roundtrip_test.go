@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/decide"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/importers"
 )
 
@@ -50,11 +51,11 @@ func TestRoundTrip(t *testing.T) {
 				return key{c.Cell.String(), m}
 			}},
 			{importers.FormatGABSmaller, Options{Format: GAB, Direction: "smaller"}, func(c baselines.RecordCell) key {
-				_, unit := benchunit.Tidy(1, Unit(c.Metric))
+				_, unit := benchunit.Tidy(1, gate.Metric(c.Metric).Unit())
 				return key{GABName(c.Cell, c.Metric), unit}
 			}},
 			{importers.FormatGABBigger, Options{Format: GAB, Direction: "bigger"}, func(c baselines.RecordCell) key {
-				_, unit := benchunit.Tidy(1, Unit(c.Metric))
+				_, unit := benchunit.Tidy(1, gate.Metric(c.Metric).Unit())
 				return key{GABName(c.Cell, c.Metric), unit}
 			}},
 		} {

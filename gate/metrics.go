@@ -62,6 +62,16 @@ var Registry = []Definition{
 	{Metric: MemPeak, Unit: "bytes", Source: FromResources, Kept: true, Doc: "the target's memory, peak of the measured time"},
 }
 
+// Unit is the unit of m's values: a registry metric's Unit, and a Go
+// benchmark's (or any other) metric its own name, which is its unit
+// ("sec/op", "B/op", a custom unit).
+func (m Metric) Unit() string {
+	if d, ok := Lookup(m); ok {
+		return d.Unit
+	}
+	return string(m)
+}
+
 // Lookup is m's definition; false for a metric the registry does not
 // define (a Go benchmark's unit).
 func Lookup(m Metric) (Definition, bool) {

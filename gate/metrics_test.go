@@ -78,3 +78,12 @@ func TestRegistry(t *testing.T) {
 		t.Error("a Go benchmark unit is not a registry metric, and a rate is better higher")
 	}
 }
+
+// TestUnit: a registry metric's unit, any other metric its own name.
+func TestUnit(t *testing.T) {
+	for m, want := range map[Metric]string{RPS: "req/s", P95: "s", MemPeak: "bytes", "sec/op": "sec/op", "items/op": "items/op"} {
+		if got := m.Unit(); got != want {
+			t.Errorf("%s.Unit() = %q, want %q", m, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -86,7 +87,7 @@ func WriteTrendCharts(dir string, in HistoryInput) error {
 			}
 		}
 		k := s.Key
-		c := TrendChart(fmt.Sprintf("%s %s (%s) — %s", k.Cell, k.Metric, k.Target, scenarioName(k.Scenario, k.Profile)), metricUnit(k.Metric), tp)
+		c := TrendChart(fmt.Sprintf("%s %s (%s) — %s", k.Cell, k.Metric, k.Target, scenarioName(k.Scenario, k.Profile)), gate.Metric(k.Metric).Unit(), tp)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}

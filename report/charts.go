@@ -128,7 +128,7 @@ func throughputCharts(c gate.Comparison) []ClassChart {
 			Title:  strings.Join(parts, " · "),
 			XLabel: "concurrency",
 			YLabel: "rps (" + interval + ")",
-			YUnit:  metricUnit(string(gate.RPS)),
+			YUnit:  gate.RPS.Unit(),
 			// Concurrency levels are usually doublings: a log axis spaces
 			// them evenly.
 			LogX:   least > 0 && most >= 4*least,

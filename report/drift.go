@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // DriftInput is what Drift renders: drift detection over a history file.
@@ -106,7 +108,7 @@ func driftTerminal(in DriftInput) string {
 			}
 			lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s → %s\t%s\t%s\t%s → %s\t", verdict, TerminalText(f.Fingerprint),
 				TerminalText(scenarioName(f.Scenario, f.Profile)), TerminalText(f.Cell.String()), f.Target, TerminalText(f.Metric),
-				percent(f.Change.Change), sig4(f.Change.Before), sig4(f.Change.After), pValue(f.Change.PValue), commitRange(f, TerminalText),
+				percent(f.Change.Change), beforeAfter(f)[0], beforeAfter(f)[1], pValue(f.Change.PValue), commitRange(f, TerminalText),
 				historyDate(f.FromDate), historyDate(f.ToDate)))
 		}
 		leftTable(&b, lines)
@@ -140,7 +142,7 @@ func driftMarkdown(in DriftInput) string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s → %s | %s | %s | %s → %s |\n", verdict, md(f.Fingerprint),
 				md(scenarioName(f.Scenario, f.Profile)), md(f.Cell.String()), f.Target, md(f.Metric),
-				percent(f.Change.Change), sig4(f.Change.Before), sig4(f.Change.After), pValue(f.Change.PValue), commitRange(f, md),
+				percent(f.Change.Change), beforeAfter(f)[0], beforeAfter(f)[1], pValue(f.Change.PValue), commitRange(f, md),
 				historyDate(f.FromDate), historyDate(f.ToDate))
 		}
 		b.WriteString("\n")
@@ -155,4 +157,12 @@ func driftMarkdown(in DriftInput) string {
 	}
 	fmt.Fprintf(&b, "%s.\n", md(driftParams(d.Options)))
 	return b.String()
+}
+
+// beforeAfter are a finding's means before and after its change point, in
+// its metric's unit, on one scale (numtext, as history and the site print
+// them).
+func beforeAfter(f baselines.DriftFinding) [2]string {
+	sc := numtext.ScaleOf(gate.Metric(f.Metric).Unit(), f.Change.Before, f.Change.After)
+	return [2]string{sc.Format(f.Change.Before), sc.Format(f.Change.After)}
 }

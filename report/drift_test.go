@@ -47,9 +47,9 @@ func TestDriftTerminal(t *testing.T) {
 	want := `benchgate history drift: 2 change point(s), 1 for the worse, in 2 series of 12 record(s) on 2 machine(s) (h|x.jsonl)
 E-divisive means, split tested by a Student t test: p < 0.001, change ≥ 5%, ≥ 3 runs each side
 
-        machine  scenario            cell         target     metric  change  before → after     p         commits                          dates
-WORSE   3f2a     demo-api (nightly)  Q01 c=8      candidate  rps     -14.1%  998.2 → 857.4      5.7e-37   c36..c37                         2026-02-06 → 2026-02-07
-better  3f2a     demo-api (nightly)  csv/Q02 c=1  baseline   p95     -20.0%  0.01500 → 0.01200  < 1e-300  0123456..— (baseline unchanged)  2026-01-10 → 2026-01-11
+        machine  scenario            cell         target     metric  change  before → after       p         commits                          dates
+WORSE   3f2a     demo-api (nightly)  Q01 c=8      candidate  rps     -14.1%  998.2 → 857.4        5.7e-37   c36..c37                         2026-02-06 → 2026-02-07
+better  3f2a     demo-api (nightly)  csv/Q02 c=1  baseline   p95     -20.0%  15.00 ms → 12.00 ms  < 1e-300  0123456..— (baseline unchanged)  2026-01-10 → 2026-01-11
 
 machines:
   3f2a  10 record(s), 2026-01-01 … 2026-02-20  2 series tested, 1 too short  — Xeon × 8
@@ -75,7 +75,7 @@ func TestDriftMarkdown(t *testing.T) {
 | | machine | scenario | cell | target | metric | change | before → after | p | commits | dates |
 | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | --- | --- |
 | **worse** | 3f2a | demo-api (nightly) | Q01 c=8 | candidate | rps | -14.1% | 998.2 → 857.4 | 5.7e-37 | c36..c37 | 2026-02-06 → 2026-02-07 |
-| better | 3f2a | demo-api (nightly) | csv/Q02 c=1 | baseline | p95 | -20.0% | 0.01500 → 0.01200 | < 1e-300 | 0123456..— (baseline unchanged) | 2026-01-10 → 2026-01-11 |
+| better | 3f2a | demo-api (nightly) | csv/Q02 c=1 | baseline | p95 | -20.0% | 15.00 ms → 12.00 ms | < 1e-300 | 0123456..— (baseline unchanged) | 2026-01-10 → 2026-01-11 |
 
 Machines (only runs on the same fingerprint are compared):
 

@@ -38,7 +38,7 @@ func (m *model) goRows() []goRow {
 			b, k := d.Baseline, d.Candidate
 			// One scale a row, as benchstat's: every figure of the row
 			// in one prefix, each to 4 significant digits at least.
-			sc := numtext.ScaleOf(metricUnit(string(d.Metric)), b.Mean, k.Mean, b.Median, k.Median)
+			sc := numtext.ScaleOf(gate.Metric(string(d.Metric)).Unit(), b.Mean, k.Mean, b.Median, k.Median)
 			r := goRow{
 				key: c.Key, unit: string(d.Metric),
 				base: sc.Summary(b.Mean, b.HalfWidth, b.N), cand: sc.Summary(k.Mean, k.HalfWidth, k.N),

@@ -80,7 +80,7 @@ func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePoi
 		from = len(s.Points) - last
 		fmt.Fprintf(b, "(%d earlier run(s) not shown)\n", from)
 	}
-	unit := metricUnit(k.Metric)
+	unit := gate.Metric(k.Metric).Unit()
 	sc := seriesScale(unit, s.Points)
 	lines := []string{"date\tcandidate\tbaseline\tmean ±hw\tn\t"}
 	for i := from; i < len(s.Points); i++ {
@@ -171,20 +171,10 @@ func seriesScale(unit string, ps []baselines.SeriesPoint) numtext.Scale {
 	return numtext.ScaleOf(unit, means...)
 }
 
-// metricUnit is the unit a metric's values are in: a load metric's
-// (gate.Registry: p95 is in seconds), a Go benchmark's unit as it is.
-func metricUnit(metric string) string {
-	if d, ok := gate.Lookup(gate.Metric(metric)); ok {
-		return d.Unit
-	}
-	return metric
-}
-
 // The figures and commits the site shows alike (internal/numtext).
 var (
 	percent     = numtext.Percent
 	pValue      = numtext.PValue
-	sig4        = numtext.Sig4
 	shortRef    = numtext.Commit
 	historyDate = numtext.Day
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
 )
 
@@ -121,7 +122,7 @@ func sortChanges(cs []changeView) {
 }
 
 func (m *model) changeView(mt *metric, f baselines.DriftFinding) changeView {
-	sc := numtext.ScaleOf(unitOf(mt.name), f.Change.Before, f.Change.After)
+	sc := numtext.ScaleOf(gate.Metric(mt.name).Unit(), f.Change.Before, f.Change.After)
 	cv := changeView{
 		Metric: show(mt.name), Target: f.Target, Kind: kind(f), Change: percent(f.Change.Change),
 		Before: sc.Format(f.Change.Before), After: sc.Format(f.Change.After), PValue: pValue(f.Change.PValue),
@@ -166,7 +167,7 @@ func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseCha
 	cand, base := index(mt.candidate), index(mt.baseline)
 	// One scale for the table: both targets' means, each to 4
 	// significant digits at least.
-	unit := unitOf(mt.name)
+	unit := gate.Metric(mt.name).Unit()
 	var means []float64
 	for _, s := range []*series{mt.candidate, mt.baseline} {
 		if s != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
 )
 
@@ -141,7 +142,7 @@ func (m *model) row(c *cell, metrics []string) rowView {
 		}
 		sp := sparkView{Has: true}
 		pts := mt.candidate.Points
-		sp.Last = numtext.Value(pts[len(pts)-1].Mean, unitOf(name))
+		sp.Last = numtext.Value(pts[len(pts)-1].Mean, gate.Metric(name).Unit())
 		spark := charts.Sparkline{Values: mt.candidate.Means(), Mark: -1, Width: sparkWidth, MaxPoints: sparkPoints}
 		// The numbers are in the cell's text beside the line.
 		label := fmt.Sprintf("%s trend, %d run(s)", name, len(pts))

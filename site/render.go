@@ -12,7 +12,6 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
-	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
@@ -135,16 +134,6 @@ func (m *model) compare(from, to string) string {
 func show(s string) string { return textsafe.Escape(s, 0) }
 
 func scenarioName(name string) string { return show(cmp.Or(name, "(unnamed scenario)")) }
-
-// unitOf is the unit a metric's values are in: a load metric's
-// (gate.Registry: p95 is in seconds), a Go benchmark's unit as it is.
-// The site prints every value in it (numtext).
-func unitOf(metric string) string {
-	if d, ok := gate.Lookup(gate.Metric(metric)); ok {
-		return d.Unit
-	}
-	return metric
-}
 
 // direction says which way a metric improves, as drift judges it.
 func direction(higher bool) string {

@@ -42,20 +42,6 @@ func PValue(p float64) string {
 	return strconv.FormatFloat(p, 'g', 2, 64)
 }
 
-// Sig4 is a value of no known unit to 4 significant digits, without an
-// exponent in the range of benchmark figures (1e-6 to 1e9). A value of a
-// unit prints by Value or a Scale, in the unit.
-func Sig4(v float64) string {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	a := math.Abs(v)
-	if a >= 1e9 || a < 1e-6 {
-		return strconv.FormatFloat(v, 'g', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'f', min(max(3-int(math.Floor(math.Log10(a))), 0), 9), 64)
-}
-
 // Commit is a commit as a history table shows it: a git hash to 7 digits,
 // any other name (a tag) whole up to 40 runes, else its first 39 and an
 // ellipsis.
