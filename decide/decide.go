@@ -8,6 +8,7 @@ package decide
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -191,7 +192,9 @@ func cpuFloor(pairs []gate.Pair, cpu [2]float64, batches int) string {
 		t[0], t[1] = t[0] || p.Base > 0, t[1] || p.Cand > 0
 		ticked[p.Round] = t
 	}
-	for r, t := range ticked {
+	// The first such round, so the reason is the same at every reading.
+	for _, r := range slices.Sorted(maps.Keys(ticked)) {
+		t := ticked[r]
 		for i, name := range []string{"baseline", "candidate"} {
 			if !t[i] {
 				return fmt.Sprintf("the %s's CPU time, read from /proc in 10 ms ticks, was no tick at all in round %d: "+

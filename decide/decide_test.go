@@ -235,4 +235,26 @@ func TestCPUFloor(t *testing.T) {
 	if d, _ := cmp.Cells[0].Decision(gate.CPUPerReq); !strings.Contains(d.Floor, "the baseline's CPU time, read from /proc in 10 ms ticks, was no tick at all in round 1") {
 		t.Errorf("a round without a tick: %+v", d)
 	}
+	// Under the paired rule such a round has no ratio, which made the
+	// metric inconclusive and failed an A/A gate (verdict-quality, 30%
+	// duty: a 1 s rung of 12 requests with no tick): it is below the
+	// floor, an unresolved tie, not gated.
+	r = results([2]string{"proc", "proc"})
+	r.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.CPUPerReq}}
+	r.Scenario.Gate.Rule = gate.RulePaired
+	for i := range r.Rungs {
+		r.Rungs[i].CPUSeconds = 0.5
+		if r.Rungs[i].Target == "candidate" && r.Rungs[i].Round == 0 {
+			r.Rungs[i].CPUSeconds = 0
+		}
+	}
+	cmp, err = Results(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := cmp.Cells[0].Decision(gate.CPUPerReq)
+	if d.Verdict != gate.Tie || !d.Unresolved || cmp.Outcome != gate.Pass ||
+		!strings.Contains(d.Floor, "the candidate's CPU time, read from /proc in 10 ms ticks, was no tick at all in round 1") {
+		t.Errorf("paired, a round without a tick: %+v, outcome %s", d, cmp.Outcome)
+	}
 }

@@ -192,9 +192,12 @@ func decideCell(ci CellInput, s Settings, p Policy) CellResult {
 			summarize(ci.Candidate.Samples[m], conf, q), ci.Pairs[m], s.For(m), q))
 	}
 	for i, d := range cell.Decisions {
-		if why := ci.Floors[d.Metric]; why != "" && d.Verdict != Inconclusive {
-			// Below its measurement floor: no verdict its interval
-			// gives can be trusted, so none is gated.
+		// Below its measurement floor: no verdict its interval gives can
+		// be trusted, so none is gated. That holds for a paired ratio
+		// made impossible by the floor itself (a side that counted no
+		// tick in a round has no ratio there): only a metric short of
+		// samples stays inconclusive.
+		if why := ci.Floors[d.Metric]; why != "" && (d.Verdict != Inconclusive || d.Baseline.N >= 2 && d.Candidate.N >= 2) {
 			d.Verdict, d.Unresolved, d.Floor = Tie, true, why
 			d.Reason = "below its measurement floor: " + why
 			cell.Decisions[i] = d
