@@ -1,7 +1,6 @@
 package importers
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -42,9 +41,9 @@ var rpcError = regexp.MustCompile(`rpc error: code = (\w+) desc = (.*)`)
 //   - ghz records no bytes.
 //   - Concurrency is "options.concurrency" (-c) when the concurrency
 //     schedule is constant.
-func parseGhz(f *file) (measurement, error) {
+func parseGhz(top jobj) (measurement, error) {
 	var m measurement
-	top := f.top
+	f := top.v.f
 	r := &m.rung
 
 	count, err := top.count("count")
@@ -71,7 +70,7 @@ func parseGhz(f *file) (measurement, error) {
 		} else if d > 0 {
 			timed = true
 		}
-		sched, err := opts.str("concurrency-schedule")
+		sched, err := opts.optStr("concurrency-schedule")
 		if err != nil {
 			return m, err
 		}
@@ -119,7 +118,7 @@ func parseGhz(f *file) (measurement, error) {
 		}
 	}
 	if requests < 0 {
-		return m, top.errf("errorDistribution counts more calls than \"count\" (%d)", count)
+		return m, f.errf("errorDistribution counts more calls than \"count\" (%d)", count)
 	}
 	r.Requests = requests
 	var answered, ok int64
@@ -156,20 +155,9 @@ func parseGhz(f *file) (measurement, error) {
 		return m, err
 	}
 	r.Max /= 1e9
-	var dist []struct {
-		Percentage *float64 `json:"percentage"`
-		Latency    *float64 `json:"latency"`
-	}
-	if v := top.m["latencyDistribution"]; !isNull(v) {
-		if err := json.Unmarshal(v, &dist); err != nil {
-			return m, top.errf("field \"latencyDistribution\" is not a list of {percentage, latency}: %s", short(v))
-		}
-	}
-	got := map[float64]float64{}
-	for _, d := range dist {
-		if d.Percentage != nil && d.Latency != nil {
-			got[*d.Percentage] = *d.Latency / 1e9
-		}
+	got, hasDist, err := latencyDistribution(top)
+	if err != nil {
+		return m, err
 	}
 	// Each latency percentile of the registry that ghz's distribution
 	// holds (10, 25, 50, 75, 90, 95, 99); p50 and p95 the gate needs.
@@ -179,14 +167,51 @@ func parseGhz(f *file) (measurement, error) {
 		}
 		v, has := got[d.Quantile]
 		if need := d.Metric == gate.P50 || d.Metric == gate.P95; !has && need && ok > 0 {
-			if dist == nil {
-				return m, top.errf("no \"latencyDistribution\" although %d calls succeeded", ok)
+			if !hasDist {
+				return m, f.errf("no \"latencyDistribution\" although %d calls succeeded", ok)
 			}
-			return m, top.errf("\"latencyDistribution\" has no %v%% entry", d.Quantile)
+			return m, f.errf("\"latencyDistribution\" has no %v%% entry", d.Quantile)
 		}
 		if has && v != 0 {
 			r.SetValue(d.Metric, v)
 		}
 	}
 	return m, nil
+}
+
+// latencyDistribution is ghz's "latencyDistribution", a list of
+// {percentage, latency}, as percentage → seconds (an entry without
+// either is left out); false when the field is missing or null.
+func latencyDistribution(top jobj) (map[float64]float64, bool, error) {
+	v, ok := top.get("latencyDistribution")
+	if !ok {
+		return nil, false, nil
+	}
+	notList := v.errf("is not a list of {percentage, latency}: %s", short(v.raw))
+	if jsonKind(v.raw) != "an array" {
+		return nil, false, notList
+	}
+	elems, err := v.array(maxEntries)
+	if err != nil {
+		return nil, false, err
+	}
+	got := map[float64]float64{}
+	for _, e := range elems {
+		if jsonKind(e.raw) != "an object" {
+			return nil, false, notList
+		}
+		d, err := e.object()
+		if err != nil {
+			return nil, false, err
+		}
+		pct, hasPct, err1 := d.optNum("percentage")
+		lat, hasLat, err2 := d.optNum("latency")
+		if err1 != nil || err2 != nil {
+			return nil, false, notList
+		}
+		if hasPct && hasLat {
+			got[pct] = lat / 1e9
+		}
+	}
+	return got, true, nil
 }

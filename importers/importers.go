@@ -1,73 +1,28 @@
-// Package importers reads other load tools' machine-readable reports into
-// benchgate's results format, so a team that keeps its own load tool still
-// gets the gate, the comment and the history.
+// Package importers reads other tools' machine-readable files into
+// benchgate's results format, so a team that keeps its own load tool or
+// benchmark harness still gets the gate, the comment and the history.
 //
-// Each file is one repetition of one cell for one side: file i of the
-// baseline and file i of the candidate form round i. The tools read are
-// vegeta (vegeta report -type=json), ghz (--format json), oha (--json /
-// --output-format json) and k6 (--summary-export, or the data object of
-// handleSummary() written as JSON). docs/importers.md has the mapping of
-// every field. GoBench reads two saved go test -bench outputs likewise,
-// one side each, as benchstat reads them (docs/gobench.md), and
-// ReadSuite the files of benchmark harnesses (Formats: hyperfine,
-// pytest-benchmark, Google Benchmark, criterion, JMH,
-// github-action-benchmark's and Bencher's JSON), each benchmark a cell.
+// What it reads is one table (formats): a load tool's reports, each file
+// one repetition of one cell for one side, file i of the baseline and
+// file i of the candidate forming round i (Read), or a benchmark suite's
+// files, each benchmark a cell (ReadSuite). Both are JSON, read by one
+// walker that bounds what it splits and names the file, line and field
+// in its errors. GoBench reads two saved go test -bench outputs, one
+// side each, as benchstat reads them (docs/gobench.md).
+// docs/importers.md has the mapping of every field.
 package importers
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
-
-// tools is the one table of the load tools whose reports Read
-// understands, in the order a report's fields are matched against
-// theirs: a new tool is one row here and its parser.
-var tools = []loadTool{
-	{"vegeta", "vegeta JSON report", []string{"latencies", "status_codes", "requests"}, parseVegeta},
-	{"ghz", "ghz JSON report", []string{"count", "total", "latencyDistribution", "statusCodeDistribution"}, parseGhz},
-	{"oha", "oha JSON report", []string{"summary", "latencyPercentiles", "statusCodeDistribution"}, parseOha},
-	{"k6", "k6 summary", []string{"metrics"}, parseK6},
-}
-
-// loadTool is one load tool whose reports Read understands.
-type loadTool struct {
-	name string
-	// what names its report in errors: "not a vegeta JSON report".
-	what string
-	// identity lists the top-level fields that tell its report from the
-	// others'; a report must have all of them.
-	identity []string
-	parse    parser
-}
-
-// Tools lists the tools whose reports Read understands, in the order a
-// report's fields are matched against theirs.
-var Tools = func() []string {
-	var names []string
-	for _, t := range tools {
-		names = append(names, t.name)
-	}
-	return names
-}()
-
-// toolNamed is the row of tools named name, or nil.
-func toolNamed(name string) *loadTool {
-	for i := range tools {
-		if tools[i].name == name {
-			return &tools[i]
-		}
-	}
-	return nil
-}
 
 // Options sets what the files do not say.
 type Options struct {
@@ -99,25 +54,13 @@ type measurement struct {
 	concPeak bool           // conc is an observed peak (k6), not a setting
 }
 
-// parser reads one file, already checked to be a JSON object with the
-// tool's identity fields.
-type parser func(f *file) (measurement, error)
-
-// article is the indefinite article before a tool's name.
-func article(tool string) string {
-	if strings.HasPrefix(tool, "o") {
-		return "an"
-	}
-	return "a"
-}
-
 // Read imports one cell from tool's reports: baseline[i] and candidate[i]
 // are round i. Both lists must be non-empty and of equal length. A file
 // that cannot be read, is not the tool's report, or lacks a required
 // figure is an error naming the file and what is wrong.
 func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Results, error) {
-	t := toolNamed(tool)
-	if t == nil {
+	t := formatNamed(tool)
+	if t == nil || t.load == nil {
 		return nil, fmt.Errorf("import: unknown tool %s: want one of %s", textsafe.Quote(tool, textsafe.QuoteRunes), strings.Join(Tools, ", "))
 	}
 	switch {
@@ -143,11 +86,7 @@ func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Re
 	ms := make([][]measurement, 2)
 	for s, side := range sides {
 		for _, p := range side.paths {
-			f, err := load(p, tool)
-			if err != nil {
-				return nil, err
-			}
-			m, err := t.parse(f)
+			m, err := readReport(&file{path: p, format: tool})
 			if err != nil {
 				return nil, err
 			}
@@ -258,221 +197,19 @@ func concurrency(opt int, base, cand []string, ms [][]measurement) (int, error) 
 	return c, nil
 }
 
-// sniff names the tool whose identity fields top has, or "".
-func sniff(top map[string]json.RawMessage) string {
-	for _, t := range tools {
-		ok := true
-		for _, k := range t.identity {
-			if _, has := top[k]; !has {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return t.name
-		}
-	}
-	return ""
-}
-
-// file is one report being read: its path, the tool it should be from,
-// and its top-level object.
-type file struct {
-	path string
-	tool string
-	what string // the tool's report, for errors
-	top  obj
-}
-
-// load reads path, a regular file of at most baselines.MaxReportBytes,
-// and checks that it is a JSON object with tool's identity fields.
-func load(path, tool string) (*file, error) {
-	b, err := baselines.ReadFileLimited(path, baselines.MaxReportBytes)
+// readReport reads f, a load tool's report: a JSON object with the
+// tool's identity fields.
+func readReport(f *file) (measurement, error) {
+	v, err := readFile(f)
 	if err != nil {
-		return nil, err
+		return measurement{}, err
 	}
-	return loadBytes(path, b, tool)
-}
-
-// loadBytes is load of a file's bytes.
-func loadBytes(path string, b []byte, tool string) (*file, error) {
-	top, err := decodeObject(path, b)
+	top, err := topObject(f, v)
 	if err != nil {
-		return nil, err
+		return measurement{}, err
 	}
-	t := toolNamed(tool)
-	for _, k := range t.identity {
-		if _, ok := top[k]; !ok {
-			msg := fmt.Sprintf("%s: not %s %s: no field %q", path, article(tool), t.what, k)
-			if t := sniff(top); t != "" && t != tool {
-				msg += fmt.Sprintf(" (it looks like %s %s report)", article(t), t)
-			}
-			return nil, errors.New(msg)
-		}
-	}
-	f := &file{path: path, tool: tool, what: t.what}
-	f.top = obj{f: f, m: top}
-	return f, nil
+	return formatNamed(f.format).load(top)
 }
-
-// decodeObject parses b as one JSON object.
-func decodeObject(path string, b []byte) (map[string]json.RawMessage, error) {
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil, fmt.Errorf("%s: empty file, not a JSON report", path)
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: not a JSON report: the file holds a JSON %s, not an object", path, te.Value)
-		}
-		return nil, fmt.Errorf("%s: not a JSON report: %v", path, err)
-	}
-	if top == nil {
-		return nil, fmt.Errorf("%s: not a JSON report: the file holds null", path)
-	}
-	return top, nil
-}
-
-// obj is a JSON object of a report, with accessors whose errors name the
-// file and the field's dotted path.
-type obj struct {
-	f      *file
-	prefix string // "latencies." for a nested object
-	m      map[string]json.RawMessage
-}
-
-func (o obj) name(k string) string { return o.prefix + k }
-
-// errf formats an error about this file.
-func (o obj) errf(format string, args ...any) error {
-	return fmt.Errorf("%s: %s: %s", o.f.path, o.f.what, fmt.Sprintf(format, args...))
-}
-
-// missing is the error for a required field k that is absent or null.
-func (o obj) missing(k string) error {
-	if _, ok := o.m[k]; ok {
-		return o.errf("field %q is null", o.name(k))
-	}
-	return o.errf("no field %q", o.name(k))
-}
-
-// has tells whether k is present and not null.
-func (o obj) has(k string) bool {
-	v, ok := o.m[k]
-	return ok && !isNull(v)
-}
-
-func isNull(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "null" }
-
-// num returns the number k; missing or null is an error.
-func (o obj) num(k string) (float64, error) {
-	v, ok, err := o.optNum(k)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return 0, o.missing(k)
-	}
-	return v, nil
-}
-
-// optNum returns the number k, and false when it is missing or null (oha
-// writes NaN as null).
-func (o obj) optNum(k string) (float64, bool, error) {
-	v, ok := o.m[k]
-	if !ok || isNull(v) {
-		return 0, false, nil
-	}
-	var x float64
-	if err := json.Unmarshal(v, &x); err != nil {
-		return 0, false, o.errf("field %q is not a number: %s", o.name(k), short(v))
-	}
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, false, nil
-	}
-	return x, true, nil
-}
-
-// count returns the non-negative integer k.
-func (o obj) count(k string) (int64, error) {
-	x, err := o.num(k)
-	if err != nil {
-		return 0, err
-	}
-	if !isCount(x) {
-		return 0, o.errf("field %q is %v, not a count", o.name(k), x)
-	}
-	return int64(x), nil
-}
-
-// str returns the string k, "" when missing or null.
-func (o obj) str(k string) (string, error) {
-	v, ok := o.m[k]
-	if !ok || isNull(v) {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", o.errf("field %q is not a string: %s", o.name(k), short(v))
-	}
-	return s, nil
-}
-
-// object returns the object k; missing or null is an error.
-func (o obj) object(k string) (obj, error) {
-	v, ok := o.m[k]
-	if !ok || isNull(v) {
-		return obj{}, o.missing(k)
-	}
-	return o.sub(k, v)
-}
-
-// optObject returns the object k, and false when it is missing or null.
-func (o obj) optObject(k string) (obj, bool, error) {
-	v, ok := o.m[k]
-	if !ok || isNull(v) {
-		return obj{}, false, nil
-	}
-	s, err := o.sub(k, v)
-	return s, err == nil, err
-}
-
-func (o obj) sub(k string, v json.RawMessage) (obj, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(v, &m); err != nil {
-		return obj{}, o.errf("field %q is not an object: %s", o.name(k), short(v))
-	}
-	return obj{f: o.f, prefix: o.name(k) + ".", m: m}, nil
-}
-
-// counts returns the object k as name → count; null or missing is empty.
-func (o obj) counts(k string) (map[string]int64, error) {
-	v, ok := o.m[k]
-	if !ok || isNull(v) {
-		return map[string]int64{}, nil
-	}
-	var m map[string]float64
-	if err := json.Unmarshal(v, &m); err != nil {
-		return nil, o.errf("field %q is not an object of counts: %s", o.name(k), short(v))
-	}
-	out := make(map[string]int64, len(m))
-	for name, x := range m {
-		if !isCount(x) {
-			return nil, o.errf("field %q: %s is %v, not a count", o.name(k), textsafe.Quote(name, textsafe.QuoteRunes), x)
-		}
-		out[name] = int64(x)
-	}
-	return out, nil
-}
-
-// maxCount is the largest count a report may give: past 2^53 a float64
-// no longer holds every integer, and no load test sends that many
-// requests. It keeps sums of counts far from int64's overflow too.
-const maxCount = 1 << 53
-
-// isCount tells whether x is a whole number from 0 to maxCount.
-func isCount(x float64) bool { return x >= 0 && x <= maxCount && x == math.Trunc(x) }
 
 // concurrencyOf is a concurrency a file records, 0 (none) when it is not
 // a whole number from 1 to 2^31-1.
@@ -481,57 +218,6 @@ func concurrencyOf(x float64) int {
 		return int(x)
 	}
 	return 0
-}
-
-// byteCount is x, the value of field k, as a number of bytes: a figure
-// past maxCount or below zero is no file's.
-func (o obj) byteCount(k string, x float64) (int64, error) {
-	if !(x >= 0 && x <= maxCount) {
-		return 0, o.errf("field %q is %v, not a number of bytes", o.name(k), x)
-	}
-	return int64(x), nil
-}
-
-// short is a value for an error message.
-func short(v json.RawMessage) string {
-	// A value may be megabytes long: only its start is shown.
-	long := len(v) > 1024
-	if long {
-		n := 1024
-		for n > 0 && !utf8.RuneStart(v[n]) {
-			n--
-		}
-		v = v[:n]
-	}
-	s := strings.Join(strings.Fields(string(v)), " ")
-	if len(s) > 40 {
-		n := 40
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n-- // not inside a character
-		}
-		s, long = s[:n], true
-	}
-	if long {
-		s += "…"
-	}
-	return s
-}
-
-// time parses an RFC 3339 time; "" and Go's zero time (a report of no
-// requests) are unknown.
-func (o obj) time(k string) (time.Time, error) {
-	s, err := o.str(k)
-	if err != nil || s == "" {
-		return time.Time{}, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, o.errf("field %q is not an RFC 3339 time: %s", o.name(k), textsafe.Quote(s, textsafe.QuoteRunes))
-	}
-	if t.Year() <= 1 {
-		return time.Time{}, nil
-	}
-	return t, nil
 }
 
 // kinds of baselines.Rung.Errors, as benchgate's generator counts them.
@@ -621,7 +307,7 @@ const slowest gate.Metric = "max"
 // seconds. A needed figure that is missing or null is an error when
 // required (the file has latencies to report), made by missing. A figure
 // the file does not have, or has as 0, is not stored: not measured.
-func latencies(o obj, r *baselines.Rung, unit float64, required bool, missing func(key string) error, figs ...latency) error {
+func latencies(o jobj, r *baselines.Rung, unit float64, required bool, missing func(key string) error, figs ...latency) error {
 	for _, x := range figs {
 		v, ok, err := o.optNum(x.key)
 		if err != nil {
@@ -644,9 +330,9 @@ func latencies(o obj, r *baselines.Rung, unit float64, required bool, missing fu
 
 // setRPS sets r's throughput from the answered requests over the measured
 // time, refusing a file without a measured time.
-func setRPS(o obj, r *baselines.Rung, answered int64, field string) error {
+func setRPS(o jobj, r *baselines.Rung, answered int64, field string) error {
 	if !(r.Duration > 0) {
-		return o.errf("no measured time (%s is 0): the throughput cannot be computed", field)
+		return o.v.f.errf("no measured time (%s is 0): the throughput cannot be computed", field)
 	}
 	r.SetValue(gate.RPS, float64(answered)/r.Duration)
 	return nil

@@ -359,18 +359,19 @@ func TestSniff(t *testing.T) {
 			t.Fatalf("%s: no test files (%v)", tool, err)
 		}
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
+			f := &file{path: p, format: tool}
+			v, err := readFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			top, err := decodeObject(p, b)
-			if got := sniff(top); err != nil || got != tool {
-				t.Errorf("sniff(%s) = %q, %v; want %q", p, got, err, tool)
+			top, err := v.object()
+			if got := sniff(formatNamed(tool), top.m); err != nil || got == nil || got.name != tool {
+				t.Errorf("sniff(%s) = %v, %v; want %q", p, got, err, tool)
 			}
 		}
 	}
-	if got := sniff(map[string]json.RawMessage{"hello": json.RawMessage(`"world"`)}); got != "" {
-		t.Errorf("sniff of another JSON object = %q, want none", got)
+	if got := sniff(formatNamed("vegeta"), map[string]jval{"hello": {}}); got != nil {
+		t.Errorf("sniff of another JSON object = %q, want none", got.name)
 	}
 }
 
@@ -433,7 +434,7 @@ func TestErrors(t *testing.T) {
 		{"negative concurrency", "vegeta", []string{vb}, []string{vc}, Options{Concurrency: -1}, []string{"concurrency -1"}, ""},
 		{"unreadable file", "vegeta", []string{vb}, []string{filepath.Join(dir, "absent.json")}, Options{}, []string{"absent.json", "no such file"}, ""},
 		{"a directory", "vegeta", []string{dir}, []string{vc}, Options{}, []string{dir}, ""},
-		{"not JSON", "vegeta", []string{vb}, []string{notJSON}, Options{}, []string{"not a JSON report"}, notJSON + ": "},
+		{"not JSON", "vegeta", []string{vb}, []string{notJSON}, Options{}, []string{"not a vegeta JSON report: invalid character"}, notJSON + ":1:1: "},
 		{"wrong tool: ghz as vegeta", "vegeta", []string{gb}, []string{vc}, Options{},
 			[]string{`not a vegeta JSON report: no field "latencies" (it looks like a ghz report)`}, gb + ": "},
 		{"wrong tool: vegeta as ghz", "ghz", []string{gb}, []string{vc}, Options{},
@@ -443,12 +444,12 @@ func TestErrors(t *testing.T) {
 		{"wrong tool: oha as k6", "k6", []string{ob}, []string{kb}, Options{},
 			[]string{`not a k6 summary: no field "metrics" (it looks like an oha report)`}, ob + ": "},
 		{"missing identity field", "vegeta", []string{vb}, []string{noLat}, Options{}, []string{`not a vegeta JSON report: no field "latencies"`}, noLat + ": "},
-		{"missing p95", "vegeta", []string{no95}, []string{vc}, Options{}, []string{`vegeta JSON report: no field "latencies.95th"`}, no95 + ": "},
-		{"not a number", "vegeta", []string{badNum}, []string{vc}, Options{}, []string{`field "requests" is not a number`}, badNum + ": "},
+		{"missing p95", "vegeta", []string{no95}, []string{vc}, Options{}, []string{`vegeta JSON report: no field "latencies.95th"`}, no95 + ":1:200: "},
+		{"not a number", "vegeta", []string{badNum}, []string{vc}, Options{}, []string{`field "requests" is not a number`}, badNum + ":1:403: "},
 		{"ghz without 95%", "ghz", []string{ghzNo95}, []string{gb}, Options{}, []string{`"latencyDistribution" has no 95% entry`}, ghzNo95 + ": "},
 		{"ghz without distribution", "ghz", []string{gb}, []string{ghzNoDist}, Options{}, []string{`no "latencyDistribution" although 500 calls succeeded`}, ghzNoDist + ": "},
 		{"ghz concurrencies differ", "ghz", []string{gb}, []string{ghzC8}, Options{}, []string{"concurrency 4", "at 8", "one cell"}, ""},
-		{"oha null p95", "oha", []string{ob}, []string{ohaNullP95}, Options{}, []string{`field "latencyPercentiles.p95" is null`}, ohaNullP95 + ": "},
+		{"oha null p95", "oha", []string{ob}, []string{ohaNullP95}, Options{}, []string{`field "latencyPercentiles.p95" is null`}, ohaNullP95 + ":1:785: "},
 		{"oha without time", "oha", []string{ohaNoTime}, []string{ob}, Options{}, []string{"no measured time (summary.total is 0)"}, ohaNoTime + ": "},
 		{"k6 without p(95)", "k6", []string{k6NoP95}, []string{kb}, Options{}, []string{`metric "http_req_duration" has no "p(95)" (add it to --summary-trend-stats)`}, k6NoP95 + ": "},
 		{"k6 without HTTP", "k6", []string{kb}, []string{k6NoHTTP}, Options{}, []string{`no metric "http_reqs"`, "HTTP"}, k6NoHTTP + ": "},
@@ -473,11 +474,12 @@ func TestErrors(t *testing.T) {
 	t.Chdir(dir)
 	edit(t, ".", "b2.json", filepath.Join(dir, "no-latencies.json"), func(map[string]any) {})
 	_, err := Read("vegeta", []string{"no-95th.json"}, []string{"b2.json"}, Options{})
-	if err == nil || err.Error() != `no-95th.json: vegeta JSON report: no field "latencies.95th"` {
+	// The field's path, and where in the file the object missing it is.
+	if err == nil || err.Error() != `no-95th.json:1:200: vegeta JSON report: no field "latencies.95th"` {
 		t.Errorf("error = %v", err)
 	}
 	_, err = Read("vegeta", []string{"bad-number.json"}, []string{"b2.json"}, Options{})
-	if err == nil || !strings.HasPrefix(err.Error(), "bad-number.json: ") {
+	if err == nil || !strings.HasPrefix(err.Error(), "bad-number.json:1:403: ") {
 		t.Errorf("error = %v", err)
 	}
 	_, err = Read("vegeta", []string{"b2.json"}, []string{"b2.json"}, Options{})

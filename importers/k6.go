@@ -31,29 +31,29 @@ import (
 //     p99, which is then left 0. med and p(95) are required.
 //   - Concurrency is the peak of the vus metric (else vus_max): the VUs of
 //     a closed-loop executor such as constant-vus.
-func parseK6(f *file) (measurement, error) {
+func parseK6(top jobj) (measurement, error) {
 	var m measurement
-	top := f.top
+	f := top.v.f
 	r := &m.rung
 
 	metrics, err := top.object("metrics")
 	if err != nil {
 		return m, err
 	}
-	metric := func(name string, required bool) (obj, bool, error) {
+	metric := func(name string, required bool) (jobj, bool, error) {
 		o, ok, err := metrics.optObject(name)
 		if err != nil || !ok {
 			if err == nil && required {
-				err = top.errf("no metric %q", name)
+				err = f.errf("no metric %q", name)
 				if name == "http_reqs" {
 					err = fmt.Errorf("%w (benchgate imports k6's HTTP metrics; did the test make HTTP requests?)", err)
 				}
 			}
-			return obj{}, false, err
+			return jobj{}, false, err
 		}
-		if v, has := o.m["values"]; has && !isNull(v) {
+		if v, has := o.get("values"); has {
 			// handleSummary() data: {type, contains, values}.
-			vals, err := o.sub("values", v)
+			vals, err := v.object()
 			return vals, err == nil, err
 		}
 		return o, true, nil
@@ -93,7 +93,7 @@ func parseK6(f *file) (measurement, error) {
 			return m, err
 		}
 		if failed > r.Requests {
-			return m, fo.errf("%d failed requests but only %d requests (http_reqs.count)", failed, r.Requests)
+			return m, f.errf("%d failed requests but only %d requests (http_reqs.count)", failed, r.Requests)
 		}
 		addError(r, errOther, failed)
 	}
@@ -145,9 +145,9 @@ func parseK6(f *file) (measurement, error) {
 			hint = " (add it to --summary-trend-stats)"
 		}
 		if _, present := dur.m[key]; present {
-			return top.errf("metric \"http_req_duration\": %q is null", key)
+			return f.errf("metric \"http_req_duration\": %q is null", key)
 		}
-		return top.errf("metric \"http_req_duration\" has no %q%s", key, hint)
+		return f.errf("metric \"http_req_duration\" has no %q%s", key, hint)
 	}
 	med := "med"
 	if !dur.has("med") && dur.has("p(50)") {

@@ -27,9 +27,8 @@ const ohaDeadline = "aborted due to deadline"
 //     "latencyPercentiles" p50, p90, p95, p99 and "summary.slowest". p50 and
 //     p95 are required when a response was received; oha writes null for
 //     all of them when none was.
-func parseOha(f *file) (measurement, error) {
+func parseOha(top jobj) (measurement, error) {
 	var m measurement
-	top := f.top
 	r := &m.rung
 
 	sum, err := top.object("summary")

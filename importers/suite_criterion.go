@@ -27,7 +27,7 @@ const maxCriterionEntries = 1_000_000
 
 // parseCriterion reads a criterion directory or a cargo-criterion
 // messages file.
-func parseCriterion(f *suiteFile) ([]suiteBench, error) {
+func parseCriterion(f *file) ([]suiteBench, error) {
 	if f.data == nil {
 		st, err := os.Stat(f.path)
 		if err != nil {
@@ -47,7 +47,7 @@ func parseCriterion(f *suiteFile) ([]suiteBench, error) {
 // there is one, else the mean's (criterion's "typical"). benchmark.json
 // gives the name (full_id; else the directory's path) and the
 // throughput (Bytes: B/s, Elements: elements/s, per sample).
-func criterionDir(f *suiteFile) ([]suiteBench, error) {
+func criterionDir(f *file) ([]suiteBench, error) {
 	var dirs []string
 	visited := 0
 	err := filepath.WalkDir(f.path, func(p string, d fs.DirEntry, err error) error {
@@ -102,7 +102,7 @@ func isRunDir(dir string) bool {
 // criterionBench reads one new/ directory; a directory with neither
 // sample.json nor estimates.json gives a benchmark without a name, left
 // out.
-func criterionBench(f *suiteFile, dir string) (suiteBench, error) {
+func criterionBench(f *file, dir string) (suiteBench, error) {
 	read := func(name string) (jobj, bool, error) {
 		p := filepath.Join(dir, name)
 		b, err := baselines.ReadFileLimited(p, baselines.MaxReportBytes)
@@ -112,13 +112,13 @@ func criterionBench(f *suiteFile, dir string) (suiteBench, error) {
 		if err != nil {
 			return jobj{}, false, err
 		}
-		sf := &suiteFile{path: p, format: f.format}
-		v, err := suiteBytes(sf, b)
+		sf := &file{path: p, format: f.format}
+		v, err := parseJSON(sf, b)
 		if err != nil {
 			return jobj{}, false, err
 		}
 		if k := jsonKind(v.raw); k != "an object" {
-			return jobj{}, false, fmt.Errorf("%s: not a %s: the file holds %s, not an object", p, suiteWhat[f.format], k)
+			return jobj{}, false, fmt.Errorf("%s: not a %s: the file holds %s, not an object", p, f.what(), k)
 		}
 		o, err := v.object()
 		if err != nil {
@@ -270,7 +270,7 @@ func rates(n float64, perOp []float64) []float64 {
 // metric u/op). Without measured values, typical.estimate is one
 // repetition. throughput [{per_iteration, unit: bytes|elements}] gives
 // B/s or elements/s per sample. Other messages are skipped.
-func criterionMessages(f *suiteFile) ([]suiteBench, error) {
+func criterionMessages(f *file) ([]suiteBench, error) {
 	data := f.data
 	if data == nil {
 		b, err := baselines.ReadFileLimited(f.path, baselines.MaxReportBytes)
@@ -280,7 +280,7 @@ func criterionMessages(f *suiteFile) ([]suiteBench, error) {
 		data = b
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%s: empty file, not a %s", f.path, suiteWhat[f.format])
+		return nil, fmt.Errorf("%s: empty file, not a %s", f.path, f.what())
 	}
 	var out []suiteBench
 	index := map[string]int{}
@@ -288,8 +288,8 @@ func criterionMessages(f *suiteFile) ([]suiteBench, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		lf := &suiteFile{path: f.path, format: f.format, line: n + 1}
-		v, err := suiteBytes(lf, line)
+		lf := &file{path: f.path, format: f.format, line: n + 1}
+		v, err := parseJSON(lf, line)
 		if err != nil {
 			return nil, fmt.Errorf("%w (want a criterion directory, or cargo-criterion --message-format=json output: one JSON object a line)", err)
 		}

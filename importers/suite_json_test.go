@@ -24,7 +24,7 @@ import (
 // allocations.
 func TestReadSuiteLongArrayCost(t *testing.T) {
 	n := 10 * MaxSuiteSamples
-	f := &suiteFile{path: "f.json", format: "hyperfine",
+	f := &file{path: "f.json", format: "hyperfine",
 		data: []byte(`{"results":[{"command":"a","times":[` + strings.Repeat("1,", n-1) + `1]}]}`)}
 	var err error
 	allocs := testing.AllocsPerRun(1, func() { _, err = parseSuite(parseHyperfine, f) })
@@ -82,8 +82,8 @@ func TestReadSuiteArrayBounds(t *testing.T) {
 		{"bmf", `{"a":0` + fields(maxEntries-1) + `}`,
 			fmt.Sprintf(`f.json: Bencher Metric Format JSON: %d benchmarks, more than %d`, maxEntries+1, maxEntries)},
 	} {
-		f := &suiteFile{path: "f.json", format: tc.format, data: []byte(tc.data)}
-		_, err := parseSuite(suiteParsers[tc.format], f)
+		f := &file{path: "f.json", format: tc.format, data: []byte(tc.data)}
+		_, err := parseSuite(formatNamed(tc.format).suite, f)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s %.60s…:\n got %v\nwant %s", tc.format, tc.data, err, tc.want)
 		}
@@ -98,7 +98,7 @@ func TestReadSuiteArrayBounds(t *testing.T) {
 	if err := os.WriteFile(sample, []byte("{\n  \"iters\": [1],\n  \"times\": ["+over(MaxSuiteSamples, "1")+"]\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := parseSuite(parseCriterion, &suiteFile{path: dir, format: "criterion"})
+	_, err := parseSuite(parseCriterion, &file{path: dir, format: "criterion"})
 	want := fmt.Sprintf(`%s:3:12: criterion output: benchmark "a": field "times" has %d elements, more than %d`, sample, MaxSuiteSamples+1, MaxSuiteSamples)
 	if err == nil || err.Error() != want {
 		t.Errorf("sample.json:\n got %v\nwant %s", err, want)
@@ -136,8 +136,8 @@ func TestSplitJSON(t *testing.T) {
 	}
 	// Keys decode as encoding/json decodes them; a key given twice is
 	// its last value, listed once in file order.
-	f := &suiteFile{path: "f.json", format: "bmf"}
-	v, err := suiteBytes(f, []byte(` {"b":1,"a\u00e9":2,"b":3} `))
+	f := &file{path: "f.json", format: "bmf"}
+	v, err := parseJSON(f, []byte(` {"b":1,"a\u00e9":2,"b":3} `))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +172,8 @@ func TestReadSuitePositions(t *testing.T) {
 		{"bmf", "{\n\"a\": {\"latency\": null}}",
 			`f.json:2:18: Bencher Metric Format JSON: benchmark "a": field "latency" is null, not a measure`},
 	} {
-		f := &suiteFile{path: "f.json", format: tc.format, data: []byte(tc.data)}
-		_, err := parseSuite(suiteParsers[tc.format], f)
+		f := &file{path: "f.json", format: tc.format, data: []byte(tc.data)}
+		_, err := parseSuite(formatNamed(tc.format).suite, f)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s %q:\n got %v\nwant %s", tc.format, tc.data, err, tc.want)
 		}
@@ -192,11 +192,11 @@ func TestReadSuiteNameLength(t *testing.T) {
 			return `[{"name":"` + name + `","unit":"ns/op","value":1}]`
 		}
 		ok := strings.Repeat("é", maxNameChars)
-		benches, err := parseSuite(suiteParsers[format], &suiteFile{path: "f.json", format: format, data: []byte(doc(ok))})
+		benches, err := parseSuite(formatNamed(format).suite, &file{path: "f.json", format: format, data: []byte(doc(ok))})
 		if err != nil || len(benches) != 1 || benches[0].name != ok {
 			t.Errorf("%s: a name of %d characters (%d bytes): %v", format, maxNameChars, len(ok), err)
 		}
-		_, err = parseSuite(suiteParsers[format], &suiteFile{path: "f.json", format: format, data: []byte(doc(ok + "é"))})
+		_, err = parseSuite(formatNamed(format).suite, &file{path: "f.json", format: format, data: []byte(doc(ok + "é"))})
 		if err == nil || !strings.HasSuffix(err.Error(), `: the name is 1025 characters long, more than 1024`) {
 			t.Errorf("%s: a name of %d characters: %v", format, maxNameChars+1, err)
 		}
@@ -231,13 +231,13 @@ func TestReadSuiteJMHNames(t *testing.T) {
 		{"[" + entry("B.m", `{"a":null}`, 1) + "]",
 			`f.json:1:50: JMH JSON result: benchmark "B.m": field "a" is null, not a param's value`},
 	} {
-		_, err := parseSuite(parseJMH, &suiteFile{path: "f.json", format: "jmh", data: []byte(tc.data)})
+		_, err := parseSuite(parseJMH, &file{path: "f.json", format: "jmh", data: []byte(tc.data)})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s:\n got %v\nwant %s", tc.data, err, tc.want)
 		}
 	}
 	data := "[" + entry("B.m", `{"b":"2","a":"1"}`, 1) + "," + entry("B.m", `{"a":"1","b":"2"}`, 2) + "]"
-	benches, err := parseSuite(parseJMH, &suiteFile{path: "f.json", format: "jmh", data: []byte(data)})
+	benches, err := parseSuite(parseJMH, &file{path: "f.json", format: "jmh", data: []byte(data)})
 	if err != nil || len(benches) != 1 || benches[0].name != "B.m:a=1,b=2" || !slices.Equal(benches[0].samples["ops/s"], []float64{1, 2}) {
 		t.Errorf("params in two orders: %v, %+v", err, benches)
 	}
@@ -266,15 +266,15 @@ func TestReadSuiteJMHNames(t *testing.T) {
 // named as a metric the entry already has is refused.
 func TestReadSuiteJMHSecondary(t *testing.T) {
 	t.Parallel()
-	file := func(secondary string) string {
+	doc := func(secondary string) string {
 		return `[{"benchmark":"B.m","mode":"thrpt","primaryMetric":{"scoreUnit":"ops/ms","rawData":[[100,101,99,100,102,98]]},
 			"secondaryMetrics":{` + secondary + `}}]`
 	}
-	base := file(`"get":{"scoreUnit":"ops/ms","rawData":[[50,51,49,50,52,48]]},
+	base := doc(`"get":{"scoreUnit":"ops/ms","rawData":[[50,51,49,50,52,48]]},
 		"·put":{"scoreUnit":"us/op","score":2},
 		"·gc.alloc.rate.norm":{"scoreUnit":"B/op","score":24},
 		"·gc.count":{"scoreUnit":"counts","score":3}`)
-	benches, err := parseSuite(parseJMH, &suiteFile{path: "f.json", format: "jmh", data: []byte(base)})
+	benches, err := parseSuite(parseJMH, &file{path: "f.json", format: "jmh", data: []byte(base)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestReadSuiteJMHSecondary(t *testing.T) {
 
 	dir := t.TempDir()
 	bp, cp := filepath.Join(dir, "base.json"), filepath.Join(dir, "cand.json")
-	cand := file(`"get":{"scoreUnit":"ops/ms","rawData":[[25,26,24,25,27,23]]}`)
+	cand := doc(`"get":{"scoreUnit":"ops/ms","rawData":[[25,26,24,25,27,23]]}`)
 	for p, data := range map[string]string{bp: base, cp: cand} {
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
@@ -320,7 +320,7 @@ func TestReadSuiteJMHSecondary(t *testing.T) {
 		{`"ops/s":{"scoreUnit":"counts","score":1}`,
 			`f.json:2:32: JMH JSON result: benchmark "B.m": field "secondaryMetrics.ops/s" is the metric ops/s, as "primaryMetric" is: their samples would mix`},
 	} {
-		_, err := parseSuite(parseJMH, &suiteFile{path: "f.json", format: "jmh", data: []byte(file(tc.secondary))})
+		_, err := parseSuite(parseJMH, &file{path: "f.json", format: "jmh", data: []byte(doc(tc.secondary))})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s:\n got %v\nwant %s", tc.secondary, err, tc.want)
 		}
@@ -336,7 +336,7 @@ func TestReadSuiteGoogleCounters(t *testing.T) {
 		{"sec/op", "real_time"}, {"cpu-sec/op", "cpu_time"}, {"B/s", "bytes_per_second"}, {"items/s", "items_per_second"},
 	} {
 		data := `{"context":{},"benchmarks":[{"name":"BM","run_type":"iteration","real_time":1,"` + tc.counter + `":5}]}`
-		_, err := parseSuite(parseGoogleBenchmark, &suiteFile{path: "f.json", format: "googlebenchmark", data: []byte(data)})
+		_, err := parseSuite(parseGoogleBenchmark, &file{path: "f.json", format: "googlebenchmark", data: []byte(data)})
 		col := strings.Index(data, `":5`) + 3
 		want := fmt.Sprintf(`f.json:1:%d: Google Benchmark JSON: benchmark "BM": field %q is a user counter named as the metric of %s: its values would mix with %s's; rename the counter`, col, tc.counter, tc.field, tc.field)
 		if err == nil || err.Error() != want {

@@ -21,12 +21,12 @@ const maxBenchmarks = 200_000
 // the command's sec/op; a file without times (hyperfine before 1.9)
 // gives its mean, one repetition. A command that exited non-zero is
 // refused: the time of a failing command is not the time of the work.
-func parseHyperfine(f *suiteFile) ([]suiteBench, error) {
-	top, err := readSuiteFile(f)
+func parseHyperfine(f *file) ([]suiteBench, error) {
+	top, err := readFile(f)
 	if err != nil {
 		return nil, err
 	}
-	o, err := topObject(f, top, "results")
+	o, err := topObject(f, top)
 	if err != nil {
 		return nil, err
 	}
@@ -87,12 +87,12 @@ func parseHyperfine(f *suiteFile) ([]suiteBench, error) {
 // {name, fullname, stats}. stats.data, written with
 // --benchmark-save-data, holds every round's time per iteration: each is
 // one repetition of sec/op. Without it stats.mean is one repetition.
-func parsePytest(f *suiteFile) ([]suiteBench, error) {
-	top, err := readSuiteFile(f)
+func parsePytest(f *file) ([]suiteBench, error) {
+	top, err := readFile(f)
 	if err != nil {
 		return nil, err
 	}
-	o, err := topObject(f, top, "benchmarks", "machine_info")
+	o, err := topObject(f, top)
 	if err != nil {
 		return nil, err
 	}
@@ -175,12 +175,12 @@ var googleDerived = map[gate.Metric]string{
 // aggregates (mean, median, stddev, cv) are left out; a benchmark that
 // has only aggregates (--benchmark_report_aggregates_only) gives its mean
 // as one repetition.
-func parseGoogleBenchmark(f *suiteFile) ([]suiteBench, error) {
-	top, err := readSuiteFile(f)
+func parseGoogleBenchmark(f *file) ([]suiteBench, error) {
+	top, err := readFile(f)
 	if err != nil {
 		return nil, err
 	}
-	o, err := topObject(f, top, "context", "benchmarks")
+	o, err := topObject(f, top)
 	if err != nil {
 		return nil, err
 	}
@@ -345,13 +345,13 @@ func jmhScoreUnit(unit string) (m gate.Metric, factor float64, ok bool) {
 // names: one in a unit the primary's normalisation knows is NAME-ops/s or
 // NAME-sec/op, normalised alike, so that its name gives its direction
 // (·gc.alloc.rate.norm in B/op is B/op).
-func parseJMH(f *suiteFile) ([]suiteBench, error) {
-	top, err := readSuiteFile(f)
+func parseJMH(f *file) ([]suiteBench, error) {
+	top, err := readFile(f)
 	if err != nil {
 		return nil, err
 	}
 	if k := jsonKind(top.raw); k != "an array" {
-		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an array of benchmarks", f.path, suiteWhat[f.format], k)
+		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an array of benchmarks", f.path, f.what(), k)
 	}
 	list, err := top.array(maxBenchmarks)
 	if err != nil {

@@ -17,24 +17,41 @@ import (
 // metrics a cell.
 const maxEntries = 100_000
 
+// gabDirection is which way the values of a github-action-benchmark
+// file improve: the tool it is given to says (customSmallerIsBetter,
+// customBiggerIsBetter), or nothing does (benchgate export's gab, a file
+// a direction, read back without saying which).
+type gabDirection int
+
+const (
+	gabByUnit gabDirection = iota // each metric its own: gate.Metric.HigherIsBetter
+	gabLower
+	gabHigher
+)
+
+// gabParser reads github-action-benchmark's custom JSON with its values
+// improving in direction d.
+func gabParser(d gabDirection) suiteParser {
+	return func(f *file) ([]suiteBench, error) { return parseGAB(f, d) }
+}
+
 // parseGAB reads github-action-benchmark's custom JSON: an array of
 // {"name", "unit", "value", "range", "extra"}. The unit names the metric,
-// tidied as benchstat tidies Go units (ns/op is sec/op, MB/s is B/s); the
-// format's name says which way every metric improves. A name given twice
-// with one unit is a further repetition of it.
-func parseGAB(f *suiteFile) ([]suiteBench, error) {
-	top, err := readSuiteFile(f)
+// tidied as benchstat tidies Go units (ns/op is sec/op, MB/s is B/s); d
+// says which way every metric improves, or leaves each to its name. A
+// name given twice with one unit is a further repetition of it.
+func parseGAB(f *file, d gabDirection) ([]suiteBench, error) {
+	top, err := readFile(f)
 	if err != nil {
 		return nil, err
 	}
 	if k := jsonKind(top.raw); k != "an array" {
-		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an array of {name, unit, value}", f.path, suiteWhat[f.format], k)
+		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an array of {name, unit, value}", f.path, f.what(), k)
 	}
 	entries, err := top.array(maxEntries)
 	if err != nil {
 		return nil, err
 	}
-	higher := f.format == FormatGABBigger
 	var out []suiteBench
 	index := map[string]int{}
 	for _, e := range entries {
@@ -77,7 +94,9 @@ func parseGAB(f *suiteFile) ([]suiteBench, error) {
 			out = append(out, newBench(name))
 		}
 		out[i].add(m, true, x)
-		out[i].direction(m, higher)
+		if d != gabByUnit {
+			out[i].direction(m, d == gabHigher)
+		}
 	}
 	return out, nil
 }
@@ -95,13 +114,13 @@ const (
 // {"value", "lower_value", "upper_value"}}}. The latency measure is
 // sec/op, throughput ops/s; others are metrics by their names. The bounds
 // are a single run's: checked, not used.
-func parseBMF(f *suiteFile) ([]suiteBench, error) {
-	top, err := readSuiteFile(f)
+func parseBMF(f *file) ([]suiteBench, error) {
+	top, err := readFile(f)
 	if err != nil {
 		return nil, err
 	}
 	if k := jsonKind(top.raw); k != "an object" {
-		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an object of benchmarks", f.path, suiteWhat[f.format], k)
+		return nil, fmt.Errorf("%s: not a %s: the file holds %s, not an object of benchmarks", f.path, f.what(), k)
 	}
 	if _, n := splitJSON(top.raw, 0); n > maxEntries {
 		return nil, f.errf("%d benchmarks, more than %d", n, maxEntries)
@@ -110,8 +129,8 @@ func parseBMF(f *suiteFile) ([]suiteBench, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t := sniffSuite(o.m); t != "" {
-		return nil, fmt.Errorf("%s: not a %s (it looks like a %s)", f.path, suiteWhat[f.format], suiteWhat[t])
+	if t := sniff(formatNamed(f.format), o.m); t != nil {
+		return nil, fmt.Errorf("%s: not a %s (it looks like a %s)", f.path, f.what(), t.what)
 	}
 	var out []suiteBench
 	for _, name := range o.keys {

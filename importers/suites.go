@@ -1,12 +1,10 @@
 package importers
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,24 +20,6 @@ import (
 // benchmark, and each of its samples one repetition of that cell, as
 // GoBench reads go test -bench output; docs/importers.md has the mapping
 // of every format.
-
-// Formats lists the benchmark-suite formats ReadSources and ReadSuite
-// understand: github-action-benchmark's custom JSON (by its tool names),
-// Bencher Metric Format, pytest-benchmark, Google Benchmark, criterion,
-// hyperfine and JMH.
-// Results imported from them are marked Suite: they hold benchmarks, as
-// a gobench run's do.
-var Formats = []string{
-	FormatGABSmaller, FormatGABBigger, "bmf", "pytest-benchmark",
-	"googlebenchmark", "criterion", "hyperfine", "jmh",
-}
-
-// github-action-benchmark's tool names for its custom JSON: the name says
-// which way every value improves.
-const (
-	FormatGABSmaller = "customSmallerIsBetter"
-	FormatGABBigger  = "customBiggerIsBetter"
-)
 
 // Limits of a suite import, besides baselines.MaxReportBytes a file and
 // baselines.MaxCells cells.
@@ -59,31 +39,7 @@ const (
 
 // suiteParser reads one file (or, for criterion, a directory) of a
 // format into its benchmarks, in file order.
-type suiteParser func(f *suiteFile) ([]suiteBench, error)
-
-var suiteParsers = map[string]suiteParser{
-	FormatGABSmaller:   parseGAB,
-	FormatGABBigger:    parseGAB,
-	"bmf":              parseBMF,
-	"pytest-benchmark": parsePytest,
-	"googlebenchmark":  parseGoogleBenchmark,
-	"criterion":        parseCriterion,
-	"hyperfine":        parseHyperfine,
-	"jmh":              parseJMH,
-}
-
-// suiteWhat names each format's file in errors: "a.json: not a
-// hyperfine JSON export: ...".
-var suiteWhat = map[string]string{
-	FormatGABSmaller:   "github-action-benchmark custom JSON",
-	FormatGABBigger:    "github-action-benchmark custom JSON",
-	"bmf":              "Bencher Metric Format JSON",
-	"pytest-benchmark": "pytest-benchmark JSON",
-	"googlebenchmark":  "Google Benchmark JSON",
-	"criterion":        "criterion output",
-	"hyperfine":        "hyperfine JSON export",
-	"jmh":              "JMH JSON result",
-}
+type suiteParser func(f *file) ([]suiteBench, error)
 
 // suiteBench is one benchmark of a file: its samples by metric, each
 // sample one repetition. A metric with fewer samples than another is
@@ -138,52 +94,6 @@ func (b *suiteBench) reps() int {
 	return n
 }
 
-// suiteFile is one file of a format being read.
-type suiteFile struct {
-	path   string
-	format string
-	// data, when not nil, is the file's content (tests, fuzzing):
-	// nothing is read from path.
-	data []byte
-	// text is the JSON text being read, once read: the offsets of its
-	// values give an error's line and column. line, when not 0, is the
-	// line of the file text starts on (a line of cargo-criterion's
-	// messages), named with the path in every error.
-	text []byte
-	line int
-}
-
-// where names the file, and the line for a file read a line at a time:
-// "a.json", "a.json:3".
-func (f *suiteFile) where() string {
-	if f.line > 0 {
-		return f.path + ":" + strconv.Itoa(f.line)
-	}
-	return f.path
-}
-
-// at names the file and the line and column of byte off of its text:
-// "a.json:12:7" (the column counts bytes, as Go's tools count them).
-func (f *suiteFile) at(off int) string {
-	if off < 0 || off > len(f.text) {
-		return f.where()
-	}
-	before := f.text[:off]
-	line := max(f.line, 1) + bytes.Count(before, []byte("\n"))
-	col := off - bytes.LastIndexByte(before, '\n')
-	return fmt.Sprintf("%s:%d:%d", f.path, line, col)
-}
-
-// errf is an error about the file: "a.json: hyperfine JSON export: ...".
-func (f *suiteFile) errf(format string, args ...any) error {
-	return fmt.Errorf("%s: %s: %s", f.where(), suiteWhat[f.format], fmt.Sprintf(format, args...))
-}
-
-// benchErrf is an error about one benchmark of the file.
-func (f *suiteFile) benchErrf(bench, format string, args ...any) error {
-	return f.errf("benchmark %s: %s", textsafe.Quote(bench, textsafe.QuoteRunes), fmt.Sprintf(format, args...))
-}
-
 // ReadSuite imports the benchmarks of a suite format's files: each file
 // of baseline and of candidate holds any number of benchmarks, and every
 // sample of a benchmark (every file's value, for a format of one value a
@@ -194,8 +104,8 @@ func (f *suiteFile) benchErrf(bench, format string, args ...any) error {
 // VERSION"); opt.Scenario, when not nil, gives the gate section and the
 // rename rules of its gobench section.
 func ReadSuite(format string, baseline, candidate []string, opt Options, tool string) (*baselines.Results, error) {
-	parse, ok := suiteParsers[format]
-	if !ok {
+	sf := formatNamed(format)
+	if sf == nil || sf.suite == nil {
 		return nil, unknownFormat(format)
 	}
 	switch {
@@ -249,8 +159,8 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 	for s, paths := range [][]string{baseline, candidate} {
 		target := []string{"baseline", "candidate"}[s]
 		for _, p := range paths {
-			f := &suiteFile{path: p, format: format}
-			benches, err := parseSuite(parse, f)
+			f := &file{path: p, format: format}
+			benches, err := parseSuite(sf.suite, f)
 			if err != nil {
 				return nil, err
 			}
@@ -395,12 +305,6 @@ func betterWord(higher bool) string {
 	return "lower"
 }
 
-// unknownFormat is the error for a name that is neither a load tool nor
-// a suite format.
-func unknownFormat(name string) error {
-	return fmt.Errorf("import: unknown tool or format %s: want one of %s", textsafe.Quote(name, textsafe.QuoteRunes), strings.Join(Names(), ", "))
-}
-
 // escapeGlob quotes a class name for a fail_on rule's path.Match globs.
 func escapeGlob(s string) string {
 	var b strings.Builder
@@ -415,7 +319,7 @@ func escapeGlob(s string) string {
 }
 
 // parseSuite reads one file with parse and checks what it holds.
-func parseSuite(parse suiteParser, f *suiteFile) ([]suiteBench, error) {
+func parseSuite(parse suiteParser, f *file) ([]suiteBench, error) {
 	benches, err := parse(f)
 	if err != nil {
 		return nil, err
@@ -433,7 +337,7 @@ func parseSuite(parse suiteParser, f *suiteFile) ([]suiteBench, error) {
 
 // checkBench checks a benchmark's name and metrics, and bounds its
 // samples.
-func checkBench(f *suiteFile, b *suiteBench) error {
+func checkBench(f *file, b *suiteBench) error {
 	if err := badName(f, b.name); err != nil {
 		return err
 	}
@@ -456,7 +360,7 @@ func checkBench(f *suiteFile, b *suiteBench) error {
 
 // badName is the error for a benchmark's name that cannot be a cell's,
 // nil for a good one.
-func badName(f *suiteFile, name string) error {
+func badName(f *file, name string) error {
 	if name == "" {
 		return f.errf("a benchmark without a name")
 	}
@@ -514,7 +418,3 @@ var timeUnits = map[string]float64{
 // secPerOp is the metric of a time per operation (per iteration, per
 // run), as Go benchmarks name it.
 const secPerOp gate.Metric = "sec/op"
-
-// Names lists every name "benchgate compare -import" takes: the load
-// tools, then the benchmark-suite formats.
-func Names() []string { return slices.Concat(Tools, Formats) }

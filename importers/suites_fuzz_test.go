@@ -31,8 +31,8 @@ func fuzzSuite(f *testing.F, format string, seeds ...string) {
 	f.Add([]byte(`[{"name": "` + long + `", "unit": "` + long + `", "value": "` + long + `"}]`))
 	f.Add([]byte(`{"` + long + `": {"` + long + `": {"value": 1}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sf := &suiteFile{path: "f.json", format: format, data: data}
-		benches, err := parseSuite(suiteParsers[format], sf)
+		sf := &file{path: "f.json", format: format, data: data}
+		benches, err := parseSuite(formatNamed(format).suite, sf)
 		if err != nil {
 			if len(err.Error()) > maxErrBytes {
 				t.Fatalf("an error of %d bytes: %.300s…", len(err.Error()), err)
@@ -112,8 +112,8 @@ func FuzzSplitJSON(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		sf := &suiteFile{path: "f.json", format: "bmf"}
-		v, err := suiteBytes(sf, data)
+		sf := &file{path: "f.json", format: "bmf"}
+		v, err := parseJSON(sf, data)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,6 +147,28 @@ func TestReadSuite(t *testing.T) {
 			{Metric: "B/s", Classes: []string{"encode"}},
 		},
 	}, {
+		// gab, as benchgate export -format gab names it: either
+		// direction's files, each metric in its own (a unit ending in
+		// /s better higher), as the export split them. Nothing recorded.
+		format: FormatGAB,
+		base:   td("gab", "smaller-baseline-1.json", "smaller-baseline-2.json", "bigger-baseline-1.json", "bigger-baseline-2.json"),
+		cand:   td("gab", "smaller-candidate-1.json", "smaller-candidate-2.json", "bigger-candidate-1.json", "bigger-candidate-2.json"),
+		cells:  []string{"parse/small", "parse/large", "serve", "encode"},
+		metrics: map[string][]gate.Metric{
+			"parse/small": {"sec/op"}, "parse/large": {"ms", "B"}, "serve": {"req/s"}, "encode": {"B/s"},
+		},
+		samples: map[string][2]int{"parse/small": {2, 2}, "serve": {2, 2}},
+		first:   map[string]float64{"parse/small": 803.9e-9, "encode": 407.9e6},
+		higher:  map[gate.Metric]bool{},
+		failOn: []gate.Rule{
+			{Metric: "sec/op", Classes: []string{"parse/small"}},
+			{Metric: "ms", Classes: []string{"parse/large"}},
+			{Metric: "B", Classes: []string{"parse/large"}},
+			{Metric: "req/s", Classes: []string{"serve"}},
+			{Metric: "B/s", Classes: []string{"encode"}},
+		},
+		regressions: 4,
+	}, {
 		format: "bmf",
 		base:   td("bmf", "baseline-1.json", "baseline-2.json"),
 		cand:   td("bmf", "candidate-1.json", "candidate-2.json"),
@@ -294,8 +316,8 @@ func TestReadSuiteOneValueFiles(t *testing.T) {
 		{"googlebenchmark", "testdata/googlebenchmark/aggregates-only.json", "BM_Sum/1024", 422.9291306486096e-9},
 		{"criterion", "testdata/criterion/estimates-only", "sum 1000", 391.4202255176908e-9},
 	} {
-		f := &suiteFile{path: tc.file, format: tc.format}
-		benches, err := parseSuite(suiteParsers[tc.format], f)
+		f := &file{path: tc.file, format: tc.format}
+		benches, err := parseSuite(formatNamed(tc.format).suite, f)
 		if err != nil {
 			t.Errorf("%s: %v", tc.file, err)
 			continue
@@ -345,7 +367,7 @@ func TestReadSuiteScenario(t *testing.T) {
 		}
 	}
 	if _, err := ReadSources(Sources{Tool: "wrk", Baseline: src.Baseline, Candidate: src.Candidate}, Options{}, ""); err == nil ||
-		!strings.Contains(err.Error(), `unknown tool or format "wrk": want one of vegeta, ghz, oha, k6, customSmallerIsBetter, customBiggerIsBetter, bmf, pytest-benchmark, googlebenchmark, criterion, hyperfine, jmh`) {
+		!strings.Contains(err.Error(), `unknown tool or format "wrk": want one of vegeta, ghz, oha, k6, customSmallerIsBetter, customBiggerIsBetter, gab, bmf, pytest-benchmark, googlebenchmark, criterion, hyperfine, jmh`) {
 		t.Errorf("unknown format: %v", err)
 	}
 	if _, err := ReadSources(Sources{Tool: "bmf", Baseline: src.Baseline, Candidate: src.Candidate}, Options{Class: "x"}, ""); err == nil || !strings.Contains(err.Error(), "-class") {
@@ -417,8 +439,8 @@ func TestReadSuiteRefusals(t *testing.T) {
 			`f.json:1:1: criterion output: benchmark "a": 2 iteration counts but 1 times`},
 		{"criterion", "not json\n", `f.json:1:2: not a criterion output: invalid character 'o' in literal null (expecting 'u') (want a criterion directory, or cargo-criterion --message-format=json output: one JSON object a line)`},
 	} {
-		f := &suiteFile{path: "f.json", format: tc.format, data: []byte(tc.data)}
-		_, err := parseSuite(suiteParsers[tc.format], f)
+		f := &file{path: "f.json", format: tc.format, data: []byte(tc.data)}
+		_, err := parseSuite(formatNamed(tc.format).suite, f)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s %s:\n got %v\nwant %s", tc.format, tc.data, err, tc.want)
 		}
@@ -450,7 +472,7 @@ func TestReadSuiteLimits(t *testing.T) {
 	}
 
 	times := strings.Repeat("1,", MaxSuiteSamples) + "1"
-	f := &suiteFile{path: "f.json", format: "hyperfine", data: []byte(`{"results":[{"command":"a","times":[` + times + `]}]}`)}
+	f := &file{path: "f.json", format: "hyperfine", data: []byte(`{"results":[{"command":"a","times":[` + times + `]}]}`)}
 	_, err = parseSuite(parseHyperfine, f)
 	want = fmt.Sprintf(`f.json:1:36: hyperfine JSON export: benchmark "a": field "times" has %d elements, more than %d`, MaxSuiteSamples+1, MaxSuiteSamples)
 	if err == nil || err.Error() != want {
@@ -458,7 +480,7 @@ func TestReadSuiteLimits(t *testing.T) {
 	}
 
 	long := strings.Repeat("x", maxNameChars+1)
-	f = &suiteFile{path: "f.json", format: "bmf", data: []byte(`{"` + long + `":{"latency":{"value":1}}}`)}
+	f = &file{path: "f.json", format: "bmf", data: []byte(`{"` + long + `":{"latency":{"value":1}}}`)}
 	if _, err := parseSuite(parseBMF, f); err == nil || !strings.Contains(err.Error(), "the name is 1025 characters long, more than 1024") {
 		t.Errorf("long name: %v", err)
 	}
@@ -468,7 +490,7 @@ func TestReadSuiteLimits(t *testing.T) {
 // iteration's mean.
 func TestReadSuiteJMHSampleMode(t *testing.T) {
 	t.Parallel()
-	f := &suiteFile{path: "f.json", format: "jmh", data: []byte(`[{"benchmark":"a.B.c","mode":"sample","primaryMetric":{"score":2,"scoreUnit":"ms/op",
+	f := &file{path: "f.json", format: "jmh", data: []byte(`[{"benchmark":"a.B.c","mode":"sample","primaryMetric":{"score":2,"scoreUnit":"ms/op",
 		"rawDataHistogram":[[[[1,3],[5,1]],[[2,2]]],[[[4,1]]]]}}]`)}
 	benches, err := parseSuite(parseJMH, f)
 	if err != nil {

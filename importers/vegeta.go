@@ -1,7 +1,6 @@
 package importers
 
 import (
-	"encoding/json"
 	"regexp"
 	"time"
 
@@ -11,6 +10,30 @@ import (
 // statusText matches the error vegeta records for an answer outside
 // 200–399: the response's status line ("500 Internal Server Error").
 var statusText = regexp.MustCompile(`^\d{3}( |$)`)
+
+// stringList is field k of o, a list of strings; missing or null is
+// empty.
+func stringList(o jobj, k string) ([]string, error) {
+	v, ok := o.get(k)
+	if !ok {
+		return nil, nil
+	}
+	notList := v.errf("is not a list of strings: %s", short(v.raw))
+	if jsonKind(v.raw) != "an array" {
+		return nil, notList
+	}
+	elems, err := v.array(maxEntries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		if out[i], err = e.str(); err != nil {
+			return nil, notList
+		}
+	}
+	return out, nil
+}
 
 // parseVegeta reads `vegeta report -type=json` (vegeta v12 Metrics).
 //
@@ -34,9 +57,8 @@ var statusText = regexp.MustCompile(`^\d{3}( |$)`)
 //     failed ones included. vegeta records mean, 50th, 90th, 95th, 99th
 //     and max; 50th and 95th are required.
 //   - vegeta records no concurrency: it sends at a fixed -rate.
-func parseVegeta(f *file) (measurement, error) {
+func parseVegeta(top jobj) (measurement, error) {
 	var m measurement
-	top := f.top
 	r := &m.rung
 
 	lat, err := top.object("latencies")
@@ -70,11 +92,9 @@ func parseVegeta(f *file) (measurement, error) {
 	delete(codes, "0")
 	answered := httpStatuses(r, codes)
 	if failed > 0 {
-		var msgs []string
-		if v, ok := top.m["errors"]; ok && !isNull(v) {
-			if err := json.Unmarshal(v, &msgs); err != nil {
-				return m, top.errf("field \"errors\" is not a list of strings: %s", short(v))
-			}
+		msgs, err := stringList(top, "errors")
+		if err != nil {
+			return m, err
 		}
 		kind := ""
 		for _, s := range msgs {

@@ -5,29 +5,84 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
-// The JSON of a suite file is read in place: an array or an object is
+// Every importer's JSON, a load tool's report or a suite's file, is read
+// by the one walker of this file, in place: an array or an object is
 // split into its elements by a scan of its bytes, which counts them
 // before any is decoded, so a file of 64 MB holding an array of 3·10⁷
 // numbers is refused for its length at the cost of one pass over it,
 // not after decoding every number. Each value keeps its offset in the
-// file, so an error names the line and column of the value it is about.
+// file and its field path, so an error names the file, the line and
+// column of the value it is about, and the field.
 
-// maxFields bounds the fields of an object of a suite file: a
-// benchmark's fields, its counters or measures, BMF's benchmarks
-// (maxEntries).
+// file is one file being read: its path, its format's name (an entry of
+// formats) and its text.
+type file struct {
+	path   string
+	format string
+	// data, when not nil, is the file's content (tests, fuzzing):
+	// nothing is read from path.
+	data []byte
+	// text is the JSON text being read, once read: the offsets of its
+	// values give an error's line and column. line, when not 0, is the
+	// line of the file text starts on (a line of cargo-criterion's
+	// messages), named with the path in every error.
+	text []byte
+	line int
+}
+
+// what names the file's format in errors: "hyperfine JSON export".
+func (f *file) what() string { return formatNamed(f.format).what }
+
+// where names the file, and the line for a file read a line at a time:
+// "a.json", "a.json:3".
+func (f *file) where() string {
+	if f.line > 0 {
+		return f.path + ":" + strconv.Itoa(f.line)
+	}
+	return f.path
+}
+
+// at names the file and the line and column of byte off of its text:
+// "a.json:12:7" (the column counts bytes, as Go's tools count them).
+func (f *file) at(off int) string {
+	if off < 0 || off > len(f.text) {
+		return f.where()
+	}
+	before := f.text[:off]
+	line := max(f.line, 1) + bytes.Count(before, []byte("\n"))
+	col := off - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("%s:%d:%d", f.path, line, col)
+}
+
+// errf is an error about the file as a whole: "a.json: hyperfine JSON
+// export: ...".
+func (f *file) errf(format string, args ...any) error {
+	return fmt.Errorf("%s: %s: %s", f.where(), f.what(), fmt.Sprintf(format, args...))
+}
+
+// benchErrf is an error about one benchmark of the file.
+func (f *file) benchErrf(bench, format string, args ...any) error {
+	return f.errf("benchmark %s: %s", textsafe.Quote(bench, textsafe.QuoteRunes), fmt.Sprintf(format, args...))
+}
+
+// maxFields bounds the fields of an object: a report's, a benchmark's,
+// its counters or measures, BMF's benchmarks (maxEntries).
 const maxFields = maxEntries
 
-// jval is one JSON value of a suite file, with the benchmark and field
-// path it is at for errors.
+// jval is one JSON value of a file, with the benchmark (in a suite's
+// file) and field path it is at for errors.
 type jval struct {
-	f     *suiteFile
+	f     *file
 	bench string // "" outside a benchmark
 	path  string // "stats.mean", "benchmarks"
 	// elem, when not 0, makes v element elem-1 of the array at path
@@ -59,7 +114,7 @@ func (v jval) errf(format string, args ...any) error {
 	if v.bench != "" {
 		msg = fmt.Sprintf("benchmark %s: %s", textsafe.Quote(v.bench, textsafe.QuoteRunes), msg)
 	}
-	return fmt.Errorf("%s: %s: %s", v.f.at(v.off), suiteWhat[v.f.format], msg)
+	return fmt.Errorf("%s: %s: %s", v.f.at(v.off), v.f.what(), msg)
 }
 
 // null reports whether v is missing or null (v.raw, split from valid
@@ -280,7 +335,7 @@ func (v jval) str() (string, error) {
 	return s, nil
 }
 
-// jobj is a JSON object of a suite file, split into its fields.
+// jobj is a JSON object of a file, split into its fields.
 type jobj struct {
 	v jval
 	// m holds each field's value and offset; get and field give it its
@@ -327,7 +382,7 @@ func (o jobj) missing(k string) error {
 	if c.bench != "" {
 		msg = fmt.Sprintf("benchmark %s: %s", textsafe.Quote(c.bench, textsafe.QuoteRunes), msg)
 	}
-	return fmt.Errorf("%s: %s: %s", c.f.at(c.off), suiteWhat[c.f.format], msg)
+	return fmt.Errorf("%s: %s: %s", c.f.at(c.off), c.f.what(), msg)
 }
 
 func (o jobj) num(k string) (float64, error) {
@@ -355,25 +410,168 @@ func (o jobj) optStr(k string) (string, error) {
 	return v.str()
 }
 
-// readSuiteFile reads a suite file of at most baselines.MaxReportBytes.
-func readSuiteFile(f *suiteFile) (jval, error) {
+// has tells whether field k is present and not null.
+func (o jobj) has(k string) bool {
+	_, ok := o.get(k)
+	return ok
+}
+
+// optNum is field k as a number, and false when it is missing or null
+// (oha writes NaN as null).
+func (o jobj) optNum(k string) (float64, bool, error) {
+	v, ok := o.get(k)
+	if !ok {
+		return 0, false, nil
+	}
+	x, err := v.num()
+	return x, err == nil, err
+}
+
+// count is field k as a whole number from 0 to maxCount; missing or
+// null is an error.
+func (o jobj) count(k string) (int64, error) {
+	x, err := o.num(k)
+	if err != nil {
+		return 0, err
+	}
+	if !isCount(x) {
+		return 0, o.field(k).errf("is %v, not a count", x)
+	}
+	return int64(x), nil
+}
+
+// byteCount is x, the value of field k, as a number of bytes: a figure
+// past maxCount or below zero is no file's.
+func (o jobj) byteCount(k string, x float64) (int64, error) {
+	if !(x >= 0 && x <= maxCount) {
+		return 0, o.field(k).errf("is %v, not a number of bytes", x)
+	}
+	return int64(x), nil
+}
+
+// counts is field k, an object of name → count, as a map; missing or
+// null is empty, and so is a count that is null.
+func (o jobj) counts(k string) (map[string]int64, error) {
+	v, ok := o.get(k)
+	if !ok {
+		return map[string]int64{}, nil
+	}
+	if jsonKind(v.raw) != "an object" {
+		return nil, v.errf("is not an object of counts: %s", short(v.raw))
+	}
+	co, err := v.object()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(co.keys))
+	for _, name := range co.keys {
+		c, ok := co.get(name)
+		if !ok {
+			continue
+		}
+		x, err := c.num()
+		if err != nil {
+			return nil, v.errf("is not an object of counts: %s", short(v.raw))
+		}
+		if !isCount(x) {
+			return nil, c.errf("is %v, not a count", x)
+		}
+		out[name] = int64(x)
+	}
+	return out, nil
+}
+
+// object is field k as an object; missing or null is an error.
+func (o jobj) object(k string) (jobj, error) {
+	v, err := o.need(k)
+	if err != nil {
+		return jobj{}, err
+	}
+	return v.object()
+}
+
+// optObject is field k as an object, and false when it is missing or
+// null.
+func (o jobj) optObject(k string) (jobj, bool, error) {
+	v, ok := o.get(k)
+	if !ok {
+		return jobj{}, false, nil
+	}
+	so, err := v.object()
+	return so, err == nil, err
+}
+
+// time is field k as an RFC 3339 time; missing, null, "" and Go's zero
+// time (a report of no requests) are unknown, the zero time.
+func (o jobj) time(k string) (time.Time, error) {
+	s, err := o.optStr(k)
+	if err != nil || s == "" {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, o.field(k).errf("is not an RFC 3339 time: %s", textsafe.Quote(s, textsafe.QuoteRunes))
+	}
+	if t.Year() <= 1 {
+		return time.Time{}, nil
+	}
+	return t, nil
+}
+
+// maxCount is the largest count a report may give: past 2^53 a float64
+// no longer holds every integer, and no load test sends that many
+// requests. It keeps sums of counts far from int64's overflow too.
+const maxCount = 1 << 53
+
+// isCount tells whether x is a whole number from 0 to maxCount.
+func isCount(x float64) bool { return x >= 0 && x <= maxCount && x == math.Trunc(x) }
+
+// short is a value for an error message.
+func short(v []byte) string {
+	// A value may be megabytes long: only its start is shown.
+	long := len(v) > 1024
+	if long {
+		n := 1024
+		for n > 0 && !utf8.RuneStart(v[n]) {
+			n--
+		}
+		v = v[:n]
+	}
+	s := strings.Join(strings.Fields(string(v)), " ")
+	if len(s) > 40 {
+		n := 40
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n-- // not inside a character
+		}
+		s, long = s[:n], true
+	}
+	if long {
+		s += "…"
+	}
+	return s
+}
+
+// readFile reads f, a file of at most baselines.MaxReportBytes (or
+// f.data), as JSON.
+func readFile(f *file) (jval, error) {
 	if f.data != nil {
-		return suiteBytes(f, f.data)
+		return parseJSON(f, f.data)
 	}
 	b, err := baselines.ReadFileLimited(f.path, baselines.MaxReportBytes)
 	if err != nil {
 		return jval{}, err
 	}
-	return suiteBytes(f, b)
+	return parseJSON(f, b)
 }
 
-// suiteBytes is the top-level JSON value of a file's bytes; f's text
+// parseJSON is the top-level JSON value of a file's bytes; f's text
 // becomes b.
-func suiteBytes(f *suiteFile, b []byte) (jval, error) {
+func parseJSON(f *file, b []byte) (jval, error) {
 	f.text = b
 	trimmed := bytes.TrimLeft(b, " \t\r\n")
+	what := article(f.what()) + " " + f.what()
 	if len(bytes.TrimSpace(trimmed)) == 0 {
-		return jval{}, fmt.Errorf("%s: empty file, not a %s", f.where(), suiteWhat[f.format])
+		return jval{}, fmt.Errorf("%s: empty file, not %s", f.where(), what)
 	}
 	if !json.Valid(b) {
 		var x any
@@ -383,27 +581,30 @@ func suiteBytes(f *suiteFile, b []byte) (jval, error) {
 		if errors.As(err, &se) && se.Offset > 0 {
 			where = f.at(int(se.Offset) - 1)
 		}
-		return jval{}, fmt.Errorf("%s: not a %s: %v", where, suiteWhat[f.format], err)
+		return jval{}, fmt.Errorf("%s: not %s: %v", where, what, err)
 	}
 	off := len(b) - len(trimmed)
 	return jval{f: f, raw: bytes.TrimRight(trimmed, " \t\r\n"), off: off}, nil
 }
 
-// topObject reads f as a JSON object with the fields the format's files
-// always have; another format's file is named as such.
-func topObject(f *suiteFile, v jval, want ...string) (jobj, error) {
+// topObject reads v, f's top-level value, as a JSON object with the
+// fields the format's files always have (its identity); another
+// format's file is named as such.
+func topObject(f *file, v jval) (jobj, error) {
+	what := article(f.what()) + " " + f.what()
 	if k := jsonKind(v.raw); k != "an object" {
-		return jobj{}, fmt.Errorf("%s: not a %s: the file holds %s, not an object", f.where(), suiteWhat[f.format], k)
+		return jobj{}, fmt.Errorf("%s: not %s: the file holds %s, not an object", f.where(), what, k)
 	}
 	o, err := v.object()
 	if err != nil {
 		return jobj{}, err
 	}
-	for _, k := range want {
+	self := formatNamed(f.format)
+	for _, k := range self.identity {
 		if _, ok := o.m[k]; !ok {
-			msg := fmt.Sprintf("%s: not a %s: no field %q", f.where(), suiteWhat[f.format], k)
-			if t := sniffSuite(o.m); t != "" && suiteWhat[t] != suiteWhat[f.format] {
-				msg += fmt.Sprintf(" (it looks like a %s)", suiteWhat[t])
+			msg := fmt.Sprintf("%s: not %s: no field %q", f.where(), what, k)
+			if t := sniff(self, o.m); t != nil && t.what != self.what {
+				msg += " (it looks like " + looksLike(t) + ")"
 			}
 			return jobj{}, errors.New(msg)
 		}
@@ -411,26 +612,13 @@ func topObject(f *suiteFile, v jval, want ...string) (jobj, error) {
 	return o, nil
 }
 
-// sniffSuite names the format a top-level object looks like, for
-// errors: "" when none.
-func sniffSuite(top map[string]jval) string {
-	has := func(ks ...string) bool {
-		for _, k := range ks {
-			if _, ok := top[k]; !ok {
-				return false
-			}
-		}
-		return true
+// looksLike names t's file in a hint that a file is another format's: "a
+// ghz report", "a pytest-benchmark JSON".
+func looksLike(t *format) string {
+	if t.load != nil {
+		return article(t.name) + " " + t.name + " report"
 	}
-	switch {
-	case has("benchmarks", "machine_info"):
-		return "pytest-benchmark"
-	case has("benchmarks", "context"):
-		return "googlebenchmark"
-	case has("results") && !has("metrics"):
-		return "hyperfine"
-	}
-	return ""
+	return article(t.what) + " " + t.what
 }
 
 // jsonKind names the kind of a JSON value: "an array", "a number".
