@@ -4,9 +4,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/benchgate/benchgate/gate"
 )
+
+// SameGate refuses the gate section declared in scenarioFile when it
+// differs from the one the results file named results recorded when it
+// ran (GateChanges): a results file is decided by the rule declared
+// before it was measured, and one written after it (or another
+// scenario's) must not decide it, nor be ignored unsaid. Sections that
+// agree are no error.
+func SameGate(recorded, declared gate.Section, results, scenarioFile string) error {
+	changes, err := GateChanges(recorded, declared)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	return fmt.Errorf("-scenario %s: its gate section differs from the one %s recorded when it ran (%s); "+
+		"a results file is decided by the rule declared before it was measured, never by one chosen after (docs/statistics.md): "+
+		"run the scenario again to decide under its gate section, or leave -scenario out to decide by the recorded one "+
+		"(-scenario gives the gate section to files: OLD NEW or -import)",
+		scenarioFile, results, strings.Join(changes, "; "))
+}
 
 // GateChanges lists the fields of a gate section declared now that differ
 // from the one a results file recorded when it ran ("rule paired, recorded

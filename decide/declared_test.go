@@ -2,6 +2,7 @@ package decide
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/benchgate/benchgate/gate"
@@ -44,4 +45,22 @@ func TestGateChanges(t *testing.T) {
 	d = gate.DefaultSection
 	d.FalseFailure = &ff
 	check("false_failure at its default", gate.DefaultSection, d, nil)
+}
+
+// TestSameGate: a scenario whose gate section agrees with the recorded one
+// is no error; one that differs is refused, naming both files and each
+// change.
+func TestSameGate(t *testing.T) {
+	t.Parallel()
+	if err := SameGate(gate.DefaultSection, gate.DefaultSection, "r/results.json", "bench.yml"); err != nil {
+		t.Errorf("same sections: %v", err)
+	}
+	declared := gate.DefaultSection
+	declared.Unresolved = gate.UnresolvedFail
+	err := SameGate(gate.DefaultSection, declared, "r/results.json", "bench.yml")
+	const want = "-scenario bench.yml: its gate section differs from the one r/results.json recorded when it ran (unresolved fail, recorded warn); " +
+		"a results file is decided by the rule declared before it was measured"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("changed section: %v, want %q…", err, want)
+	}
 }
