@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -34,6 +35,26 @@ func WriteFiles(dir string, in Input) error {
 		}
 	}
 	return WriteCharts(dir, in)
+}
+
+// Publish writes the files of in into dir (WriteFiles), prints its report
+// in format on w ("": none), coloured when w is a terminal (ColorFor), and
+// then tells log where report.md is.
+func Publish(dir string, in Input, format string, w, log io.Writer) error {
+	if err := WriteFiles(dir, in); err != nil {
+		return err
+	}
+	if format != "" {
+		show, err := ForFormat(format, in, TerminalOptions{Color: ColorFor(w)})
+		if err == nil {
+			err = show(w)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(log, "report: %s\n", filepath.Join(dir, "report.md"))
+	return nil
 }
 
 // RemoveFiles removes the report.md and decisions.json an earlier run left

@@ -32,6 +32,33 @@ func written(t *testing.T, r Reporter) string {
 	return b.String()
 }
 
+// TestPublish: the files WriteFiles writes, the report in the format asked
+// for on w (none for ""), and where report.md is on log.
+func TestPublish(t *testing.T) {
+	t.Parallel()
+	in := chartsInput()
+	for _, format := range []string{"markdown", ""} {
+		dir := filepath.Join(t.TempDir(), "results")
+		var w, log bytes.Buffer
+		if err := Publish(dir, in, format, &w, &log); err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if format != "" {
+			want = markdown(t, in)
+		}
+		if w.String() != want || log.String() != "report: "+filepath.Join(dir, "report.md")+"\n" {
+			t.Errorf("format %q: printed %q, said %q", format, w.String(), log.String())
+		}
+		if got := readFile(t, filepath.Join(dir, "report.md")); got != markdown(t, in) {
+			t.Errorf("format %q: report.md is not the markdown report:\n%s", format, got)
+		}
+	}
+	if err := Publish(t.TempDir(), in, "html", io.Discard, io.Discard); err == nil {
+		t.Error("an unknown format published")
+	}
+}
+
 // TestWriteFiles: the report, the decisions and the charts, in a results
 // directory created for them; RemoveFiles takes the first two away again
 // and leaves the rest.

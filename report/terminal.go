@@ -22,11 +22,12 @@ type TerminalOptions struct {
 	Color bool
 }
 
-// ColorFor reports whether output to f should be coloured: only when f is a
-// terminal and the user has not opted out with NO_COLOR (https://no-color.org)
-// or TERM=dumb.
-func ColorFor(f *os.File) bool {
-	if f == nil {
+// ColorFor reports whether output to w should be coloured: only when w is
+// a terminal's file and the user has not opted out with NO_COLOR
+// (https://no-color.org) or TERM=dumb.
+func ColorFor(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || f == nil {
 		return false
 	}
 	return colorFor(f.Fd(), os.Getenv)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,9 @@ func TestColorFor(t *testing.T) {
 	}
 	if ColorFor(nil) {
 		t.Error("ColorFor(nil) = true")
+	}
+	if ColorFor(new(bytes.Buffer)) {
+		t.Error("ColorFor(a buffer) = true")
 	}
 	env := func(kv ...string) func(string) string {
 		return func(k string) string {
