@@ -304,3 +304,30 @@ func TestWriteTrendCharts(t *testing.T) {
 		}
 	}
 }
+
+// TestShowHistory: the tables History writes, and the charts only when a
+// directory is given.
+func TestShowHistory(t *testing.T) {
+	t.Parallel()
+	in := HistoryInput{Series: []HistorySeries{{Series: trendSeries()}}}
+	var want strings.Builder
+	if err := History(&want, in); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, chartDir := range []string{"", filepath.Join(dir, "trends")} {
+		var got strings.Builder
+		if err := ShowHistory(&got, in, chartDir); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("charts %q: wrote\n%s\nwant\n%s", chartDir, got.String(), want.String())
+		}
+	}
+	if got := listDir(t, dir); !slices.Equal(got, []string{"trends"}) {
+		t.Errorf("wrote %q, want only the trends directory", got)
+	}
+	if got := listDir(t, filepath.Join(dir, "trends")); len(got) != 1 {
+		t.Errorf("trend charts %q, want one", got)
+	}
+}

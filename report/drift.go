@@ -40,6 +40,15 @@ var driftDoc = document[DriftInput]{
 	},
 }
 
+// DriftOutcome is a drift's verdict as an error: nil when no change point
+// is for the worse, else the error that names them (WorseFindings).
+func DriftOutcome(d baselines.DriftResult) error {
+	if n := d.Worse(); n > 0 {
+		return fmt.Errorf("drift: %d change point(s) for the worse: %s", n, strings.Join(WorseFindings(d), ", "))
+	}
+	return nil
+}
+
 // WorseFindings names each change point for the worse, "Q01 c=8 candidate
 // rps in c36..c37", safe for a terminal.
 func WorseFindings(d baselines.DriftResult) []string {

@@ -160,3 +160,16 @@ func TestWorseFindings(t *testing.T) {
 		t.Errorf("no findings: %q", got)
 	}
 }
+
+// TestDriftOutcome: a change point for the worse is an error naming it;
+// none is no error.
+func TestDriftOutcome(t *testing.T) {
+	t.Parallel()
+	d := driftInput().Result
+	if err := DriftOutcome(d); err == nil || err.Error() != "drift: 1 change point(s) for the worse: Q01 c=8 candidate rps in c36..c37" {
+		t.Errorf("DriftOutcome = %v", err)
+	}
+	if err := DriftOutcome(baselines.DriftResult{}); err != nil {
+		t.Errorf("no findings: %v", err)
+	}
+}

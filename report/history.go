@@ -34,6 +34,15 @@ type HistoryInput struct {
 	Last int
 }
 
+// ShowHistory writes in as History does and, when chartDir is not "",
+// each series' trend chart into it (WriteTrendCharts).
+func ShowHistory(w io.Writer, in HistoryInput, chartDir string) error {
+	if err := History(w, in); err != nil || chartDir == "" {
+		return err
+	}
+	return WriteTrendCharts(chartDir, in)
+}
+
 // History writes each series as a table for a terminal, one row per run
 // (date, candidate and baseline commits, mean ±half-width, n), each
 // change point marked on the first run after it with its change, p-value
