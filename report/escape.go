@@ -1,6 +1,8 @@
 package report
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -8,6 +10,23 @@ import (
 
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
+
+// CheckName checks s as a name given to results on the command line (the
+// scenario name of results read from files, which history keys its series
+// by): a report, a comment and a history site's pages show it, so it is
+// printable text of up to textsafe.QuoteRunes characters, refused with the
+// reason rather than shown otherwise than written.
+func CheckName(s string) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return errors.New("a name must not be blank")
+	case utf8.RuneCountInString(s) > textsafe.QuoteRunes:
+		return fmt.Errorf("a name of more than %d characters", textsafe.QuoteRunes)
+	case strings.IndexFunc(s, unicode.IsControl) >= 0 || !utf8.ValidString(s):
+		return errors.New("a name must be printable text (no control characters, valid UTF-8)")
+	}
+	return nil
+}
 
 // zwsp is a zero-width space as an HTML entity. GitHub links mentions,
 // issue references and bare URLs in the rendered text, after markdown
