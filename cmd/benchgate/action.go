@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -19,8 +17,8 @@ import (
 // the same run and decision, with the action's inputs as defaults for the
 // flags, and then what only a workflow has: the job summary, annotations,
 // the sticky comment and the step outputs (ghaction.PublishGate).
-func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	env, rf, err := actionEnv(getenv)
+func (c *call) actionGate(args []string) error {
+	env, rf, err := actionEnv(c.getenv)
 	if err != nil {
 		return err
 	}
@@ -29,13 +27,13 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	}
 	in := env.Inputs
 	format := report.ForFormatFlag()
-	fs, gateErr := parseFlagSet("gate", "[flags]", args, 0, stderr, gateFlags(&rf, &format))
+	fs, gateErr := parseFlagSet("gate", "[flags]", args, 0, c.stderr, gateFlags(&rf, &format))
 	var rep *report.Input
 	if gateErr == nil {
-		if rf.dropDefaultProfile(fs, in, getenv) {
-			ghaction.Notice(stderr, fmt.Sprintf("the scenario has no %q profile: running its full grid", in.Profile))
+		if rf.dropDefaultProfile(fs, in, c.getenv) {
+			ghaction.Notice(c.stderr, fmt.Sprintf("the scenario has no %q profile: running its full grid", in.Profile))
 		}
-		rep, gateErr = runGate(ctx, rf, format.Name, stdout, stderr, getenv, &gateHooks{
+		rep, gateErr = c.runGate(rf, format.Name, &gateHooks{
 			override: func(sc *scenario.Scenario) error { return sc.SetImages(in.Baseline, in.Candidate) },
 			annotate: func(r *baselines.Results) { r.GitHub = env.GitHubInfo() },
 		})
@@ -43,12 +41,12 @@ func actionGate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 			return gateErr
 		}
 	}
-	run := ghaction.GateRun{Report: rep, ResultsDir: rf.out, Scenario: rf.scenario, Workspace: getenv("GITHUB_WORKSPACE")}
-	if err := env.PublishGate(ctx, run, stdout, stderr); err != nil {
+	run := ghaction.GateRun{Report: rep, ResultsDir: rf.out, Scenario: rf.scenario, Workspace: c.getenv("GITHUB_WORKSPACE")}
+	if err := env.PublishGate(c.ctx, run, c.stdout, c.stderr); err != nil {
 		return withCode(exitRunFailed, fmt.Errorf("action outputs: %w", err))
 	}
 	if exitCode(gateErr) == exitRegression && !in.FailOnRegression {
-		ghaction.Notice(stderr, "regressions found, but fail-on-regression is false: the step passes")
+		ghaction.Notice(c.stderr, "regressions found, but fail-on-regression is false: the step passes")
 		return nil
 	}
 	return gateErr
@@ -86,41 +84,38 @@ func (f *runFlags) dropDefaultProfile(fs *flag.FlagSet, in ghaction.Inputs, gete
 }
 
 // cmdComment is "benchgate comment" (ghaction's PostResults).
-func cmdComment(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+func cmdComment(c *call, fs *flag.FlagSet) (func() error, error) {
 	var results, label string
 	var pr, issue int
 	var dash dashboardFlag
-	fs, err := parseFlagSet("comment", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
-		fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
-		fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
-		fs.StringVar(&label, "remove-label", "", "then remove this `label` from the pull request (default: the remove-label input)")
-		dash.register(fs)
-	})
-	if err != nil {
-		return err
-	}
-	env, err := ghaction.Load(getenv)
-	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("comment: %w", err))
-	}
-	if given(fs, "remove-label") {
-		if err := ghaction.CheckLabel(label); err != nil {
-			return withCode(exitUsage, fmt.Errorf("-remove-label: %w", err))
+	fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
+	fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
+	fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
+	fs.StringVar(&label, "remove-label", "", "then remove this `label` from the pull request (default: the remove-label input)")
+	dash.register(fs)
+	return func() error {
+		env, err := ghaction.Load(c.getenv)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("comment: %w", err))
 		}
-		env.Inputs.RemoveLabel = label
-	}
-	if given(fs, "dashboard-url") {
-		env.Inputs.DashboardURL = string(dash)
-	}
-	url, rep, err := env.PostResults(ctx, results, pr, issue, stderr)
-	if errors.Is(err, ghaction.ErrRefused) {
-		return withCode(exitUsage, err)
-	} else if err != nil {
-		return withCode(exitRunFailed, err)
-	}
-	if url != "" {
-		fmt.Fprintln(stdout, url)
-	}
-	return env.SetOutputs([][2]string{{"comment-url", url}, {"verdict", string(rep.Comparison.Outcome)}})
+		if given(fs, "remove-label") {
+			if err := ghaction.CheckLabel(label); err != nil {
+				return withCode(exitUsage, fmt.Errorf("-remove-label: %w", err))
+			}
+			env.Inputs.RemoveLabel = label
+		}
+		if given(fs, "dashboard-url") {
+			env.Inputs.DashboardURL = string(dash)
+		}
+		url, rep, err := env.PostResults(c.ctx, results, pr, issue, c.stderr)
+		if errors.Is(err, ghaction.ErrRefused) {
+			return withCode(exitUsage, err)
+		} else if err != nil {
+			return withCode(exitRunFailed, err)
+		}
+		if url != "" {
+			fmt.Fprintln(c.stdout, url)
+		}
+		return env.SetOutputs([][2]string{{"comment-url", url}, {"verdict", string(rep.Comparison.Outcome)}})
+	}, nil
 }

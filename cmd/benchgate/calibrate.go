@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -12,8 +10,6 @@ import (
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/ghaction"
-	"github.com/benchgate/benchgate/internal/numtext"
-	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/scenario"
 )
@@ -21,74 +17,70 @@ import (
 // cmdCalibrate is "benchgate calibrate": an A/A run of the configured
 // design, decided by the one decision path, turned into what the runner
 // can resolve.
-func cmdCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+func cmdCalibrate(c *call, fs *flag.FlagSet) (func() error, error) {
 	rf := defaultRunFlags()
 	rf.out = "benchgate-calibrate"
 	format := report.ForFormatFlag()
 	var env *ghaction.Env
-	if getenv("GITHUB_ACTIONS") == "true" {
+	if c.getenv("GITHUB_ACTIONS") == "true" {
 		var err error
-		if env, rf, err = actionEnv(getenv); err != nil {
-			return err
+		if env, rf, err = actionEnv(c.getenv); err != nil {
+			return nil, err
 		}
 		format.Name = "markdown"
 	}
 	rf.calibrate = true
 	var results string
-	fs, err := parseFlagSet("calibrate", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
-		rf.register(fs)
-		fs.Var(&format, "format", report.FormatUsage)
-		fs.StringVar(&results, "results", "", "project from this results `file` of an A/A run (a build against itself, e.g. a verdict-quality A/A gate) instead of running one")
-	})
-	if err != nil {
-		return err
-	}
-	if env != nil {
-		rf.dropDefaultProfile(fs, env.Inputs, getenv)
-	}
-	var res *baselines.Results
-	var runErr error
-	if results != "" {
-		for _, f := range []string{"scenario", "profile", "budget", "dry-run"} {
-			if given(fs, f) {
-				return withCode(exitUsage, fmt.Errorf("-results %s and -%s: the results file is what was run; give one or the other", results, f))
+	rf.register(fs)
+	fs.Var(&format, "format", report.FormatUsage)
+	fs.StringVar(&results, "results", "", "project from this results `file` of an A/A run (a build against itself, e.g. a verdict-quality A/A gate) instead of running one")
+	return func() error {
+		if env != nil {
+			rf.dropDefaultProfile(fs, env.Inputs, c.getenv)
+		}
+		var res *baselines.Results
+		var err, runErr error
+		if results != "" {
+			for _, f := range []string{"scenario", "profile", "budget", "dry-run"} {
+				if given(fs, f) {
+					return withCode(exitUsage, fmt.Errorf("-results %s and -%s: the results file is what was run; give one or the other", results, f))
+				}
+			}
+			if res, err = baselines.Read(results); err != nil {
+				return withCode(exitUsage, err)
+			}
+			if err := os.MkdirAll(rf.out, 0o755); err != nil {
+				return withCode(exitRunFailed, err)
+			}
+			if warning := report.NotAgainstItself(res, results); warning != "" {
+				fmt.Fprintf(c.stderr, "warning: %s\n", warning)
+			}
+		} else {
+			res, runErr = c.measure(rf, func(sc *scenario.Scenario) error {
+				sc.AgainstItself()
+				return nil
+			})
+			if res == nil {
+				return runErr
 			}
 		}
-		if res, err = baselines.Read(results); err != nil {
+		comp, err := decide.Results(res)
+		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		if err := os.MkdirAll(rf.out, 0o755); err != nil {
+		cal := report.CalibrationInput{Results: res, Comparison: comp, Calibrations: gate.Calibrate(comp)}
+		if err := report.WriteCalibration(rf.out, cal); err != nil {
 			return withCode(exitRunFailed, err)
 		}
-		if b, c := res.Env.Baseline, res.Env.Candidate; b.Spec != c.Spec || b.Commit != c.Commit {
-			fmt.Fprintf(stderr, "warning: %s compares %s with %s: calibrate projects a runner's noise from a build against itself, and a real change between the two sides reads as noise\n",
-				results, textsafe.Quote(b.Spec+" "+numtext.Commit(b.Commit), textsafe.QuoteRunes), textsafe.Quote(c.Spec+" "+numtext.Commit(c.Commit), textsafe.QuoteRunes))
+		if err := report.Calibration(c.stdout, cal, format.Name); err != nil {
+			return withCode(exitRunFailed, err)
 		}
-	} else {
-		res, runErr = measure(ctx, rf, stdout, stderr, getenv, func(sc *scenario.Scenario) error {
-			sc.AgainstItself()
-			return nil
-		})
-		if res == nil {
-			return runErr
+		if env != nil {
+			if err := env.WriteCalibrationSummary(cal); err != nil {
+				fmt.Fprintf(c.stderr, "warning: %v\n", err)
+			}
 		}
-	}
-	c, err := decide.Results(res)
-	if err != nil {
-		return withCode(exitUsage, err)
-	}
-	cal := report.CalibrationInput{Results: res, Comparison: c, Calibrations: gate.Calibrate(c)}
-	if err := report.WriteCalibration(rf.out, cal); err != nil {
-		return withCode(exitRunFailed, err)
-	}
-	if err := report.Calibration(stdout, cal, format.Name); err != nil {
-		return withCode(exitRunFailed, err)
-	}
-	if env != nil {
-		if err := env.WriteCalibrationSummary(cal); err != nil {
-			fmt.Fprintf(stderr, "warning: %v\n", err)
-		}
-	}
-	fmt.Fprintf(stderr, "calibration: %s\n", filepath.Join(rf.out, "calibration.md"))
-	return runErr
+		fmt.Fprintf(c.stderr, "calibration: %s\n", filepath.Join(rf.out, "calibration.md"))
+		return runErr
+	}, nil
 }

@@ -37,7 +37,8 @@ func runDoctor(t *testing.T, machine doctor.Options, args ...string) (stdout, st
 	t.Helper()
 	var out, errb bytes.Buffer
 	noEngine := func() (doctor.Engine, func()) { return noEngine{}, func() {} }
-	err := cmdDoctor(context.Background(), machine, noEngine, args, &out, &errb, func(string) string { return "" })
+	c := &call{ctx: context.Background(), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	err := c.exec(command{define: cmdDoctor(machine, noEngine)}, "doctor", args)
 	if err != nil {
 		errb.WriteString(err.Error())
 	}
@@ -147,7 +148,7 @@ func TestDoctorThisMachine(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	start := time.Now()
-	err := cmdDoctor(context.Background(), doctor.Options{Root: "/"}, doctor.DockerFromEnv, []string{"-format", "json"}, &out, &errb, os.Getenv)
+	err := run(context.Background(), []string{"doctor", "-format", "json"}, &out, &errb, os.Getenv)
 	if code := exitCode(err); code != 0 && code != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, err, errb.String())
 	}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
@@ -50,19 +48,20 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.dryRun, "dry-run", f.dryRun, "load and check the scenario as a run would, print its plan (targets, cells, rounds, planned time) and exit 0: nothing is built, started or written")
 }
 
-// parseFlags parses args into a flag set whose errors and -h go to stderr,
-// -h showing the command's help text (help). A -h returns errSilent with
-// exit 0; a bad flag, exit 2.
-func parseFlags(name string, args []string, stderr io.Writer, register func(*flag.FlagSet)) error {
-	_, err := parseFlagSet(name, "[flags]", args, 0, stderr, register)
-	return err
-}
-
-// parseFlagSet is parseFlags for a command that also takes up to max
-// arguments after its flags (fs.Args); usage shows how.
+// parseFlagSet parses args into a flag set register defines (parse), for
+// a command that parses its own arguments.
 func parseFlagSet(name, usage string, args []string, max int, stderr io.Writer, register func(*flag.FlagSet)) (*flag.FlagSet, error) {
 	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
 	register(fs)
+	return fs, parse(fs, name, usage, args, max, stderr)
+}
+
+// parse parses args into fs, the flags of the command name, whose errors
+// and -h go to stderr, -h showing the command's help text (help) and
+// usage, what follows the command in its usage line. Up to max arguments
+// may follow the flags (fs.Args). A -h returns errSilent with exit 0; a
+// bad flag or argument, exit 2.
+func parse(fs *flag.FlagSet, name, usage string, args []string, max int, stderr io.Writer) error {
 	// The flag package prints a bad flag's error and then the usage; the
 	// whole usage after it would scroll the error away, so it is printed
 	// for -h only, and an error ends with where the flags are listed.
@@ -73,15 +72,15 @@ func parseFlagSet(name, usage string, args []string, max int, stderr io.Writer, 
 			fmt.Fprintf(stderr, "Usage: benchgate %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSuffix(help(name), "\n"))
 			fs.SetOutput(stderr)
 			fs.PrintDefaults()
-			return nil, withCode(exitPass, errSilent)
+			return withCode(exitPass, errSilent)
 		}
-		return nil, withCode(exitUsage, fmt.Errorf("%s: %v; benchgate %s -h lists its flags", name, err, name))
+		return withCode(exitUsage, fmt.Errorf("%s: %v; benchgate %s -h lists its flags", name, err, name))
 	}
 	if fs.NArg() > max {
-		return nil, withCode(exitUsage, fmt.Errorf("%s: unexpected argument %s; benchgate %s -h says what it takes",
+		return withCode(exitUsage, fmt.Errorf("%s: unexpected argument %s; benchgate %s -h says what it takes",
 			name, textsafe.Quote(fs.Arg(max), textsafe.QuoteRunes), name))
 	}
-	return fs, nil
+	return nil
 }
 
 // given reports whether the flag name was set on the command line.
@@ -111,20 +110,15 @@ func (d *dashboardFlag) Set(s string) error {
 }
 
 // nameFlag is compare's -name: the scenario name of results read from
-// files, which history keys its series by. It is checked as it is
-// parsed: a name shows in reports, comments and a history site's pages.
+// files, which history keys its series by, checked as it is parsed
+// (report.CheckName).
 type nameFlag string
 
 func (n *nameFlag) String() string { return string(*n) }
 
 func (n *nameFlag) Set(s string) error {
-	switch {
-	case strings.TrimSpace(s) == "":
-		return errors.New("a name must not be blank")
-	case utf8.RuneCountInString(s) > textsafe.QuoteRunes:
-		return fmt.Errorf("a name of more than %d characters", textsafe.QuoteRunes)
-	case strings.IndexFunc(s, unicode.IsControl) >= 0 || !utf8.ValidString(s):
-		return errors.New("a name must be printable text (no control characters, valid UTF-8)")
+	if err := report.CheckName(s); err != nil {
+		return err
 	}
 	*n = nameFlag(s)
 	return nil

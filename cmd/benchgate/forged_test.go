@@ -63,7 +63,7 @@ func TestCommentRefusesForgedResults(t *testing.T) {
 				var stdout, stderr bytes.Buffer
 				done := make(chan error, 1)
 				go func() {
-					done <- cmdComment(context.Background(), append([]string{"-results", c.path}, mode.args...), &stdout, &stderr, getenv)
+					done <- run(context.Background(), append([]string{"comment", "-results", c.path}, mode.args...), &stdout, &stderr, getenv)
 				}()
 				select {
 				case err := <-done:

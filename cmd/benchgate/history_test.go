@@ -22,7 +22,7 @@ const nightlyHistory = "../../baselines/testdata/history/nightly.jsonl"
 func history(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := cmdHistory(context.Background(), args, &out, &errb, func(string) string { return "" })
+	err := run(context.Background(), append([]string{"history"}, args...), &out, &errb, func(string) string { return "" })
 	if err != nil && err != errSilent && exitCode(err) != exitPass {
 		fmt.Fprintf(&errb, "benchgate: %v\n", err)
 	}

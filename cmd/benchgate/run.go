@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -32,65 +33,111 @@ var version = ""
 // run is the whole CLI. getenv is the environment: the action's inputs and
 // token, and through environ.Filter a scenario's ${VAR}.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, help("usage"))
-		return withCode(exitUsage, errors.New("no command given"))
-	}
-	cmd, rest := args[0], args[1:]
-	if getenv("GITHUB_ACTIONS") == "true" {
+	c := &call{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv}
+	if getenv("GITHUB_ACTIONS") == "true" && len(args) > 0 {
 		// In a workflow, what benchgate prints is the step's log, and the
 		// runner acts on commands in it: progress lines, reports and
 		// errors quote targets and pull requests, so no line of them may
 		// be one. benchgate's own annotations pass (ghaction writes them
 		// beneath the LogWriter).
 		var flushOut, flushErr func() error
-		stdout, flushOut = ghaction.StepLog(stdout)
+		c.stdout, flushOut = ghaction.StepLog(stdout)
 		defer flushOut()
-		stderr, flushErr = ghaction.StepLog(stderr)
+		c.stderr, flushErr = ghaction.StepLog(stderr)
 		defer flushErr()
 	}
-	switch cmd {
-	case "run":
-		return cmdRun(ctx, rest, stdout, stderr, getenv)
-	case "compare":
-		return cmdCompare(rest, stdout, stderr, getenv)
-	case "gate":
-		return cmdGate(ctx, rest, stdout, stderr, getenv)
-	case "comment":
-		return cmdComment(ctx, rest, stdout, stderr, getenv)
-	case "merge":
-		return cmdMerge(rest, stdout, stderr)
-	case "history":
-		return cmdHistory(ctx, rest, stdout, stderr, getenv)
-	case "export":
-		return cmdExport(rest, stdout, stderr)
-	case "doctor":
-		return cmdDoctor(ctx, doctor.Options{Root: "/"}, doctor.DockerFromEnv, rest, stdout, stderr, getenv)
-	case "calibrate":
-		return cmdCalibrate(ctx, rest, stdout, stderr, getenv)
-	case "init":
-		return cmdInit(rest, stdout, stderr)
-	case "version", "-version", "--version":
-		v := buildinfo.Version(version)
-		if v == "dev" {
-			v += " (" + buildinfo.Unrecorded + ")"
-		}
-		fmt.Fprintln(stdout, "benchgate", v)
-		return nil
-	case "help", "-h", "-help", "--help":
-		if len(rest) > 0 && cmd == "help" {
-			// "benchgate help gate" is "benchgate gate -h".
-			return run(ctx, append(slices.Clone(rest), "-h"), stdout, stderr, getenv)
-		}
-		fmt.Fprint(stdout, help("usage"))
-		return nil
-	default:
-		return withCode(exitUsage, unknownCommand("", cmd, commands))
-	}
+	return c.dispatch(benchgate, args)
 }
 
-// commands are benchgate's commands, as unknownCommand suggests them.
-var commands = []string{"run", "compare", "gate", "comment", "merge", "history", "export", "doctor", "calibrate", "init", "version", "help"}
+// call is one run of a command: its context, where it prints, and the
+// environment it reads.
+type call struct {
+	ctx            context.Context
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// command is one of benchgate's commands, or a family of them (sub,
+// missing being what a family says when no command is given). define
+// registers a command's flags on fs and returns what runs once they are
+// parsed; raw parses its arguments itself. args is what follows the
+// command in its usage line ("[flags]" when empty), max how many
+// arguments may follow its flags.
+type command struct {
+	name, args, missing string
+	aliases             []string
+	max                 int
+	define              func(c *call, fs *flag.FlagSet) (func() error, error)
+	raw                 func(c *call, args []string) error
+	sub                 []command
+}
+
+// benchgate is the CLI: its commands in the order unknownCommand lists
+// them, "help" last.
+var benchgate = command{missing: "no command given", sub: []command{
+	{name: "run", define: cmdRun},
+	{name: "compare", args: "[flags] [OLD.txt NEW.txt]", max: 2, define: cmdCompare},
+	{name: "gate", raw: cmdGate},
+	{name: "comment", define: cmdComment},
+	{name: "merge", args: "[flags] SHARD/results.json...", max: 1 << 16, define: cmdMerge},
+	historyCommands,
+	{name: "export", raw: func(c *call, args []string) error { return cmdExport(args, c.stdout, c.stderr) }},
+	{name: "doctor", define: cmdDoctor(doctor.Options{Root: "/"}, doctor.DockerFromEnv)},
+	{name: "calibrate", define: cmdCalibrate},
+	{name: "init", define: cmdInit},
+	{name: "version", aliases: []string{"-version", "--version"}, raw: cmdVersion},
+}}
+
+// dispatch runs the command of the family fam that args name, or its
+// help.
+func (c *call) dispatch(fam command, args []string) error {
+	text := cmp.Or(fam.name, "usage")
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, help(text))
+		return withCode(exitUsage, errors.New(fam.missing))
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && name == "help" {
+			// "benchgate help gate" is "benchgate gate -h", and
+			// "benchgate history help drift" "benchgate history drift -h".
+			if fam.name != "" {
+				rest = rest[:1]
+			}
+			return c.dispatch(fam, append(slices.Clone(rest), "-h"))
+		}
+		fmt.Fprint(c.stdout, help(text))
+		return nil
+	}
+	var names []string
+	for _, cmd := range fam.sub {
+		if cmd.name == name || slices.Contains(cmd.aliases, name) {
+			return c.exec(cmd, strings.TrimSpace(fam.name+" "+cmd.name), rest)
+		}
+		names = append(names, cmd.name)
+	}
+	return withCode(exitUsage, unknownCommand(fam.name, name, append(names, "help")))
+}
+
+// exec runs cmd, named name ("history drift"), with args.
+func (c *call) exec(cmd command, name string, args []string) error {
+	switch {
+	case cmd.sub != nil:
+		return c.dispatch(cmd, args)
+	case cmd.raw != nil:
+		return cmd.raw(c, args)
+	}
+	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
+	run, err := cmd.define(c, fs)
+	if err != nil {
+		return err
+	}
+	if err := parse(fs, name, cmp.Or(cmd.args, "[flags]"), args, cmd.max, c.stderr); err != nil {
+		return err
+	}
+	return run()
+}
 
 // unknownCommand is the error of a command not among names, under parent
 // ("" or "history"): the closest name when one is close, and where the
@@ -107,56 +154,61 @@ func unknownCommand(parent, cmd string, names []string) error {
 	return fmt.Errorf("%s; %s lists them", msg, list)
 }
 
-// cmdInit is "benchgate init" (package scaffold). A refusal (a file there
-// without -force, no such directory) and a failed write exit 2.
-func cmdInit(args []string, stdout, stderr io.Writer) error {
-	dir, opts := ".", scaffold.Options{Version: buildinfo.Version(version), Out: stdout}
-	if err := parseFlags("init", args, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&dir, "dir", dir, "the project's root `dir`, the repository's: benchgate.yml and .github/workflows/benchgate.yml go there")
-		fs.BoolVar(&opts.Force, "force", false, "overwrite those files when they are there")
-	}); err != nil {
-		return err
+func cmdVersion(c *call, _ []string) error {
+	v := buildinfo.Version(version)
+	if v == "dev" {
+		v += " (" + buildinfo.Unrecorded + ")"
 	}
-	_, err := scaffold.Init(dir, opts)
-	return withCode(exitUsage, err)
+	fmt.Fprintln(c.stdout, "benchgate", v)
+	return nil
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+// cmdInit is "benchgate init" (package scaffold). A refusal (a file there
+// without -force, no such directory) and a failed write exit 2.
+func cmdInit(c *call, fs *flag.FlagSet) (func() error, error) {
+	dir, opts := ".", scaffold.Options{Version: buildinfo.Version(version), Out: c.stdout}
+	fs.StringVar(&dir, "dir", dir, "the project's root `dir`, the repository's: benchgate.yml and .github/workflows/benchgate.yml go there")
+	fs.BoolVar(&opts.Force, "force", false, "overwrite those files when they are there")
+	return func() error {
+		_, err := scaffold.Init(dir, opts)
+		return withCode(exitUsage, err)
+	}, nil
+}
+
+func cmdRun(c *call, fs *flag.FlagSet) (func() error, error) {
 	rf := defaultRunFlags()
-	if err := parseFlags("run", args, stderr, func(fs *flag.FlagSet) {
-		rf.register(fs)
-		fs.Var(&rf.shard, "shard", "run only part `i/n` of the grid (1-based), e.g. 2/3 on the second of three runners; combine the parts with benchgate merge")
-	}); err != nil {
+	rf.register(fs)
+	fs.Var(&rf.shard, "shard", "run only part `i/n` of the grid (1-based), e.g. 2/3 on the second of three runners; combine the parts with benchgate merge")
+	return func() error {
+		res, err := c.measure(rf, nil)
+		if res != nil {
+			fmt.Fprintf(c.stderr, "results: %s (%s, %d rungs)\n", filepath.Join(rf.out, "results.json"), res.Status, len(res.Rungs))
+		}
 		return err
-	}
-	res, err := measure(ctx, rf, stdout, stderr, getenv, nil)
-	if res != nil {
-		fmt.Fprintf(stderr, "results: %s (%s, %d rungs)\n", filepath.Join(rf.out, "results.json"), res.Status, len(res.Rungs))
-	}
-	return err
+	}, nil
 }
 
 // measure runs rf's scenario (runner.Measure; -dry-run: runner.DryRun, the plan on stdout),
 // override changing it after loading (nil for none). Errors carry their exit code.
-func measure(ctx context.Context, rf runFlags, stdout, stderr io.Writer, getenv func(string) string, override func(*scenario.Scenario) error) (res *baselines.Results, err error) {
+func (c *call) measure(rf runFlags, override func(*scenario.Scenario) error) (res *baselines.Results, err error) {
 	if _, err := os.Stat(rf.scenario); errors.Is(err, fs.ErrNotExist) {
 		// The commonest first stumble: run where no scenario is.
 		return nil, withCode(exitUsage, fmt.Errorf("no scenario file %s: give -scenario FILE, or write one here with benchgate init",
 			textsafe.Quote(rf.scenario, textsafe.QuoteRunes)))
 	}
-	req := runner.Request{Scenario: rf.scenario, Profile: rf.profile, AllowDataOutside: rf.allowDataOutside, Override: override, Getenv: getenv}
+	req := runner.Request{Scenario: rf.scenario, Profile: rf.profile, AllowDataOutside: rf.allowDataOutside, Override: override, Getenv: c.getenv}
 	opts := runner.Options{
 		OutDir:      rf.out,
-		Progress:    stderr,
+		Progress:    c.stderr,
 		Budget:      rf.budget,
 		ToolVersion: buildinfo.Version(version),
 		Shard:       rf.shard,
 		Open:        decide.OpenCells,
 	}
 	if rf.dryRun {
-		err = runner.DryRun(ctx, req, opts, stdout)
+		err = runner.DryRun(c.ctx, req, opts, c.stdout)
 	} else {
-		res, err = runner.Measure(ctx, req, opts)
+		res, err = runner.Measure(c.ctx, req, opts)
 	}
 	if ue := (*runner.UsageError)(nil); errors.As(err, &ue) {
 		return res, withCode(exitUsage, err)
@@ -164,102 +216,84 @@ func measure(ctx context.Context, rf runFlags, stdout, stderr io.Writer, getenv 
 	return res, withCode(exitRunFailed, err)
 }
 
-func cmdCompare(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 	format := report.ForFormatFlag()
 	var results, out, scenarioFile, tool, class string
 	var base, cand importers.FileList
 	var dash dashboardFlag
 	var name nameFlag
-	fs, err := parseFlagSet("compare", "[flags] [OLD.txt NEW.txt]", args, 2, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
-		fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
-		fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them); with -results, refused unless its gate section is the one the file recorded")
-		fs.StringVar(&tool, "import", "", "read the reports of a load `tool` or the files of a benchmark format: "+strings.Join(importers.Names(), ", "))
-		fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
-		fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
-		fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
-		fs.Var(&name, "name", "with files (OLD NEW or -import): the results' scenario `name`, which history keeps its series by (default: -scenario's name, else \""+importers.DefaultGoBenchName+"\" for go test -bench outputs, \"imported TOOL results\" for -import)")
-		dash.register(fs)
-		fs.Var(&format, "format", report.FormatUsage)
-	})
-	if err != nil {
-		return err
-	}
-	files := fs.Args()
-	switch {
-	case len(files) == 1:
-		return withCode(exitUsage, errors.New("compare of files needs two: the baseline's go test -bench output and the candidate's"))
-	case len(files) == 2 || tool != "":
-		if len(files) == 2 && tool != "" {
-			return withCode(exitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
+	fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
+	fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
+	fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them); with -results, refused unless its gate section is the one the file recorded")
+	fs.StringVar(&tool, "import", "", "read the reports of a load `tool` or the files of a benchmark format: "+strings.Join(importers.Names(), ", "))
+	fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
+	fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
+	fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
+	fs.Var(&name, "name", "with files (OLD NEW or -import): the results' scenario `name`, which history keeps its series by (default: -scenario's name, else \""+importers.DefaultGoBenchName+"\" for go test -bench outputs, \"imported TOOL results\" for -import)")
+	dash.register(fs)
+	fs.Var(&format, "format", report.FormatUsage)
+	return func() error {
+		files := fs.Args()
+		switch {
+		case len(files) == 1:
+			return withCode(exitUsage, errors.New("compare of files needs two: the baseline's go test -bench output and the candidate's"))
+		case len(files) == 2 || tool != "":
+			if len(files) == 2 && tool != "" {
+				return withCode(exitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
+			}
+			res, err := c.readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand},
+				importers.Options{Class: class, Name: string(name)}, scenarioFile)
+			if err != nil {
+				return err
+			}
+			out = cmp.Or(out, "benchgate-results")
+			if err := baselines.Write(out, res); err != nil {
+				return withCode(exitRunFailed, err)
+			}
+			_, err = c.decideAndReport(res, out, format.Name, string(dash))
+			return err
+		case given(fs, "baseline") || given(fs, "candidate") || class != "":
+			// Given at all: a list that names no file ("-baseline ,") is
+			// still meant for -import.
+			return withCode(exitUsage, errors.New("-baseline, -candidate and -class go with -import"))
+		case name != "":
+			return withCode(exitUsage, fmt.Errorf("-name names results read from files (OLD NEW or -import); %s keeps the name it was run under", results))
 		}
-		res, err := readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand},
-			importers.Options{Class: class, Name: string(name)}, scenarioFile, getenv, stderr)
+		res, err := baselines.Read(results)
 		if err != nil {
-			return err
+			return withCode(exitUsage, err)
 		}
-		if out == "" {
-			out = "benchgate-results"
+		if scenarioFile != "" {
+			if err := c.sameGate(res, results, scenarioFile); err != nil {
+				return err
+			}
 		}
-		if err := baselines.Write(out, res); err != nil {
-			return withCode(exitRunFailed, err)
+		_, err = c.decideAndReport(res, cmp.Or(out, filepath.Dir(results)), format.Name, string(dash))
+		if unfinished := decide.Unfinished(res); unfinished != nil && exitCode(err) != exitUsage {
+			// What it measured is reported, and the exit code says the run
+			// failed.
+			return withCode(exitRunFailed, unfinished)
 		}
-		_, err = decideAndReport(res, out, format.Name, string(dash), stdout, stderr)
 		return err
-	case given(fs, "baseline") || given(fs, "candidate") || class != "":
-		// Given at all: a list that names no file ("-baseline ,") is
-		// still meant for -import.
-		return withCode(exitUsage, errors.New("-baseline, -candidate and -class go with -import"))
-	case name != "":
-		return withCode(exitUsage, fmt.Errorf("-name names results read from files (OLD NEW or -import); %s keeps the name it was run under", results))
-	}
-	res, err := baselines.Read(results)
-	if err != nil {
-		return withCode(exitUsage, err)
-	}
-	if scenarioFile != "" {
-		if err := sameGate(res, results, scenarioFile, getenv, stderr); err != nil {
-			return err
-		}
-	}
-	if out == "" {
-		out = filepath.Dir(results)
-	}
-	_, err = decideAndReport(res, out, format.Name, string(dash), stdout, stderr)
-	if unfinished := decide.Unfinished(res); unfinished != nil && exitCode(err) != exitUsage {
-		// What it measured is reported, and the exit code says the run
-		// failed.
-		return withCode(exitRunFailed, unfinished)
-	}
-	return err
+	}, nil
 }
 
 // sameGate refuses a scenario given with a results file whose gate section
-// differs from the one the file recorded: the file is decided by the rule
-// declared before it was measured, and one written after it (or another
-// scenario's) must not decide it, nor be ignored unsaid. A scenario that
-// agrees changes nothing. Errors carry their exit code.
-func sameGate(res *baselines.Results, results, scenarioFile string, getenv func(string) string, stderr io.Writer) error {
-	s, err := loadToDecide(scenarioFile, getenv, stderr)
+// differs from the one the file recorded (decide.SameGate). Errors carry
+// their exit code.
+func (c *call) sameGate(res *baselines.Results, results, scenarioFile string) error {
+	s, err := c.loadToDecide(scenarioFile)
 	if err != nil {
 		return err
 	}
-	changes, err := decide.GateChanges(res.Scenario.Gate, s.Gate)
-	if err != nil || len(changes) == 0 {
-		return withCode(exitUsage, err)
-	}
-	return withCode(exitUsage, fmt.Errorf("-scenario %s: its gate section differs from the one %s recorded when it ran (%s); "+
-		"a results file is decided by the rule declared before it was measured, never by one chosen after (docs/statistics.md): "+
-		"run the scenario again to decide under its gate section, or leave -scenario out to decide by the recorded one "+
-		"(-scenario gives the gate section to files: OLD NEW or -import)",
-		scenarioFile, results, strings.Join(changes, "; ")))
+	return withCode(exitUsage, decide.SameGate(res.Scenario.Gate, s.Gate, results, scenarioFile))
 }
 
 // readReports reads src into results with opt, decided by scenarioFile's
 // gate section when one is given. Errors carry their exit code.
-func readReports(src importers.Sources, opt importers.Options, scenarioFile string, getenv func(string) string, stderr io.Writer) (*baselines.Results, error) {
+func (c *call) readReports(src importers.Sources, opt importers.Options, scenarioFile string) (*baselines.Results, error) {
 	if scenarioFile != "" {
-		s, err := loadToDecide(scenarioFile, getenv, stderr)
+		s, err := c.loadToDecide(scenarioFile)
 		if err != nil {
 			return nil, err
 		}
@@ -275,28 +309,28 @@ func readReports(src importers.Sources, opt importers.Options, scenarioFile stri
 // scenario's warnings on stderr, which are then about deciding (an unset
 // gobench.module); another kind's are about its runs. Errors carry their
 // exit code.
-func loadToDecide(scenarioFile string, getenv func(string) string, stderr io.Writer) (*scenario.Scenario, error) {
-	s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: getenv, Decide: true})
+func (c *call) loadToDecide(scenarioFile string) (*scenario.Scenario, error) {
+	s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: c.getenv, Decide: true})
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
 	if s.Kind == scenario.KindGoBench {
 		for _, w := range s.Warnings {
-			fmt.Fprintf(stderr, "warning: %v\n", w)
+			fmt.Fprintf(c.stderr, "warning: %v\n", w)
 		}
 	}
 	return s, nil
 }
 
-func cmdGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	if getenv("GITHUB_ACTIONS") == "true" {
-		return actionGate(ctx, args, stdout, stderr, getenv)
+func cmdGate(c *call, args []string) error {
+	if c.getenv("GITHUB_ACTIONS") == "true" {
+		return c.actionGate(args)
 	}
 	rf, format := defaultRunFlags(), report.ForFormatFlag()
-	if err := parseFlags("gate", args, stderr, gateFlags(&rf, &format)); err != nil {
+	if _, err := parseFlagSet("gate", "[flags]", args, 0, c.stderr, gateFlags(&rf, &format)); err != nil {
 		return err
 	}
-	_, err := runGate(ctx, rf, format.Name, stdout, stderr, getenv, nil)
+	_, err := c.runGate(rf, format.Name, nil)
 	return err
 }
 
@@ -318,19 +352,19 @@ type gateHooks struct {
 // runGate runs and decides, as "benchgate gate" does, prints the report
 // in format, and returns the decided report (nil when nothing was
 // decided) with the exit error.
-func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.Writer, getenv func(string) string, hooks *gateHooks) (*report.Input, error) {
+func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.Input, error) {
 	if hooks == nil {
 		hooks = &gateHooks{}
 	}
 	if rf.dryRun { // before anything is removed
-		_, err := measure(ctx, rf, stdout, stderr, getenv, hooks.override)
+		_, err := c.measure(rf, hooks.override)
 		return nil, err
 	}
 	// A report left by an earlier run must never be taken for this one's.
 	if err := report.RemoveFiles(rf.out); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}
-	res, runErr := measure(ctx, rf, stdout, stderr, getenv, hooks.override)
+	res, runErr := c.measure(rf, hooks.override)
 	if res == nil {
 		return nil, runErr
 	}
@@ -346,7 +380,7 @@ func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.
 		// terminal would only bury the error.
 		format = ""
 	}
-	in, decideErr := decideAndReport(res, rf.out, format, string(rf.dashboard), stdout, stderr)
+	in, decideErr := c.decideAndReport(res, rf.out, format, string(rf.dashboard))
 	if runErr != nil {
 		// The run's failure decides the exit code; the report of what was
 		// measured has been written all the same.
@@ -358,29 +392,14 @@ func runGate(ctx context.Context, rf runFlags, format string, stdout, stderr io.
 // decideAndReport decides res, writes report.md and decisions.json into
 // out, prints the report in format on stdout ("": none), and returns the
 // gate's outcome as an exit error.
-func decideAndReport(res *baselines.Results, out, format, dashboard string, stdout, stderr io.Writer) (*report.Input, error) {
-	c, err := decide.Results(res)
+func (c *call) decideAndReport(res *baselines.Results, out, format, dashboard string) (*report.Input, error) {
+	comp, err := decide.Results(res)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	in := report.Input{Results: res, Comparison: c, Dashboard: dashboard}
-	if err := report.WriteFiles(out, in); err != nil {
+	in := report.Input{Results: res, Comparison: comp, Dashboard: dashboard}
+	if err := report.Publish(out, in, format, c.stdout, c.stderr); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}
-	if format != "" {
-		show, err := report.ForFormat(format, in, report.TerminalOptions{Color: colorFor(stdout)})
-		if err == nil {
-			err = show(stdout)
-		}
-		if err != nil {
-			return nil, withCode(exitRunFailed, err)
-		}
-	}
-	fmt.Fprintf(stderr, "report: %s\n", filepath.Join(out, "report.md"))
 	return &in, withCode(exitRegression, decide.Outcome(in.Comparison))
-}
-
-func colorFor(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && report.ColorFor(f)
 }
