@@ -58,7 +58,7 @@ func DryRun(ctx context.Context, req Request, opts Options, w io.Writer) error {
 // dryRun writes the plan to w and returns its heading, the scenario's
 // file, profile and kind.
 func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) (string, error) {
-	sc, _, err := prepare(req, opts)
+	sc, _, eng, err := prepare(req, opts)
 	if err != nil {
 		return "", err
 	}
@@ -67,14 +67,12 @@ func dryRun(ctx context.Context, req Request, opts Options, w io.Writer) (string
 		head += ", profile " + sc.Profile
 	}
 	head += " (kind " + kindOf(sc) + ")"
-	return head, planOf(ctx, sc, opts, w)
+	return head, eng.plan(ctx, sc, opts, w)
 }
 
-// planOf writes the plan of sc to w.
-func planOf(ctx context.Context, sc *scenario.Scenario, opts Options, w io.Writer) error {
-	if sc.Kind == scenario.KindGoBench {
-		return goBenchDryRun(ctx, sc, opts, w)
-	}
+// plan of a load scenario: the targets, the pin sets, the cells and Run's
+// own plan lines.
+func (loadEngine) plan(ctx context.Context, sc *scenario.Scenario, opts Options, w io.Writer) error {
 	for _, t := range []scenario.Target{sc.Baseline, sc.Candidate} {
 		line := fmt.Sprintf("%-10s %s %s", t.Name+":", t.Kind(), t.Shown)
 		switch t.Kind() {
@@ -148,9 +146,9 @@ func kindOf(sc *scenario.Scenario) string {
 	return sc.Kind
 }
 
-// goBenchDryRun is DryRun of a gobench scenario: the sides resolved as
-// RunGoBench resolves them, and what each round runs.
-func goBenchDryRun(ctx context.Context, sc *scenario.Scenario, opts Options, w io.Writer) error {
+// plan of a gobench scenario: the sides resolved as RunGoBench resolves
+// them, and what each round runs.
+func (goBenchEngine) plan(ctx context.Context, sc *scenario.Scenario, opts Options, w io.Writer) error {
 	g := &goBench{sc: sc, gb: sc.GoBench}
 	for i, spec := range []scenario.Target{sc.Baseline, sc.Candidate} {
 		s := &goSide{name: spec.Name, spec: spec}

@@ -42,7 +42,7 @@ const (
 	gitTimeout = 2 * time.Minute
 )
 
-// RunGoBench measures a gobench scenario (sc.Kind scenario.KindGoBench):
+// RunGoBench measures a scenario of the gobench engine (engineOf):
 // go test -bench of two versions of a Go module, interleaved. The contract
 // is Run's: results are written to opts.OutDir/results.json as they are
 // measured (after every test binary run, which gives one rung per
@@ -80,7 +80,7 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 	if err != nil {
 		return nil, err
 	}
-	if sc.Kind != scenario.KindGoBench || sc.GoBench == nil {
+	if _, ok := engineOf(sc).(goBenchEngine); !ok || sc.GoBench == nil {
 		return nil, errors.New("runner: not a gobench scenario")
 	}
 	progress, getenv := opts.Progress, opts.Getenv

@@ -76,12 +76,13 @@ func readScenario(req Request) (*scenario.Scenario, *environ.Filter, error) {
 
 // prepare is what Measure and DryRun ask before anything starts: req's
 // scenario read as Load reads it (its warnings printed on opts.Progress),
-// its pins checked against this machine, req.Override applied, a shard of
-// a gobench run refused and the tools its kind needs found.
-func prepare(req Request, opts Options) (*scenario.Scenario, *environ.Filter, error) {
+// its pins checked against this machine, req.Override applied, a shard
+// its engine cannot run refused and the tools its kind needs found. eng
+// is the scenario's engine (engineOf).
+func prepare(req Request, opts Options) (*scenario.Scenario, *environ.Filter, engine, error) {
 	sc, env, err := readScenario(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if opts.Progress != nil {
 		for _, w := range sc.Warnings {
@@ -94,37 +95,36 @@ func prepare(req Request, opts Options) (*scenario.Scenario, *environ.Filter, er
 	// kernel's own would be.
 	online, _ := linux.OnlineCPUs()
 	if err := sc.CheckCPUs(online); err != nil {
-		return nil, nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
+		return nil, nil, nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", env.Explain(err))}
 	}
 	if req.Override != nil {
 		if err := req.Override(sc); err != nil {
-			return nil, nil, &UsageError{err}
+			return nil, nil, nil, &UsageError{err}
 		}
 	}
-	if sc.Kind == scenario.KindGoBench && opts.Shard.Count > 0 {
-		return nil, nil, &UsageError{errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs")}
+	eng := engineOf(sc)
+	if opts.Shard.Count > 0 {
+		if err := eng.shard(); err != nil {
+			return nil, nil, nil, &UsageError{err}
+		}
 	}
 	if err := sc.CheckTools(exec.LookPath); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return sc, env, nil
+	return sc, env, eng, nil
 }
 
 // Measure loads req's scenario, checks that this machine can run it, and
-// runs it with Run or RunGoBench as its kind says; opts.Getenv is replaced
-// by req's, filtered. The results come back with the error whenever some
-// were measured.
+// runs it with the engine its kind says (engineOf: Run or RunGoBench);
+// opts.Getenv is replaced by req's, filtered. The results come back with
+// the error whenever some were measured.
 func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results, error) {
-	sc, env, err := prepare(req, opts)
+	sc, env, eng, err := prepare(req, opts)
 	if err != nil {
 		return nil, err
 	}
-	run := Run
-	if sc.Kind == scenario.KindGoBench {
-		run = RunGoBench
-	}
 	opts.Getenv = env.Getenv
-	res, err := run(ctx, sc, opts)
+	res, err := eng.run(ctx, sc, opts)
 	if err == nil {
 		return res, nil
 	}
@@ -140,10 +140,10 @@ func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results
 		// Found before any load: the scenario does not fit its targets.
 		return res, &UsageError{fmt.Errorf("invalid scenario: %w", err)}
 	}
-	if res == nil && sc.Kind == scenario.KindGoBench {
+	if eng.refused(res, err) {
 		// Refused before anything ran: an unknown ref, a directory
 		// without the module. The scenario names what cannot be.
-		return nil, &UsageError{fmt.Errorf("invalid scenario:\n%w", err)}
+		return res, &UsageError{fmt.Errorf("invalid scenario:\n%w", err)}
 	}
 	if errors.Is(err, context.Canceled) {
 		return res, fmt.Errorf("run cancelled: %w", err)
