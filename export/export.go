@@ -36,8 +36,12 @@ const (
 	CSV = "csv" // one row per run, cell, target and metric (csv.go)
 )
 
-// Formats lists the formats, in the order the help names them.
-var Formats = []string{BMF, GAB, CSV}
+// Formats lists the names Options.Format takes, in the order the help
+// names them: the formats, then github-action-benchmark's tool names,
+// each of which is gab in its direction (Directions). compare -import
+// reads a file back by the name it was exported as (bmf, gab and the
+// tool names).
+var Formats = []string{BMF, GAB, CSV, Directions["smaller"], Directions["bigger"]}
 
 // Reporter writes an export.
 type Reporter func(io.Writer) error
@@ -93,7 +97,8 @@ func FromHistory(recs []baselines.Record, name string) (Source, error) {
 // Options are the export's choices, the CLI's flags of the same names.
 // The zero value of each is its default.
 type Options struct {
-	// Format is one of Formats.
+	// Format is one of Formats: customSmallerIsBetter is gab with
+	// Direction smaller, customBiggerIsBetter gab with bigger.
 	Format string
 	// Target is the side exported: "candidate" or "baseline", and for CSV
 	// also "all". "" is candidate for BMF and github-action-benchmark,
@@ -114,10 +119,29 @@ type Options struct {
 // github-action-benchmark tool each one's file is read as.
 var Directions = map[string]string{"smaller": "customSmallerIsBetter", "bigger": "customBiggerIsBetter"}
 
+// gabTool is o with Format a github-action-benchmark tool name made gab
+// and the tool's direction, which a Direction given too must be.
+func (o Options) gabTool() (Options, error) {
+	for dir, tool := range Directions {
+		if o.Format != tool {
+			continue
+		}
+		if o.Direction != "" && o.Direction != dir {
+			return o, fmt.Errorf("-direction %q: -format %s is gab -direction %s", o.Direction, tool, dir)
+		}
+		o.Format, o.Direction = GAB, dir
+	}
+	return o, nil
+}
+
 // Check says what is wrong with o whatever the source: an unknown format,
 // target or direction, or an option the format does not take. Its errors
 // name the flags.
 func (o Options) Check() error {
+	o, err := o.gabTool()
+	if err != nil {
+		return err
+	}
 	var errs []error
 	if !slices.Contains(Formats, o.Format) {
 		errs = append(errs, fmt.Errorf("-format %q: want %s", o.Format, strings.Join(Formats, ", ")))
@@ -159,6 +183,7 @@ func New(src Source, o Options) (Reporter, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	o, _ = o.gabTool()
 	if len(src.Records) == 0 {
 		return nil, fmt.Errorf("%s: no run: nothing to export", src.Name)
 	}

@@ -193,6 +193,21 @@ func TestDirections(t *testing.T) {
 	}
 }
 
+// TestToolNames: github-action-benchmark's tool names, as -format, are
+// gab in their direction (with it given again or not): the same file.
+func TestToolNames(t *testing.T) {
+	t.Parallel()
+	src := fromResults(t, loadResults())
+	for dir, tool := range Directions {
+		want := export(t, src, Options{Format: GAB, Direction: dir})
+		for _, opt := range []Options{{Format: tool}, {Format: tool, Direction: dir}} {
+			if got := export(t, src, opt); !bytes.Equal(got, want) {
+				t.Errorf("%+v:\n%s\nwant gab -direction %s:\n%s", opt, got, dir, want)
+			}
+		}
+	}
+}
+
 // TestHostileNames: class and variant names a pull request controls
 // (quotes, commas, line breaks, formula prefixes, markup) leave every
 // format readable: the JSON is valid and decodes to the cells' names, the
@@ -325,6 +340,8 @@ func TestErrors(t *testing.T) {
 		{"gab without direction", nil, Options{Format: GAB}, "-format gab needs -direction smaller or bigger"},
 		{"bad direction", nil, Options{Format: GAB, Direction: "up"}, `-direction "up": want smaller or bigger`},
 		{"direction without gab", nil, Options{Format: BMF, Direction: "smaller"}, "-direction goes with -format gab"},
+		{"tool name against its direction", nil, Options{Format: "customSmallerIsBetter", Direction: "bigger"},
+			`-direction "bigger": -format customSmallerIsBetter is gab -direction smaller`},
 		{"bad target", nil, Options{Format: CSV, Target: "both"}, `-target "both": want candidate, baseline or (csv) all`},
 		{"all for bmf", nil, Options{Format: BMF, Target: "all"}, "-target all: -format bmf exports one target"},
 		{"run of a results file", nil, Options{Format: CSV, Run: "bg-5f3a"}, "-run picks a run of a history; results.json is a results file"},

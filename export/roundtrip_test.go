@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -18,8 +19,11 @@ import (
 
 // TestRoundTrip exports bmf and both gab files of a results file and reads
 // each back with the importer of its format (importers.ReadSources, as
-// "compare -import" reads them, the file on both sides): the import has
-// the exported cells, and each metric's mean is the one exported.
+// "compare -import" reads them, the file on both sides), by
+// github-action-benchmark's tool names and by export's own name, gab:
+// the import has the exported cells, and each metric's mean is the one
+// exported. Read as gab, each metric goes in the direction the export
+// split it by.
 //
 // The importers read other tools' files, whose names carry no benchgate
 // cell: a benchmark's name is its cell's class, whole. So a cell comes
@@ -31,6 +35,12 @@ import (
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	type key struct{ cell, metric string }
+	// gab's cell's name is the cell's and the metric, and its metric
+	// the unit, tidied.
+	gabBack := func(c baselines.RecordCell) key {
+		_, unit := benchunit.Tidy(1, gate.Metric(c.Metric).Unit())
+		return key{GABName(c.Cell, c.Metric), unit}
+	}
 	for name, res := range map[string]*baselines.Results{"load": loadResults(), "gobench": gobenchResults(), "hostile": printableResults()} {
 		src := fromResults(t, res)
 		for _, tc := range []struct {
@@ -50,16 +60,17 @@ func TestRoundTrip(t *testing.T) {
 				}
 				return key{c.Cell.String(), m}
 			}},
-			{importers.FormatGABSmaller, Options{Format: GAB, Direction: "smaller"}, func(c baselines.RecordCell) key {
-				_, unit := benchunit.Tidy(1, gate.Metric(c.Metric).Unit())
-				return key{GABName(c.Cell, c.Metric), unit}
-			}},
-			{importers.FormatGABBigger, Options{Format: GAB, Direction: "bigger"}, func(c baselines.RecordCell) key {
-				_, unit := benchunit.Tidy(1, gate.Metric(c.Metric).Unit())
-				return key{GABName(c.Cell, c.Metric), unit}
-			}},
+			{importers.FormatGABSmaller, Options{Format: GAB, Direction: "smaller"}, gabBack},
+			{importers.FormatGABBigger, Options{Format: GAB, Direction: "bigger"}, gabBack},
+			// By the name it is exported as: gab, each metric in its
+			// own direction, which is the one the export split by.
+			{importers.FormatGAB, Options{Format: GAB, Direction: "smaller"}, gabBack},
+			{importers.FormatGAB, Options{Format: GAB, Direction: "bigger"}, gabBack},
+			// By github-action-benchmark's tool names, on both sides.
+			{importers.FormatGABSmaller, Options{Format: importers.FormatGABSmaller}, gabBack},
+			{importers.FormatGABBigger, Options{Format: importers.FormatGABBigger}, gabBack},
 		} {
-			t.Run(name+"/"+tc.tool, func(t *testing.T) {
+			t.Run(name+"/"+tc.opt.Format+"-"+tc.opt.Direction+"/"+tc.tool, func(t *testing.T) {
 				t.Parallel()
 				out := export(t, src, tc.opt)
 				file := filepath.Join(t.TempDir(), "export.json")
@@ -84,7 +95,8 @@ func TestRoundTrip(t *testing.T) {
 						}
 					}
 				}
-				rows, err := rowsOf(src, src.Records[0], tc.opt)
+				o, _ := tc.opt.gabTool()
+				rows, err := rowsOf(src, src.Records[0], o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -102,6 +114,28 @@ func TestRoundTrip(t *testing.T) {
 				}
 				for k := range got {
 					t.Errorf("imported %v, which the export does not hold", k)
+				}
+				if tc.tool == BMF {
+					return
+				}
+				// Every metric of a file read by a tool name is decided in
+				// the file's direction; read as gab, in its name's, which
+				// is the file's but for a Go unit the results declared
+				// better higher (hits/op): the file does not say.
+				for _, r := range imp.Rungs {
+					for m := range r.Values {
+						higher, ok := imp.Scenario.Gate.HigherBetterFor[gate.Metric(m)]
+						if !ok {
+							higher = gate.Metric(m).HigherIsBetter()
+						}
+						want := o.Direction == "bigger"
+						if tc.tool == importers.FormatGAB && m == "hits/op" {
+							want = false
+						}
+						if higher != want {
+							t.Errorf("%s %s: imported better higher %v from the %s file", r.Cell.Class, m, higher, o.Direction)
+						}
+					}
 				}
 			})
 		}
@@ -125,4 +159,15 @@ func printableResults() *baselines.Results {
 // scaling (ns and seconds).
 func near(a, b float64) bool {
 	return a == b || math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// TestFormatNamesImport: every format export writes but csv, by every
+// name it takes, is a name compare -import reads it back by.
+func TestFormatNamesImport(t *testing.T) {
+	t.Parallel()
+	for _, f := range Formats {
+		if f != CSV && !slices.Contains(importers.Names(), f) {
+			t.Errorf("export -format %s: compare -import takes no %s (it takes %v)", f, f, importers.Names())
+		}
+	}
 }

@@ -22,7 +22,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	var results, history, out string
 	var opt export.Options
 	fs, err := parseFlagSet("export", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
-		fs.Var(&format, "format", "the `format`: bmf (Bencher), gab (github-action-benchmark) or csv")
+		fs.Var(&format, "format", "the `format`: bmf (Bencher), gab (github-action-benchmark) or csv; customSmallerIsBetter and customBiggerIsBetter are gab of that -direction")
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` of a complete run")
 		fs.StringVar(&history, "history", "", "export this history `file` (JSON Lines) instead of a results file")
 		fs.StringVar(&out, "out", "", "write to this `file` instead of stdout")
