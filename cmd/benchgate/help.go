@@ -3,6 +3,8 @@ package main
 import (
 	"embed"
 	"strings"
+
+	"github.com/benchgate/benchgate/importers"
 )
 
 // helpTexts are the commands' help texts, kept as text files so they read
@@ -13,11 +15,14 @@ import (
 //go:embed help/*.txt
 var helpTexts embed.FS
 
-// help is the help text of the command name, ending in a newline.
+// help is the help text of the command name, ending in a newline. A
+// line "{{importers}}" is the list of what compare -import reads, made
+// from the importers' table (importers.Help), so no text lists them by
+// hand.
 func help(name string) string {
 	b, err := helpTexts.ReadFile("help/" + strings.ReplaceAll(name, " ", "-") + ".txt")
 	if err != nil {
 		panic(err) // a command without its text: TestHelpTexts finds it
 	}
-	return string(b)
+	return strings.ReplaceAll(string(b), "{{importers}}\n", importers.Help())
 }
