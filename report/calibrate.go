@@ -11,8 +11,6 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
-	"github.com/benchgate/benchgate/internal/numtext"
-	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // CalibrationInput is what benchgate calibrate reports: an A/A run of the
@@ -31,20 +29,6 @@ func Calibration(w io.Writer, in CalibrationInput, format string) error {
 		in.Results = &baselines.Results{}
 	}
 	return calibrationDoc.render(w, in, format)
-}
-
-// NotAgainstItself is the warning, without its newline, for a results
-// file named file that calibrate is to project from when its two sides are
-// not one build ("" when they are): calibrate projects a runner's noise
-// from a build against itself, and a real change between the sides would
-// read as noise.
-func NotAgainstItself(res *baselines.Results, file string) string {
-	b, c := res.Env.Baseline, res.Env.Candidate
-	if b.Spec == c.Spec && b.Commit == c.Commit {
-		return ""
-	}
-	return fmt.Sprintf("%s compares %s with %s: calibrate projects a runner's noise from a build against itself, and a real change between the two sides reads as noise",
-		file, textsafe.Quote(b.Spec+" "+numtext.Commit(b.Commit), textsafe.QuoteRunes), textsafe.Quote(c.Spec+" "+numtext.Commit(c.Commit), textsafe.QuoteRunes))
 }
 
 // calibrationDoc is the calibration report in each format.

@@ -61,21 +61,3 @@ func TestCalibrationReport(t *testing.T) {
 		t.Error("an unknown format is accepted")
 	}
 }
-
-// TestNotAgainstItself: one build on both sides is no warning; two are,
-// each side named by its spec and short commit, escaped.
-func TestNotAgainstItself(t *testing.T) {
-	t.Parallel()
-	res := &baselines.Results{Env: baselines.Environment{
-		Baseline:  baselines.TargetInfo{Spec: "./svc", Commit: "0123456789abcdef"},
-		Candidate: baselines.TargetInfo{Spec: "./svc", Commit: "0123456789abcdef"},
-	}}
-	if w := NotAgainstItself(res, "aa.json"); w != "" {
-		t.Errorf("one build: %q", w)
-	}
-	res.Env.Candidate = baselines.TargetInfo{Spec: "./svc\x1b[2J", Commit: "fedcba9876543210"}
-	const want = `ab.json compares "./svc 0123456" with "./svc\x1b[2J fedcba9": calibrate projects a runner's noise from a build against itself`
-	if w := NotAgainstItself(res, "ab.json"); !strings.HasPrefix(w, want) {
-		t.Errorf("two builds: %q, want %q…", w, want)
-	}
-}

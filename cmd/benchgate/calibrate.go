@@ -10,6 +10,8 @@ import (
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/internal/numtext"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/scenario"
 )
@@ -52,8 +54,9 @@ func cmdCalibrate(c *call, fs *flag.FlagSet) (func() error, error) {
 			if err := os.MkdirAll(rf.out, 0o755); err != nil {
 				return withCode(exitRunFailed, err)
 			}
-			if warning := report.NotAgainstItself(res, results); warning != "" {
-				fmt.Fprintf(c.stderr, "warning: %s\n", warning)
+			if base, cand := res.Env.Baseline, res.Env.Candidate; base.Spec != cand.Spec || base.Commit != cand.Commit {
+				fmt.Fprintf(c.stderr, "warning: %s compares %s with %s: calibrate projects a runner's noise from a build against itself, and a real change between the two sides reads as noise\n",
+					results, textsafe.Quote(base.Spec+" "+numtext.Commit(base.Commit), textsafe.QuoteRunes), textsafe.Quote(cand.Spec+" "+numtext.Commit(cand.Commit), textsafe.QuoteRunes))
 			}
 		} else {
 			res, runErr = c.measure(rf, func(sc *scenario.Scenario) error {
