@@ -81,9 +81,10 @@ func WaitHealthy(ctx context.Context, target string, service string) error {
 			return nil // no health service, but the server answered
 		case status.Code(err) == codes.NotFound:
 			last = fmt.Sprintf("the health service does not know service %q", service)
-		case ctx.Err() != nil:
+		case ctx.Err() != nil || past(ctx):
 			// The call was cut by ctx, not refused by the target: what
-			// the target last said is still the news.
+			// the target last said is still the news. (grpc-go times a
+			// call out by its own clock, a moment before ctx says so.)
 		default:
 			last = status.Convert(err).Message()
 		}
@@ -96,4 +97,10 @@ func WaitHealthy(ctx context.Context, target string, service string) error {
 		}
 		delay = min(delay*2, 250*time.Millisecond)
 	}
+}
+
+// past says whether ctx's deadline has passed.
+func past(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
