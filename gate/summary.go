@@ -250,3 +250,18 @@ func betaCF(a, b, x float64) float64 {
 	}
 	return h
 }
+
+// BinomialUpper is P(X >= k) for X ~ Binomial(n, p): 1 for k <= 0, 0 for
+// k > n. Through the incomplete beta, exactly: P(X >= k) = I_p(k, n-k+1).
+// profdiff tests a function's share of two profiles' samples by it.
+func BinomialUpper(k, n int, p float64) float64 {
+	switch {
+	case k <= 0:
+		return 1
+	case k > n || p <= 0:
+		return 0
+	case p >= 1:
+		return 1
+	}
+	return regIncBeta(float64(k), float64(n-k+1), p, 1-p)
+}
