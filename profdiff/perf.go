@@ -13,7 +13,7 @@ import (
 
 // PerfFields are the fields ParsePerf reads: run `perf script -F` with
 // them. A sample is a line "TID PERIOD" and its stack, one frame a line,
-// indented, leaf first: "ADDR SYMBOL (DSO)", then an empty line.
+// indented by a tab, leaf first: "ADDR SYMBOL (DSO)", then an empty line.
 const PerfFields = "tid,period,ip,sym,dso"
 
 // Bounds on what ParsePerf reads, whatever perf wrote.
@@ -55,7 +55,9 @@ func ParsePerf(r io.Reader) (*profile.Profile, error) {
 			end()
 			continue
 		}
-		if text[0] != ' ' && text[0] != '\t' {
+		// perf indents a frame with a tab, and right-aligns a header's
+		// thread id with spaces.
+		if text[0] != '\t' {
 			end()
 			period, err := perfHeader(text)
 			if err != nil {

@@ -401,3 +401,54 @@ func child(n *Node, name string) *Node {
 
 // ErrEmpty is returned by ParsePerf for text with no samples.
 var ErrEmpty = errors.New("no samples")
+
+// Via is the caller through which f's own CPU grew most, nearest first
+// outside the standard library and f's own package: for a leaf of the
+// runtime or crypto, the program's function that asked for the work.
+// "" when no such caller is on the path.
+func (d *Diff) Via(name string) string {
+	var best []*Node
+	bestGrowth := math.Inf(-1)
+	var walk func(n *Node, path []*Node)
+	walk = func(n *Node, path []*Node) {
+		path = append(path, n)
+		if n.Name == name {
+			b, c := n.Base, n.Cand
+			for _, ch := range n.Children {
+				b -= ch.Base
+				c -= ch.Cand
+			}
+			if c-b > bestGrowth {
+				bestGrowth, best = c-b, slices.Clone(path)
+			}
+		}
+		for _, ch := range n.Children {
+			walk(ch, path)
+		}
+	}
+	walk(d.Root, nil)
+	pkg := packageOf(name)
+	for i := len(best) - 2; i > 0; i-- {
+		if p := packageOf(best[i].Name); p != pkg && !standard(p) {
+			return best[i].Name
+		}
+	}
+	return ""
+}
+
+// packageOf is a Go function name's package path ("crypto/sha256" of
+// "crypto/sha256.(*digest).Write"); other names are their own.
+func packageOf(name string) string {
+	slash := strings.LastIndexByte(name, '/')
+	if i := strings.IndexByte(name[slash+1:], '.'); i >= 0 {
+		return name[:slash+1+i]
+	}
+	return name
+}
+
+// standard says whether a package path is the standard library's (its
+// first element has no dot), "main" aside.
+func standard(pkg string) bool {
+	first, _, _ := strings.Cut(pkg, "/")
+	return pkg != "main" && !strings.Contains(first, ".") && !strings.ContainsAny(pkg, " ()+")
+}

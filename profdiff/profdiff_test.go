@@ -231,7 +231,7 @@ func TestComputeErrors(t *testing.T) {
 }
 
 func TestParsePerf(t *testing.T) {
-	text := "4242 10000000\n" +
+	text := "  4242 10000000\n" +
 		"\t  4a1f00 main.search (/srv/api)\n" +
 		"\t  4a2000 main.handle (/srv/api)\n" +
 		"\t  7f0001 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)\n" +
@@ -296,6 +296,7 @@ func TestParsePerfErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"", "no samples"},
 		{"\t 4a1f00 main.x (/a)\n", "line 1: a frame before any sample's header line"},
+		{"1 100\n  4a1f00 main.x (/a)\n", `line 2: a sample's header "  4a1f00 main.x (/a)": thread id "4a1f00" is not a number`},
 		{"4242\n", `line 1: a sample's header "4242": want the thread id and the period`},
 		{"x 100\n", `line 1: a sample's header "x 100": thread id "x" is not a number`},
 		{"1 -5\n", `period "-5" is not a positive number`},
@@ -349,4 +350,33 @@ func FuzzParsePerf(f *testing.F) {
 			t.Fatalf("diff of a parsed profile: %v", err)
 		}
 	})
+}
+
+func TestVia(t *testing.T) {
+	base := prof(t, map[string]int{"runtime.goexit;net/http.(*conn).serve;main.handle;main.searchRounds;crypto/sha256.Sum256;crypto/internal/fips140/sha256.block": 100, "runtime.goexit;net/http.(*conn).serve;main.handle;main.encode": 100})
+	cand := prof(t, map[string]int{"runtime.goexit;net/http.(*conn).serve;main.handle;main.searchRounds;crypto/sha256.Sum256;crypto/internal/fips140/sha256.block": 500, "runtime.goexit;net/http.(*conn).serve;main.handle;main.encode": 100})
+	d, err := Compute(Side{base, 100}, Side{cand, 100}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := d.Grew(1)
+	if len(top) != 1 || top[0].Name != "crypto/internal/fips140/sha256.block" {
+		t.Fatalf("top %+v", top)
+	}
+	if got := d.Via(top[0].Name); got != "main.searchRounds" {
+		t.Errorf("via %q, want main.searchRounds", got)
+	}
+	// The program's own function is where the work is asked for: no
+	// caller outside its package and the standard library.
+	if got := d.Via("main.searchRounds"); got != "" {
+		t.Errorf("via of main.searchRounds %q, want none", got)
+	}
+	for _, c := range []struct{ name, pkg string }{
+		{"crypto/sha256.(*digest).Write", "crypto/sha256"}, {"main.main", "main"},
+		{"github.com/a/b.F", "github.com/a/b"}, {"operator new(unsigned long)", "operator new(unsigned long)"},
+	} {
+		if got := packageOf(c.name); got != c.pkg {
+			t.Errorf("packageOf(%q) = %q, want %q", c.name, got, c.pkg)
+		}
+	}
 }

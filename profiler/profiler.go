@@ -15,7 +15,6 @@
 package profiler
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,14 +24,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benchgate/benchgate/internal/textsafe"
-	"github.com/benchgate/benchgate/profdiff"
 	"github.com/google/pprof/profile"
 )
 
@@ -104,74 +100,32 @@ func PerfUsable() error {
 	return nil
 }
 
-// Perf records pids (every thread of each, the threads they start while
-// recorded too) for d with perf record's cpu-clock event every
-// PerfPeriod of CPU with call stacks, and reads the record with perf
-// script. dir holds perf's data file, removed after.
+// Perf records pids for d: StartPerf, Enable, d, Disable, Stop.
 func Perf(ctx context.Context, pids []int, d time.Duration, dir string) (*profile.Profile, error) {
-	if len(pids) == 0 {
-		return nil, errors.New("perf: no process to record")
-	}
-	f, err := os.CreateTemp(dir, "perf-*.data")
+	r, err := StartPerf(ctx, pids, dir)
 	if err != nil {
-		return nil, fmt.Errorf("perf: %w", err)
+		return nil, err
 	}
-	data := f.Name()
-	f.Close()
-	defer os.Remove(data)
-	defer os.Remove(data + ".old")
-	ps := make([]string, len(pids))
-	for i, p := range pids {
-		ps[i] = strconv.Itoa(p)
-	}
-	var stderr bytes.Buffer
-	rec := exec.CommandContext(ctx, "perf", "record", "-q", "-e", "cpu-clock", "-c", strconv.Itoa(PerfPeriod), "-g",
-		"-p", strings.Join(ps, ","), "-o", data)
-	rec.Stderr = &stderr
-	// perf writes its data when interrupted; a cancelled ctx kills it.
-	rec.Cancel = func() error { return rec.Process.Kill() }
-	if err := rec.Start(); err != nil {
-		return nil, fmt.Errorf("perf record: %w", err)
+	defer r.Close()
+	if err := r.Enable(ctx); err != nil {
+		return nil, err
 	}
 	t := time.NewTimer(d)
 	select {
 	case <-t.C:
-		_ = rec.Process.Signal(syscall.SIGINT)
 	case <-ctx.Done():
 		t.Stop()
-	}
-	if err := rec.Wait(); err != nil && ctx.Err() == nil && !interrupted(err) {
-		return nil, fmt.Errorf("perf record: %w: %s", err, textsafe.Quote(stderr.String(), textsafe.QuoteRunes))
-	}
-	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	var out bytes.Buffer
-	script := exec.CommandContext(ctx, "perf", "script", "-i", data, "-F", profdiff.PerfFields)
-	script.Stdout = &limitWriter{w: &out, n: MaxPerfScriptBytes}
-	stderr.Reset()
-	script.Stderr = &stderr
-	if err := script.Run(); err != nil {
-		return nil, fmt.Errorf("perf script: %w: %s", err, textsafe.Quote(stderr.String(), textsafe.QuoteRunes))
+	if err := r.Disable(ctx); err != nil {
+		return nil, err
 	}
-	p, err := profdiff.ParsePerf(&out)
+	p, err := r.Stop(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("perf of %s: %w", filepath.Base(data), err)
+		return nil, err
 	}
 	p.DurationNanos = d.Nanoseconds()
 	return p, nil
-}
-
-// interrupted says whether perf record ended by the SIGINT that stops it.
-func interrupted(err error) bool {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return false
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
-		return true
-	}
-	return ee.ExitCode() == 130 || ee.ExitCode() == 0
 }
 
 // limitWriter keeps the first n bytes and fails past them.
