@@ -222,7 +222,7 @@ func (l *loader) parse(src []byte, getenv, getenvShown func(string) string) (roo
 }
 
 func (l *loader) scenario(root *node, profile string) {
-	m, _ := l.fields(root, "", "version", "name", "seed", "kind", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles", "agreement", "preflight", "gobench", "grpc")
+	m, _ := l.fields(root, "", "version", "name", "seed", "kind", "targets", "pins", "load", "data", "classes", "variants", "gate", "profiles", "profiling", "agreement", "preflight", "gobench", "grpc")
 	// Other versions may mean other fields: checking them as version 1
 	// would bury the one error that matters.
 	if v := m["version"]; v == nil {
@@ -276,6 +276,7 @@ func (l *loader) scenario(root *node, profile string) {
 	l.grpcKind(m)
 	l.templateWork()
 	l.preflightSection(m["preflight"])
+	l.profiling(m["profiling"])
 	l.gate(m["gate"])
 	l.profilesSection(m["profiles"])
 	l.applyProfile(m["profiles"], profile)

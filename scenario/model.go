@@ -64,6 +64,9 @@ type Scenario struct {
 	Agreement Agreement
 	// Preflight are the pre-flight commands, in file order.
 	Preflight []Preflight
+	// Profiling is when cells are profiled after the measured rounds
+	// (the profiling section, DefaultProfiling when it is silent).
+	Profiling Profiling
 
 	// compiled holds the templates ready to run; Stream reads it.
 	compiled *compiled
@@ -130,6 +133,9 @@ type Target struct {
 	Setup *Setup
 	// StartupTimeout bounds the build-less start until healthy.
 	StartupTimeout time.Duration
+	// Profile is how the target is profiled (targets.X.profile); nil for
+	// the default: perf for a command target on Linux, none otherwise.
+	Profile *TargetProfile
 }
 
 // Workload kinds.

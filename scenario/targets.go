@@ -39,7 +39,7 @@ func (l *loader) target(n *node, name string) Target {
 	f := "targets." + name
 	t := Target{Name: name, Health: DefaultHealth, StartupTimeout: DefaultStartupTimeout}
 	m, ok := l.fields(n, f, "command", "url", "image", "compose", "port", "build", "dir", "env", "health", "startup_timeout",
-		"service", "memory", "setup")
+		"service", "memory", "setup", "profile")
 	if !ok {
 		return t
 	}
@@ -163,6 +163,9 @@ func (l *loader) target(n *node, name string) Target {
 				l.healthPos[name] = v
 			}
 		}
+	}
+	if v := m["profile"]; v != nil {
+		t.Profile = l.targetProfile(v, f+".profile")
 	}
 	if v := m["startup_timeout"]; v != nil {
 		if d, ok := l.duration(v, f+".startup_timeout"); ok {
