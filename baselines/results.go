@@ -80,6 +80,33 @@ type Results struct {
 	// GitHub is where a run in GitHub Actions came from: benchgate comment
 	// posts a saved result only to the PR whose head it measured.
 	GitHub *GitHubInfo `json:"github,omitempty"`
+	// Profiles are the CPU profiles taken after the measured rounds (the
+	// scenario's profiling section), one per profiled cell; the rungs
+	// that ran under them are not among Rungs and decide nothing.
+	Profiles []CellProfile `json:"profiles,omitempty"`
+}
+
+// CellProfile is one cell's CPU profile of each side, taken while it ran
+// the cell's identical load, or why it could not be taken.
+type CellProfile struct {
+	Cell Cell `json:"cell"`
+	// Source is how: "pprof" (the target's net/http/pprof endpoint) or
+	// "perf" (perf record of its processes).
+	Source    string      `json:"source,omitempty"`
+	Baseline  ProfileSide `json:"baseline"`
+	Candidate ProfileSide `json:"candidate"`
+	// Skipped says why the cell was not profiled ("" when it was).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// ProfileSide is one side's profile: its file (a gzipped pprof profile,
+// relative to the results file's directory), the requests the side
+// answered while profiled (the diff is per request), and the seconds
+// profiled.
+type ProfileSide struct {
+	File     string  `json:"file,omitempty"`
+	Requests int64   `json:"requests"`
+	Seconds  float64 `json:"seconds"`
 }
 
 // GitHubInfo is the pull request (or push) a run measured.

@@ -1,8 +1,11 @@
 package decide
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -127,4 +130,39 @@ func Unfinished(res *baselines.Results) error {
 		msg += "; the run said: " + res.Error
 	}
 	return errors.New(msg)
+}
+
+// ProfileCells are the cells to profile after a run's measured rounds
+// (the profiling section): the gated cells that regressed, or with all
+// every gated cell, the largest gated regression first (by its decision's
+// figure, the paired ratio's or the means' change), then in the plan's
+// order.
+func ProfileCells(res *baselines.Results, all bool) ([]baselines.Cell, error) {
+	c, err := Results(res)
+	if err != nil {
+		return nil, err
+	}
+	type ranked struct {
+		cell baselines.Cell
+		size float64
+	}
+	var rs []ranked
+	for _, cell := range c.Cells {
+		if len(cell.Gated) == 0 || !all && cell.Verdict != gate.Regression {
+			continue
+		}
+		r := ranked{cell: baselines.Cell(cell.Key)}
+		for _, d := range cell.Decisions {
+			if d.Verdict == gate.Regression && slices.Contains(cell.Gated, d.Metric) {
+				r.size = max(r.size, math.Abs(d.Delta))
+			}
+		}
+		rs = append(rs, r)
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int { return cmp.Compare(b.size, a.size) })
+	cells := make([]baselines.Cell, len(rs))
+	for i, r := range rs {
+		cells[i] = r.cell
+	}
+	return cells, nil
 }

@@ -77,7 +77,7 @@ func (e *Env) PostResults(ctx context.Context, file string, pr, issue int, log i
 	if err != nil {
 		return "", report.Input{}, refusal{err}
 	}
-	rep := report.Input{Results: res, Comparison: c, Dashboard: e.Inputs.DashboardURL}
+	rep := report.Input{Results: res, Comparison: c, Dashboard: e.Inputs.DashboardURL, Where: report.LoadWhere(filepath.Dir(file), res)}
 	url, err := e.CommentOn(ctx, pr, rep, note, log)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", what, err)

@@ -126,9 +126,12 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	if list != "" {
 		list += "\n"
 	}
-	out := assemble(block, list, gates, fold(true))
+	// Where the failing cells got slower, collapsed, under the failures;
+	// the first to go when the comment is too long (report.md keeps it).
+	where := m.commentWhere()
+	out := assemble(block, list+where, gates, fold(true))
 	if secs[secLatency]+secs[secCharts] != "" && runes(out) > limit {
-		out = assemble(block, list, gates, fold(false))
+		out = assemble(block, list+where, gates, fold(false))
 	}
 	if runes(out) > limit {
 		pointer := pointerLine(opt.SummaryURL)
@@ -301,6 +304,7 @@ var sectionNames = map[sectionID]string{
 	secReproduce:   "how to reproduce",
 	secEnvironment: "the environment",
 	secUnresolved:  "the unresolved ties",
+	secWhere:       "where the profiled cells got slower",
 }
 
 // cutLine marks where a job summary cut a part of the report short.

@@ -34,6 +34,9 @@ func WriteFiles(dir string, in Input) error {
 			return err
 		}
 	}
+	if err := WriteFlames(dir, in.Where); err != nil {
+		return err
+	}
 	return WriteCharts(dir, in)
 }
 

@@ -84,6 +84,7 @@ func (m *model) sections() []section {
 		{secFailures, m.mdFailures},
 		{secGates, m.mdGates},
 		{secTables, m.mdTables},
+		{secWhere, m.mdWhere},
 	}, follow, []part{
 		{secCharts, m.mdCharts},
 		{secResources, m.mdResources},

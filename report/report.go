@@ -57,6 +57,9 @@ type Input struct {
 	// report and the comment link it at their head, and each failure of a
 	// cell links that cell's page (site.CellPage). "" links nothing.
 	Dashboard string
+	// Where is what the profiled cells' CPU profiles say (LoadWhere);
+	// nil when none were taken.
+	Where []Where
 }
 
 // Reporter writes one rendering of a value to w.

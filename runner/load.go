@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -21,7 +22,7 @@ func (s *schedule) generate(ctx context.Context, t target.Service, cell baseline
 	l := load.Loop{
 		Concurrency: cell.Concurrency,
 		Warmup:      s.sc.Load.Warmup,
-		Duration:    s.sc.Load.Duration,
+		Duration:    cmp.Or(s.window, s.sc.Load.Duration),
 		Timeout:     s.sc.Load.Timeout,
 		Rate:        float64(cell.Rate),
 		Source: func(worker int) Source {

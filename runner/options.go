@@ -30,6 +30,11 @@ type Options struct {
 	// fixed design, repetitions rounds for every cell, whatever
 	// max_repetitions says (Plan.MaxRounds is then not recorded).
 	Open func(res *baselines.Results) ([]baselines.Cell, error)
+	// Profile says which cells to profile after the measured rounds (the
+	// scenario's profiling section): the gated cells that regressed, or
+	// with all every gated cell, the first first. The CLI supplies its one
+	// decision (decide.ProfileCells); nil profiles nothing.
+	Profile func(res *baselines.Results, all bool) ([]baselines.Cell, error)
 
 	// source replaces sc.Stream; only tests set it.
 	source func(cell baselines.Cell, round, worker int) Source

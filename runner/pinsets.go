@@ -84,6 +84,9 @@ func (s *schedule) pinSets(ctx context.Context) error {
 			}
 		}
 		err := s.rounds(ctx, pins)
+		if err == nil {
+			err = s.profileCells(ctx, pins)
+		}
 		restore()
 		if err != nil {
 			return err

@@ -130,6 +130,9 @@ func planned(sc *scenario.Scenario, opts Options, w io.Writer) (baselines.Plan, 
 	} else {
 		fmt.Fprintf(w, "plan: %d cells × %d rounds × 2 targets × %v = %v%s\n", len(plan.Cells), plan.Rounds, perTarget(sc), least, within)
 	}
+	if line := profilePlanLine(sc); line != "" && opts.Profile != nil {
+		fmt.Fprintln(w, line)
+	}
 	if every := sc.Load.RestartEvery; every > 0 {
 		when := "every round"
 		if every > 1 {

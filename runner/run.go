@@ -211,6 +211,9 @@ type schedule struct {
 	// restartCost is what the last restart took (load.restart), for the
 	// budget's look ahead at an adaptive round; 0 before the first.
 	restartCost time.Duration
+	// window, when set, is the length of the next rung's window instead
+	// of load.duration (a profiled rung's).
+	window time.Duration
 }
 
 // cancelled is the error a run of either engine ends with once ctx is

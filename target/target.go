@@ -70,6 +70,13 @@ type Parted interface {
 	Parts() []Part
 }
 
+// Profiled is a service whose processes this machine can see, so perf
+// can record them when a cell is profiled: a command target's process
+// group, the leader first.
+type Profiled interface {
+	PIDs() []int
+}
+
 // Part is one part of a Parted service, by name (a compose service).
 type Part struct {
 	Name    string

@@ -25,6 +25,7 @@ import (
 	"github.com/benchgate/benchgate/internal/dockertest"
 	"github.com/benchgate/benchgate/internal/fakegithub"
 	"github.com/benchgate/benchgate/internal/workflows"
+	"github.com/benchgate/benchgate/profiler"
 )
 
 // The scripts in testdata/script drive the real CLI end to end: real child
@@ -100,6 +101,11 @@ func TestScripts(t *testing.T) {
 		}
 	}
 
+	// perf records process targets when a cell is profiled; CI installs it.
+	perfErr := profiler.PerfUsable()
+	if perfErr != nil && os.Getenv("CI") == "true" {
+		t.Fatalf("CI: %v", perfErr)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Condition: func(cond string) (bool, error) {
@@ -108,6 +114,9 @@ func TestScripts(t *testing.T) {
 			}
 			if cond == "stack" {
 				return stackErr == nil, nil
+			}
+			if cond == "perf" {
+				return perfErr == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -121,6 +130,9 @@ func TestScripts(t *testing.T) {
 			}
 			if stackErr != nil {
 				env.Setenv("STACK_SKIP", stackErr.Error())
+			}
+			if perfErr != nil {
+				env.Setenv("PERF_SKIP", perfErr.Error())
 			}
 			env.Setenv("STACK_REDIS", stack.Redis)
 			env.Setenv("STACK_API", stack.API)

@@ -204,6 +204,7 @@ func (c *call) measure(rf runFlags, override func(*scenario.Scenario) error) (re
 		ToolVersion: buildinfo.Version(version),
 		Shard:       rf.shard,
 		Open:        decide.OpenCells,
+		Profile:     decide.ProfileCells,
 	}
 	if rf.dryRun {
 		err = runner.DryRun(c.ctx, req, opts, c.stdout)
@@ -397,7 +398,7 @@ func (c *call) decideAndReport(res *baselines.Results, out, format, dashboard st
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	in := report.Input{Results: res, Comparison: comp, Dashboard: dashboard}
+	in := report.Input{Results: res, Comparison: comp, Dashboard: dashboard, Where: report.LoadWhere(out, res)}
 	if err := report.Publish(out, in, format, c.stdout, c.stderr); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}

@@ -38,6 +38,7 @@ import (
 	"log"
 	"math"
 	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"sort"
@@ -60,6 +61,7 @@ func main() {
 	flag.StringVar(&o.wrong, "wrong", "", "items or search: change one value in that endpoint's answers")
 	errs := flag.String("errors", "", "endpoint=rate: answer that share of the endpoint's requests with 500, e.g. sleep=0.05")
 	check := flag.String("check", "", "check the demo at this URL for conformance instead of serving")
+	pprof := flag.Bool("pprof", false, "serve net/http/pprof's profiles under /debug/pprof/ (on the listen address: keep it on loopback)")
 	flag.Parse()
 	if *check != "" {
 		os.Exit(conformance(*check, os.Stdout))
@@ -76,7 +78,15 @@ func main() {
 		os.Exit(2)
 	}
 	o.factor = factors
-	srv := &http.Server{Addr: *addr, Handler: newHandler(o), ReadHeaderTimeout: 10 * time.Second}
+	handler := newHandler(o)
+	if *pprof {
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.HandleFunc("/debug/pprof/", httppprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+		handler = mux
+	}
+	srv := &http.Server{Addr: *addr, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -109,6 +119,18 @@ func parseSlow(s string) (map[string]float64, error) {
 		f[name] = k
 	}
 	return f, nil
+}
+
+// searchRounds is /search's work: n rounds of SHA-256 over sum. Not
+// inlined, so a CPU profile names it (what a slowed build adds is more of
+// it).
+//
+//go:noinline
+func searchRounds(sum [32]byte, n int) [32]byte {
+	for range n {
+		sum = sha256.Sum256(sum[:])
+	}
+	return sum
 }
 
 // extraRounds is the hashing a /search slowed by factor adds to its
@@ -251,15 +273,9 @@ func newHandler(o options) http.Handler {
 		if o.wrong == "search" {
 			rounds /= 5 // the bug: 5× faster, and a different digest
 		}
-		sum := sha256.Sum256([]byte(q))
-		for range rounds {
-			sum = sha256.Sum256(sum[:])
-		}
+		sum := searchRounds(sha256.Sum256([]byte(q)), rounds)
 		// A slowed build does more work for the same answer.
-		extra := sum
-		for range extraRounds(rounds, factor["search"]) {
-			extra = sha256.Sum256(extra[:])
-		}
+		extra := searchRounds(sum, extraRounds(rounds, factor["search"]))
 		sink.Add(uint32(extra[0]))
 		writeJSON(w, map[string]any{"q": q, "digest": hex.EncodeToString(sum[:8])})
 	})

@@ -250,3 +250,30 @@ var clockTicks = func() float64 {
 	}
 	return 100 // USER_HZ on every architecture Linux runs Go on
 }()
+
+// PIDs are the processes of a command target's process group now, the
+// leader first: what perf records when the target is profiled
+// (target.Profiled). None for a url target or one not running.
+func (t *Target) PIDs() []int {
+	if t.Kind() != "command" || t.cmd == nil || t.pgid == 0 {
+		return nil
+	}
+	pids, err := target.ProcIDs("/proc")
+	if err != nil {
+		return nil
+	}
+	out := []int{t.pgid}
+	for _, pid := range pids {
+		if pid == t.pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue // gone already
+		}
+		if st, err := linux.ParseProcStat(b); err == nil && st.PGRP == t.pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
