@@ -12,7 +12,7 @@ const (
 // Profiling defaults: each side of a profiled cell is profiled for
 // DefaultProfileDuration, at most DefaultProfileCells cells a run.
 const (
-	DefaultProfileDuration = 10 * time.Second
+	DefaultProfileDuration = 4 * time.Second
 	DefaultProfileCells    = 3
 )
 
