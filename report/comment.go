@@ -127,7 +127,8 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 		list += "\n"
 	}
 	// Where the failing cells got slower, collapsed, under the failures;
-	// the first to go when the comment is too long (report.md keeps it).
+	// it goes with the fold when the comment is too long (report.md
+	// keeps it).
 	where := m.commentWhere()
 	out := assemble(block, list+where, gates, fold(true))
 	if secs[secLatency]+secs[secCharts] != "" && runes(out) > limit {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/profdiff"
 	"github.com/google/pprof/profile"
@@ -185,9 +186,15 @@ func signedValue(v float64) string {
 // commentWhere is the comment's block for the failing cells that were
 // profiled: each its top 5 functions, collapsed.
 func (m *model) commentWhere() string {
+	failing := map[baselines.Cell]bool{}
+	for _, c := range m.in.Comparison.Cells {
+		if c.Verdict == gate.Regression {
+			failing[baselines.Cell(c.Key)] = true
+		}
+	}
 	var b strings.Builder
 	for _, w := range m.in.Where {
-		if w.Diff == nil {
+		if w.Diff == nil || !failing[w.Cell] {
 			continue
 		}
 		fmt.Fprintf(&b, "<details><summary>Where %s got slower (CPU profiles, %s)</summary>\n\n", md(w.Cell.String()), md(w.Profile.Source))
