@@ -42,6 +42,10 @@ func LoadWhere(dir string, res *baselines.Results) []Where {
 	if res == nil {
 		return nil
 	}
+	opt := profdiff.Options{}
+	if res.Benchmarks() {
+		opt.Unit = "op"
+	}
 	var out []Where
 	for i, cp := range res.Profiles {
 		w := Where{Index: i + 1, Cell: cp.Cell, Profile: cp, Skipped: cp.Skipped}
@@ -53,7 +57,7 @@ func LoadWhere(dir string, res *baselines.Results) []Where {
 			}
 			if err == nil {
 				w.Diff, err = profdiff.Compute(profdiff.Side{Profile: base, Units: float64(cp.Baseline.Requests)},
-					profdiff.Side{Profile: cand, Units: float64(cp.Candidate.Requests)}, profdiff.Options{})
+					profdiff.Side{Profile: cand, Units: float64(cp.Candidate.Requests)}, opt)
 			}
 			if err != nil {
 				w.Skipped = err.Error()
@@ -141,9 +145,9 @@ func (m *model) mdWhere(b *strings.Builder) {
 // side, the source and the floor.
 func whereIntro(b *strings.Builder, w Where) {
 	d := w.Diff
-	fmt.Fprintf(b, "CPU a %s, from %s profiles of %d and %d requests: baseline %s, candidate %s (%s). "+
-		"A function is listed when its own CPU changed beyond its samples' chance (p ≤ %s over %d functions) and by at least %s of the baseline's CPU a %s.\n\n",
-		d.Unit, md(w.Profile.Source), w.Profile.Baseline.Requests, w.Profile.Candidate.Requests,
+	fmt.Fprintf(b, "CPU per %s, from %s profiles of %d and %d %ss: baseline %s, candidate %s (%s). "+
+		"A function is listed when its own CPU changed beyond its samples' chance (p ≤ %s over %d functions) and by at least %s of the baseline's CPU per %s.\n\n",
+		d.Unit, md(w.Profile.Source), w.Profile.Baseline.Requests, w.Profile.Candidate.Requests, d.Unit,
 		numtext.Value(d.Total.Base, "ns"), numtext.Value(d.Total.Cand, "ns"), numtext.Percent(d.Total.Rel()),
 		numtext.PValue(d.Alpha), d.Tested, share(d.MinShare), d.Unit)
 }

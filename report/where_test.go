@@ -91,7 +91,7 @@ func TestWhere(t *testing.T) {
 	md := markdown(t, in)
 	sec := between(t, md, "### Where it got slower\n\n#### csv/Q01 c=8\n\n", "Not profiled: the baseline is a url target.")
 	for _, want := range []string{
-		"CPU a request, from perf profiles of 1000 and 1000 requests: baseline 2.000 ms, candidate 6.000 ms (+200.0%).",
+		"CPU per request, from perf profiles of 1000 and 1000 requests: baseline 2.000 ms, candidate 6.000 ms (+200.0%).",
 		"| function | via | baseline CPU/request | candidate CPU/request | Δ | share of the change | cumulative Δ |",
 		"| 1.000 ms | 5.000 ms | +4.000 ms (+400.0%) | 100% | +4.000 ms |",
 		"Flame graph: [profiles/cell01-flame.svg](profiles/cell01-flame.svg)",

@@ -189,6 +189,9 @@ type goSide struct {
 	// (package and benchmark name): two sources of one cell would mix
 	// two benchmarks' samples.
 	source map[string]string
+	// raw is each cell's benchmark on this side, as its binary names it:
+	// what a profiled run of the cell asks for.
+	raw map[string]rawBench
 }
 
 // goSlot is one step of a round: a package's test binaries on both
@@ -260,6 +263,13 @@ func (g *goBench) run(ctx context.Context) error {
 		bench = fmt.Sprintf("%s (%s), %s (%s)", bench, g.sides[0].name, b, g.sides[1].name)
 	}
 	fmt.Fprintf(g.progress, "plan: go test -bench %s, %s × %d rounds × 2 targets\n", g.sc.Redact(bench), countOf(len(g.slots), "package", "packages"), g.res.Plan.Rounds)
+	if p := g.sc.Profiling; p.When != scenario.ProfileNever && g.opts.Profile != nil {
+		which := "that regress"
+		if p.When == scenario.ProfileAlways {
+			which = "gated"
+		}
+		fmt.Fprintf(g.progress, "profiling: after the rounds, up to %d benchmarks %s, each run 4 times more (both sides, ABBA) under -test.cpuprofile (profiling.when: never turns it off)\n", p.Cells, which)
+	}
 
 	sets := g.sc.PinSets
 	if len(sets) == 0 {
@@ -271,6 +281,9 @@ func (g *goBench) run(ctx context.Context) error {
 			g.pins = g.preparePins(&sets[pi], &g.res.Env.Pins[pi])
 		}
 		err := g.rounds(ctx, pi)
+		if err == nil {
+			err = g.profileBenchmarks(ctx, pi)
+		}
 		g.releasePins()
 		if err != nil {
 			return err
@@ -366,10 +379,6 @@ func (g *goBench) rounds(ctx context.Context, pi int) error {
 // rung per benchmark result, with the cell and the values set.
 func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int) ([]baselines.Rung, time.Duration, error) {
 	s := g.sides[side]
-	timeout := g.gb.Timeout
-	if timeout <= 0 {
-		timeout = defaultGoBenchTimeout
-	}
 	args := []string{"-test.run=^$", "-test.bench=" + g.bench(s), "-test.benchmem", "-test.count=1"}
 	if len(g.gb.CPU) > 0 {
 		cpu := make([]string, len(g.gb.CPU))
@@ -381,13 +390,70 @@ func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int)
 	if g.gb.Benchtime != "" {
 		args = append(args, "-test.benchtime="+g.gb.Benchtime)
 	}
+	label := gobench.RelPackage(p.path, p.module)
+	out, tail, took, err := g.runBinary(run, side, p, round, args, s.bench)
+	if err != nil {
+		return nil, took, err
+	}
+	start := time.Now().Add(-took)
+	fail := func(err error) error {
+		return &target.TargetError{Target: s.name, Phase: PhaseBench, Err: fmt.Errorf("%s (round %d): %w", p.path, round+1, err), Output: tail}
+	}
+	// Rename rules match cell names, not bare ones: applied by Cell.
+	results, err := gobench.Parse(bytes.NewReader(out), nil)
+	if err != nil {
+		return nil, took, fail(fmt.Errorf("its output could not be read (a benchmark that writes to standard output breaks its own result line; b.Log and standard error do not): %w", err))
+	}
+	rungs := make([]baselines.Rung, 0, len(results))
+	seen := map[string]string{}
+	for _, r := range results {
+		pkg := r.Pkg
+		if pkg == "" {
+			pkg = p.path
+		}
+		class := gobench.Cell(pkg, p.module, r.Name, g.gb.Rename)
+		if prev, ok := seen[class]; ok {
+			return nil, took, fmt.Errorf("%s %s: the rename rules give %s and %s, of one run, the one name %s", label, s.name, prev, r.Name, class)
+		}
+		seen[class] = r.Name
+		src := pkg + "." + r.Name
+		if s.source == nil {
+			s.source = map[string]string{}
+		}
+		if prev, ok := s.source[class]; ok && prev != src {
+			return nil, took, fmt.Errorf("%s %s: %s and %s are both named %s (by the rename rules, or as packages of two modules): their samples would mix", label, s.name, prev, src, class)
+		}
+		s.source[class] = src
+		if s.raw == nil {
+			s.raw = map[string]rawBench{}
+		}
+		s.raw[class] = rawBench{pkg: p, name: r.Name}
+		rungs = append(rungs, baselines.Rung{
+			Cell:     baselines.Cell{Class: class},
+			Start:    start,
+			Duration: took.Seconds(),
+			Values:   r.Values,
+		})
+	}
+	return rungs, took, nil
+}
+
+// runBinary runs one package's test binary on one side with args (the
+// timeout's added), its output kept in the side's log and in keep (the
+// side's bench file; nil for none), and returns its standard output and
+// the last lines of its output, for an error.
+func (g *goBench) runBinary(run context.Context, side int, p *goPkg, round int, args []string, keep io.Writer) ([]byte, []string, time.Duration, error) {
+	s := g.sides[side]
+	timeout := g.gb.Timeout
+	if timeout <= 0 {
+		timeout = defaultGoBenchTimeout
+	}
 	// -test.paniconexit0, as go test passes it: a benchmark that calls
 	// os.Exit(0) would otherwise end the binary "successfully" with
 	// results missing. -test.timeout covers tests only, not benchmarks:
 	// benchgate enforces the timeout itself, as go test does.
 	args = append(args, "-test.timeout="+timeout.String(), "-test.paniconexit0")
 
-	label := gobench.RelPackage(p.path, p.module)
 	fmt.Fprintf(s.log, "# round %d: %s: %s\n", round+1, p.path, target.RedactedLine(g.sc, append([]string{p.bin}, args...)))
 	// A benchmark that writes without end fills no more than what the
 	// parser would read.
@@ -395,7 +461,11 @@ func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int)
 	tail := target.NewTail(target.BuildTailLines)
 	// What is parsed is the output as it is; what is kept (the log, the
 	// bench file, the tail of an error) is redacted, one writer a stream.
-	kept := target.NewRedactWriter(g.sc, io.MultiWriter(s.bench, s.log, tail))
+	keeps := []io.Writer{s.log, tail}
+	if keep != nil {
+		keeps = append(keeps, keep)
+	}
+	kept := target.NewRedactWriter(g.sc, io.MultiWriter(keeps...))
 	keptErr := target.NewRedactWriter(g.sc, io.MultiWriter(s.log, tail))
 	ctx, cancel := context.WithCancel(run)
 	defer cancel()
@@ -429,7 +499,7 @@ func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int)
 	keptErr.Flush()
 	took := time.Since(start)
 	if cerr := cancelled(run, g.res); cerr != nil {
-		return nil, took, cerr
+		return nil, nil, took, cerr
 	}
 	fail := func(err error) error {
 		return &target.TargetError{Target: s.name, Phase: PhaseBench, Err: fmt.Errorf("%s (round %d): %w", p.path, round+1, err), Output: tail.Lines()}
@@ -440,48 +510,16 @@ func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int)
 		if ctx.Err() != nil {
 			how = fmt.Sprintf("killed %v after SIGQUIT", goBenchKillAfter)
 		}
-		return nil, took, fail(fmt.Errorf("still running after the timeout of %v: %s (%v); its goroutines' stacks are in %s.log", timeout, how, process.ExitText(err), s.name))
+		return nil, tail.Lines(), took, fail(fmt.Errorf("still running after the timeout of %v: %s (%v); its goroutines' stacks are in %s.log", timeout, how, process.ExitText(err), s.name))
 	default:
 	}
 	if err != nil {
-		return nil, took, fail(err)
+		return nil, tail.Lines(), took, fail(err)
 	}
 	if stdout.over {
-		return nil, took, fail(fmt.Errorf("its standard output passed %d MiB, more than a benchmark's results can be", gobench.MaxOutputBytes>>20))
+		return nil, tail.Lines(), took, fail(fmt.Errorf("its standard output passed %d MiB, more than a benchmark's results can be", gobench.MaxOutputBytes>>20))
 	}
-	// Rename rules match cell names, not bare ones: applied by Cell.
-	results, err := gobench.Parse(bytes.NewReader(stdout.Bytes()), nil)
-	if err != nil {
-		return nil, took, fail(fmt.Errorf("its output could not be read (a benchmark that writes to standard output breaks its own result line; b.Log and standard error do not): %w", err))
-	}
-	rungs := make([]baselines.Rung, 0, len(results))
-	seen := map[string]string{}
-	for _, r := range results {
-		pkg := r.Pkg
-		if pkg == "" {
-			pkg = p.path
-		}
-		class := gobench.Cell(pkg, p.module, r.Name, g.gb.Rename)
-		if prev, ok := seen[class]; ok {
-			return nil, took, fmt.Errorf("%s %s: the rename rules give %s and %s, of one run, the one name %s", label, s.name, prev, r.Name, class)
-		}
-		seen[class] = r.Name
-		src := pkg + "." + r.Name
-		if s.source == nil {
-			s.source = map[string]string{}
-		}
-		if prev, ok := s.source[class]; ok && prev != src {
-			return nil, took, fmt.Errorf("%s %s: %s and %s are both named %s (by the rename rules, or as packages of two modules): their samples would mix", label, s.name, prev, src, class)
-		}
-		s.source[class] = src
-		rungs = append(rungs, baselines.Rung{
-			Cell:     baselines.Cell{Class: class},
-			Start:    start,
-			Duration: took.Seconds(),
-			Values:   r.Values,
-		})
-	}
-	return rungs, took, nil
+	return stdout.Bytes(), tail.Lines(), took, nil
 }
 
 // cappedBuffer keeps the first max bytes written to it and notes that more

@@ -222,16 +222,8 @@ func (s *schedule) profileCell(ctx context.Context, cell baselines.Cell, index i
 			return fmt.Errorf("the %s's two profiles: %w", name, err)
 		}
 		file := filepath.Join(ProfileDir, fmt.Sprintf("cell%02d-%s.pb.gz", index+1, name))
-		f, err := os.Create(filepath.Join(s.opts.OutDir, file))
-		if err != nil {
+		if err := writeProfile(filepath.Join(s.opts.OutDir, file), merged); err != nil {
 			return err
-		}
-		werr := merged.Write(f)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return werr
 		}
 		*sides[i] = baselines.ProfileSide{File: filepath.ToSlash(file), Requests: requests[i], Seconds: seconds[i]}
 	}

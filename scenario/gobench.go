@@ -49,6 +49,7 @@ func (l *loader) goBenchScenario(m map[string]*node, profile string) {
 	if n := m["gobench"]; n != nil {
 		l.goBenchSection(n, gb)
 	}
+	l.profiling(m["profiling"])
 	l.gate(m["gate"])
 	l.goBenchProfiles(m["profiles"], profile)
 	if !l.opts.Decide {
