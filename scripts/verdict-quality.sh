@@ -251,6 +251,9 @@ ${load_extra}data:
   word: [red, green, blue, cyan, magenta, yellow, black, white]
 classes:
 ${classes}agreement: {mode: required, requests: 5}
+# No CPU profiles of the regressed cells: they decide nothing, and would
+# add their minutes to the A/B gates' wall time (docs/profiling.md).
+profiling: {when: never}
 gate:
   fail_on: [$fail_on]
 $gate_extra
