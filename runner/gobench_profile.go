@@ -131,9 +131,9 @@ func (g *goBench) profileBenchmark(ctx context.Context, cell baselines.Cell, ind
 		if cpu != "" {
 			args = append(args, "-test.cpu="+cpu)
 		}
-		if g.gb.Benchtime != "" {
-			args = append(args, "-test.benchtime="+g.gb.Benchtime)
-		}
+		// A time, not the scenario's benchtime: a run of 50000x may last
+		// milliseconds, too few samples for a profile.
+		args = append(args, "-test.benchtime="+profileWindows(g.sc.Profiling).String())
 		out, _, _, err := g.runBinary(ctx, side, raws[side].pkg, round+k, args, nil)
 		if err != nil {
 			var te *target.TargetError

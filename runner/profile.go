@@ -198,18 +198,29 @@ func (s *schedule) profileCell(ctx context.Context, cell baselines.Cell, index i
 	var seconds [2]float64
 	// Fresh rounds of the seeded stream, past any measured round.
 	round := max(s.res.Plan.Rounds, s.res.Plan.MaxRounds)
-	for k, side := range []int{0, 1, 1, 0} {
-		t := ts[side]
-		if err := s.stopped(ctx); err != nil {
-			return err
+	// ABBA, and again while a side has fewer than MinProfileSamples (a
+	// loaded machine gives the targets less CPU in the same time), up to
+	// MaxProfileCycles in all.
+	k := 0
+	for cycle := 0; cycle < MaxProfileCycles; cycle++ {
+		if cycle > 0 && (samples(profs[0]) >= MinProfileSamples && samples(profs[1]) >= MinProfileSamples ||
+			s.budget != nil && 4*(window+s.sc.Load.Warmup) > s.budget.left()) {
+			break
 		}
-		p, r, err := s.profiledRung(ctx, t, cell, round+k, window, takers[side]())
-		if err != nil {
-			return err
+		for _, side := range []int{0, 1, 1, 0} {
+			t := ts[side]
+			if err := s.stopped(ctx); err != nil {
+				return err
+			}
+			p, r, err := s.profiledRung(ctx, t, cell, round+k, window, takers[side]())
+			if err != nil {
+				return err
+			}
+			k++
+			profs[side] = append(profs[side], p)
+			requests[side] += int64(r.Value(gate.RPS)*r.Duration + 0.5)
+			seconds[side] += window.Seconds()
 		}
-		profs[side] = append(profs[side], p)
-		requests[side] += int64(r.Value(gate.RPS)*r.Duration + 0.5)
-		seconds[side] += window.Seconds()
 	}
 	dir := filepath.Join(s.opts.OutDir, ProfileDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

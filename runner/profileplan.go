@@ -6,10 +6,42 @@ import (
 
 	"github.com/benchgate/benchgate/profiler"
 	"github.com/benchgate/benchgate/scenario"
+	"github.com/google/pprof/profile"
 )
 
 // ProfileDir is where a run's profiles go, under its out dir.
 const ProfileDir = "profiles"
+
+// A profiled cell runs ABBA cycles until each side's profile holds
+// MinProfileSamples samples (a tenth of a second's CPU each at 100 Hz:
+// enough for the diff's floor to see a function doubling a tenth of the
+// work), at most MaxProfileCycles of them.
+const (
+	MinProfileSamples = 300
+	MaxProfileCycles  = 4
+)
+
+// samples is how many samples profiles hold, by their sample count
+// ("samples count"), else one a sample row.
+func samples(profiles []*profile.Profile) int64 {
+	var n int64
+	for _, p := range profiles {
+		idx := -1
+		for i, st := range p.SampleType {
+			if st.Unit == "count" {
+				idx = i
+			}
+		}
+		for _, s := range p.Sample {
+			if idx >= 0 && idx < len(s.Value) {
+				n += s.Value[idx]
+			} else {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // profileWindows is the profiling plan of a cell: its side's windows in
 // ABBA order, each half the section's duration (whole seconds, as a pprof
@@ -30,6 +62,6 @@ func profilePlanLine(sc *scenario.Scenario) string {
 	if p.When == scenario.ProfileAlways {
 		which = "of the gated cells"
 	}
-	return fmt.Sprintf("profiling: after the measured rounds, up to %d %s, each %v (both sides, ABBA, under a CPU profile; profiling.when: never turns it off)",
-		p.Cells, which, per)
+	return fmt.Sprintf("profiling: after the measured rounds, up to %d %s, each %v (both sides, ABBA, under a CPU profile; again, up to %d times in all, while a side has fewer than %d samples; profiling.when: never turns it off)",
+		p.Cells, which, per, MaxProfileCycles, MinProfileSamples)
 }
