@@ -79,7 +79,7 @@ func (g *goBench) profileBenchmarks(ctx context.Context, pi int) error {
 				if cerr := cancelled(ctx, g.res); cerr != nil {
 					return cerr
 				}
-				cp.Skipped = err.Error()
+				cp.Skipped = g.sc.Redact(err.Error())
 			}
 		}
 		if cp.Skipped != "" {

@@ -65,7 +65,8 @@ func (s *schedule) profileCells(ctx context.Context, pins *scenario.Pins) error 
 				if errors.As(err, &te) {
 					return err
 				}
-				cp.Skipped = err.Error()
+				// A reason may quote a URL or a command holding a ${VAR}'s value.
+				cp.Skipped = s.sc.Redact(err.Error())
 			}
 		}
 		if cp.Skipped != "" {
