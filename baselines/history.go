@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // HistoryVersion is the version of the history records this code writes.
@@ -53,7 +55,56 @@ type Record struct {
 	// higher, an imported customBiggerIsBetter value. Drift, the site and
 	// exports judge a change by them (HigherIsBetter).
 	HigherBetter map[string]bool `json:"higher_better,omitempty"`
+	// RunURL is the page of the workflow run that measured it (history
+	// append -run-url, or the action's run), whose artifact holds the
+	// report, the flame graphs and the profiles.
+	RunURL string `json:"run_url,omitempty"`
+	// Where is, for each cell the run profiled, where it got slower in
+	// short (report.WhereRecords): the site shows a cell's latest.
+	Where []RecordWhere `json:"where,omitempty"`
 }
+
+// RecordWhere is one profiled cell of a run: its CPU per request (or per
+// op) on each side and the functions whose own CPU grew most above the
+// diff's noise floor, at most MaxRecordFuncs, the most first.
+type RecordWhere struct {
+	Cell   Cell         `json:"cell"`
+	Source string       `json:"source"` // "pprof", "perf" or "cpuprofile"
+	Unit   string       `json:"unit"`   // "request" or "op"
+	Base   float64      `json:"base"`   // CPU ns per unit, baseline
+	Cand   float64      `json:"cand"`
+	Funcs  []RecordFunc `json:"funcs"`
+}
+
+// RecordFunc is a function's own CPU per unit on each side, and its part
+// of the cell's whole change.
+type RecordFunc struct {
+	Name  string  `json:"name"` // clipped to MaxRecordFuncName characters
+	Base  float64 `json:"base"`
+	Cand  float64 `json:"cand"`
+	Share float64 `json:"share"`
+}
+
+// CheckRunURL says whether u can be a record's RunURL: an absolute https
+// URL without a user, of at most 2048 bytes (as the site's -repo-url).
+func CheckRunURL(u string) error {
+	p, err := url.Parse(u)
+	switch {
+	case len(u) > 2048:
+		return fmt.Errorf("%s: longer than 2048 bytes", textsafe.Quote(u, textsafe.QuoteRunes))
+	case err != nil:
+		return fmt.Errorf("%s: not a URL", textsafe.Quote(u, textsafe.QuoteRunes))
+	case p.Scheme != "https" || p.Host == "" || p.User != nil:
+		return fmt.Errorf("%s: want an https URL such as https://github.com/OWNER/REPO/actions/runs/ID", textsafe.Quote(u, textsafe.QuoteRunes))
+	}
+	return nil
+}
+
+// Bounds of a record's Where.
+const (
+	MaxRecordFuncs    = 10
+	MaxRecordFuncName = 512
+)
 
 // HigherIsBetter is the direction metric is judged in: the one the run's
 // gate declared (HigherBetter), else the metric name's own.
@@ -109,6 +160,9 @@ func NewRecord(res *Results, c gate.Comparison) Record {
 		}
 		if r.CandidateCommit == "" {
 			r.CandidateCommit = gh.HeadSHA
+		}
+		if CheckRunURL(gh.RunURL) == nil {
+			r.RunURL = gh.RunURL
 		}
 	}
 	for _, cr := range c.Cells {

@@ -279,3 +279,23 @@ func TestHistoryDates(t *testing.T) {
 		t.Errorf("read of 9999: %v", err)
 	}
 }
+
+// TestCheckRunURL: a record's run page is an https address, without a
+// user, of at most 2048 bytes; nothing else is kept or linked.
+func TestCheckRunURL(t *testing.T) {
+	t.Parallel()
+	for u, ok := range map[string]bool{
+		"https://github.com/o/r/actions/runs/7":              true,
+		"https://ghe.example.com/o/r/actions/runs/7?check=1": true,
+		"http://github.com/o/r/actions/runs/7":               false,
+		"javascript:alert(1)//https://x":                     false,
+		"https://user:pw@github.com/o/r":                     false,
+		"/o/r/actions/runs/7":                                false,
+		"https://" + strings.Repeat("a", 2048) + ".com":      false,
+		"": false,
+	} {
+		if err := CheckRunURL(u); (err == nil) != ok {
+			t.Errorf("CheckRunURL(%.60q): %v, want ok %v", u, err, ok)
+		}
+	}
+}

@@ -60,6 +60,11 @@ const (
 	MaxEntries = 10_000
 )
 
+// MaxProfiles bounds a results file's profiled cells: a run profiles at
+// most 100 (profiling.cells), and a merge keeps the first MaxProfiles of
+// its shards'.
+const MaxProfiles = 100
+
 // Element limits of a history file.
 const (
 	// MaxHistoryRecords bounds the records of a history file: a nightly
@@ -85,11 +90,18 @@ var resultsLimits = map[string]int{
 	// gate.Measured for each of MaxSlices.
 	"rungs[].slices[].values": MaxSlices * len(gate.Measured),
 	"rungs[].parts":           MaxRungEntries,
+	"profiles":                MaxProfiles,
 }
 
-// recordLimits are the limits of one history record: its cells are
-// counted across records by ParseHistory.
-var recordLimits = map[string]int{"cells": MaxHistoryCells}
+// recordLimits are the limits of a history's records: ParseHistory
+// counts each list across the records. Where entries: one a record on
+// average (a night profiles up to 3 cells by default), each with its
+// MaxRecordFuncs functions.
+var recordLimits = map[string]int{
+	"cells":         MaxHistoryCells,
+	"where":         MaxHistoryRecords,
+	"where[].funcs": MaxHistoryRecords * MaxRecordFuncs,
+}
 
 // LimitError is a file holding more elements in a list or map than a
 // file of its kind may.

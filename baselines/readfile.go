@@ -34,6 +34,10 @@ const (
 	// MaxReportBytes bounds another load tool's JSON report (vegeta, ghz,
 	// oha, k6): each is a summary of a few KiB.
 	MaxReportBytes = 64 << 20
+	// MaxProfileBytes bounds a CPU profile (a gzipped pprof file) read
+	// back from a results directory or taken along by a merge: a
+	// profiled cell's is a few hundred KiB.
+	MaxProfileBytes = 64 << 20
 )
 
 // TooLargeError is a file over its size limit.

@@ -36,7 +36,9 @@ type ShardRun struct {
 
 // Merge combines the results files of the shards of one grid into the
 // results an unsharded run would have written: the same plan in the same
-// order, every rung, the gates' findings, each shard's machine in Shards.
+// order, every rung, the gates' findings, each shard's machine in Shards,
+// the shards' profiles in shard order (the first MaxProfiles; their files
+// are the shards' own: MergeFiles names where they go).
 // The shards must come from one scenario (same hash, profile and seed)
 // and the same split, each shard once; a missing shard is an error, since
 // its cells would silently be left out.
@@ -123,7 +125,9 @@ func Merge(parts []*Results) (*Results, error) {
 			errs = append(errs, fmt.Sprintf("shard %d/%d: %s", i, count, p.Error))
 		}
 		m.Gates = mergeGates(m.Gates, p.Gates)
+		m.Profiles = append(m.Profiles, p.Profiles...)
 	}
+	m.Profiles = m.Profiles[:min(len(m.Profiles), MaxProfiles)]
 	if len(errs) > 0 {
 		m.Error = fmt.Sprint(errs)
 	}

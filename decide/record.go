@@ -18,7 +18,10 @@ import (
 type RecordOptions struct {
 	Date                            time.Time
 	BaselineCommit, CandidateCommit string
-	Now                             time.Time
+	// RunURL is the workflow run's page (an absolute https URL),
+	// in place of the one the results hold.
+	RunURL string
+	Now    time.Time
 }
 
 // Record is the history record of a complete run (baselines.NewRecord),
@@ -46,6 +49,12 @@ func Record(res *baselines.Results, opt RecordOptions) (baselines.Record, error)
 	}
 	rec.BaselineCommit = cmp.Or(opt.BaselineCommit, rec.BaselineCommit)
 	rec.CandidateCommit = cmp.Or(opt.CandidateCommit, rec.CandidateCommit)
+	if opt.RunURL != "" {
+		if err := baselines.CheckRunURL(opt.RunURL); err != nil {
+			return baselines.Record{}, fmt.Errorf("-run-url: %w", err)
+		}
+		rec.RunURL = opt.RunURL
+	}
 	switch {
 	case rec.Date.IsZero():
 		return baselines.Record{}, errors.New("the results have no start time (compared from files?): give -date")

@@ -11,6 +11,7 @@ import (
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/linux"
+	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // Resources: what each target used (cores, CPU per request, memory) and
@@ -595,9 +596,7 @@ func cores(f float64) string {
 }
 
 // share prints a fraction as a whole percentage: "13%", "142%".
-func share(f float64) string {
-	return strconv.FormatFloat(math.Round(f*100), 'f', 0, 64) + "%"
-}
+var share = numtext.Share
 
 // chooseCPUUnit picks one unit for the CPU time per request of a table:
 // milliseconds, or microseconds when every value is under 0.1 ms; at least

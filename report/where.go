@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bufio"
+	"compress/gzip"
 	"fmt"
 	"io"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
+	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/profdiff"
 	"github.com/google/pprof/profile"
 )
@@ -32,12 +35,15 @@ type Where struct {
 
 // Flame is the file of w's flame graph, relative to the results
 // directory (beside its profiles).
-func (w Where) Flame() string { return fmt.Sprintf("profiles/cell%02d-flame.svg", w.Index) }
+func (w Where) Flame() string {
+	return path.Join(baselines.ProfileDir, fmt.Sprintf("cell%02d-flame.svg", w.Index))
+}
 
 // LoadWhere reads the profiles res records (its Profiles, files relative
 // to dir) and diffs each cell's: a file that is missing, not local to dir
 // (a results file from a fork names its own paths), over
-// MaxProfileFileBytes or not a profile leaves its cell with the reason.
+// baselines.MaxProfileBytes or not a profile leaves its cell with the
+// reason.
 func LoadWhere(dir string, res *baselines.Results) []Where {
 	if res == nil {
 		return nil
@@ -68,27 +74,46 @@ func LoadWhere(dir string, res *baselines.Results) []Where {
 	return out
 }
 
-// MaxProfileFileBytes bounds a profile file read back from a results
-// directory.
-const MaxProfileFileBytes = 64 << 20
-
 func readProfile(dir, file string) (*profile.Profile, error) {
 	if file == "" || !filepath.IsLocal(filepath.FromSlash(file)) {
 		return nil, fmt.Errorf("profile file %q: not a file within the results directory", file)
 	}
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(file)))
+	f, err := baselines.OpenLimited(filepath.Join(dir, filepath.FromSlash(file)), baselines.MaxProfileBytes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("profile file %s: %w", file, err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > MaxProfileFileBytes {
-		return nil, fmt.Errorf("profile file %s: over %d MiB", file, MaxProfileFileBytes>>20)
-	}
-	p, err := profile.Parse(io.LimitReader(f, MaxProfileFileBytes))
+	p, err := parseProfile(f, maxProfileData)
 	if err != nil {
 		return nil, fmt.Errorf("profile file %s: %w", file, err)
 	}
 	return p, nil
+}
+
+// maxProfileData bounds a profile's data once gunzipped: pprof's own
+// Parse would gunzip a small file into any size.
+const maxProfileData = 4 * baselines.MaxProfileBytes
+
+// parseProfile parses a pprof profile, gzipped or not, reading at most
+// limit bytes of its data.
+func parseProfile(r io.Reader, limit int64) (*profile.Profile, error) {
+	br := bufio.NewReader(r)
+	var data io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		data = gz
+	}
+	b, err := io.ReadAll(io.LimitReader(data, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("over %d bytes of profile data once gunzipped", limit)
+	}
+	return profile.ParseUncompressed(b)
 }
 
 // WriteFlames writes each diffed cell's flame graph beside its profiles.
@@ -168,12 +193,8 @@ func whereTable(w Where, n int) string {
 		if via != "" {
 			via = codeText(via)
 		}
-		rel := "new"
-		if f.Flat.Base > 0 {
-			rel = numtext.Percent(f.Flat.Rel())
-		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (%s) | %s | %s |\n", codeText(f.Name), via,
-			numtext.Value(f.Flat.Base, "ns"), numtext.Value(f.Flat.Cand, "ns"), signedValue(f.Flat.Delta()), rel,
+			numtext.Value(f.Flat.Base, "ns"), numtext.Value(f.Flat.Cand, "ns"), signedValue(f.Flat.Delta()), numtext.Change(f.Flat.Base, f.Flat.Cand),
 			share(d.Share(f)), signedValue(f.Cum.Delta()))
 	}
 	b.WriteString("\n")
@@ -206,4 +227,26 @@ func (m *model) commentWhere() string {
 		b.WriteString("</details>\n\n")
 	}
 	return b.String()
+}
+
+// WhereRecords is where in short for a history record: each diffed cell's
+// CPU per unit and the functions whose own CPU grew most above the floor
+// (at most baselines.MaxRecordFuncs, names clipped to
+// baselines.MaxRecordFuncName characters), so the history site can show a
+// cell's latest diff.
+func WhereRecords(where []Where) []baselines.RecordWhere {
+	var out []baselines.RecordWhere
+	for _, w := range where {
+		if w.Diff == nil {
+			continue
+		}
+		rw := baselines.RecordWhere{Cell: w.Cell, Source: w.Profile.Source, Unit: w.Diff.Unit,
+			Base: w.Diff.Total.Base, Cand: w.Diff.Total.Cand, Funcs: []baselines.RecordFunc{}}
+		for _, f := range w.Diff.Grew(baselines.MaxRecordFuncs) {
+			rw.Funcs = append(rw.Funcs, baselines.RecordFunc{Name: textsafe.Clip(f.Name, baselines.MaxRecordFuncName),
+				Base: f.Flat.Base, Cand: f.Flat.Cand, Share: w.Diff.Share(f)})
+		}
+		out = append(out, rw)
+	}
+	return out
 }

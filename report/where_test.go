@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +139,33 @@ func TestWhereNothingAboveTheFloor(t *testing.T) {
 	}
 	if got := whereTable(Where{Diff: d}, 5); got != "No function's own CPU grew beyond the noise floor.\n\n" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestParseProfileBounded: a profile read back is parsed gzipped or not,
+// and a small gzipped file that would gunzip past the limit (a fork's
+// results directory may hold one) is refused, not gunzipped into memory.
+func TestParseProfileBounded(t *testing.T) {
+	t.Parallel()
+	p := whereProfile(map[string]int{"main.main;main.work": 7})
+	var gz, raw bytes.Buffer
+	if err := p.Write(&gz); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteUncompressed(&raw); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"gzipped": gz.Bytes(), "uncompressed": raw.Bytes()} {
+		got, err := parseProfile(bytes.NewReader(b), 1<<20)
+		if err != nil || len(got.Sample) != 1 || got.Sample[0].Value[0] != 7 {
+			t.Errorf("%s: %v, %v", name, got, err)
+		}
+	}
+	var bomb bytes.Buffer
+	w := gzip.NewWriter(&bomb)
+	w.Write(make([]byte, 4<<20))
+	w.Close()
+	if _, err := parseProfile(bytes.NewReader(bomb.Bytes()), 1<<20); err == nil || !strings.Contains(err.Error(), "over 1048576 bytes of profile data once gunzipped") {
+		t.Errorf("%d bytes gunzipping to 4 MiB: %v", bomb.Len(), err)
 	}
 }

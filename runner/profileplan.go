@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/benchgate/benchgate/baselines"
 	"time"
 
 	"github.com/benchgate/benchgate/profiler"
@@ -10,7 +11,7 @@ import (
 )
 
 // ProfileDir is where a run's profiles go, under its out dir.
-const ProfileDir = "profiles"
+const ProfileDir = baselines.ProfileDir
 
 // A profiled cell runs ABBA cycles until each side's profile holds
 // MinProfileSamples samples (a tenth of a second's CPU each at 100 Hz:

@@ -13,6 +13,7 @@ import (
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
+	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 type cellView struct {
@@ -32,6 +33,20 @@ type sectionView struct {
 	BaselineChanges      []baselineView
 	Metrics              []metricView
 	RunRowsHTML          template.HTML
+	Where                *whereView
+}
+
+// whereView is where the cell got slower in its section's newest run
+// that profiled it: the functions whose own CPU per request grew most.
+type whereView struct {
+	Date, RunID, RunURL string
+	Source, Unit        string
+	Base, Cand, Change  string
+	Funcs               []whereFunc
+}
+
+type whereFunc struct {
+	Name, Base, Cand, Change, Share string
 }
 
 type runRow struct {
@@ -96,6 +111,7 @@ func (m *model) sectionView(c *cell, sec *section, i int) sectionView {
 		rr = append(rr, runRow{Date: rowDate(r.date, withTime), Cand: m.commit(r.cand), Base: m.commit(r.baseline), RunID: show(r.runID)})
 	}
 	sv.RunRowsHTML = runRowsHTML(rr)
+	sv.Where = m.whereView(c, sec, withTime)
 	baseChanges := sec.baselineChanges()
 	for _, bc := range baseChanges {
 		sv.BaselineChanges = append(sv.BaselineChanges, baselineView{
@@ -110,6 +126,32 @@ func (m *model) sectionView(c *cell, sec *section, i int) sectionView {
 	// Newest first, across metrics.
 	sortChanges(sv.Changes)
 	return sv
+}
+
+// whereView is the section's newest run that profiled the cell, nil
+// when none did.
+func (m *model) whereView(c *cell, sec *section, withTime bool) *whereView {
+	for i := len(sec.runs) - 1; i >= 0; i-- {
+		r := sec.runs[i]
+		rec := m.records[r.rec]
+		for _, w := range rec.Where {
+			if w.Cell != c.id.cell {
+				continue
+			}
+			v := &whereView{Date: rowDate(r.date, withTime), RunID: show(r.runID), Source: show(w.Source), Unit: show(w.Unit),
+				Base: numtext.Value(w.Base, "ns"), Cand: numtext.Value(w.Cand, "ns"), Change: numtext.Change(w.Base, w.Cand)}
+			if baselines.CheckRunURL(rec.RunURL) == nil {
+				v.RunURL = rec.RunURL
+			}
+			for _, f := range w.Funcs[:min(len(w.Funcs), baselines.MaxRecordFuncs)] {
+				v.Funcs = append(v.Funcs, whereFunc{Name: show(textsafe.Clip(f.Name, baselines.MaxRecordFuncName)),
+					Base: numtext.Value(f.Base, "ns"), Cand: numtext.Value(f.Cand, "ns"),
+					Change: numtext.Change(f.Base, f.Cand), Share: numtext.Share(f.Share)})
+			}
+			return v
+		}
+	}
+	return nil
 }
 
 func sortChanges(cs []changeView) {

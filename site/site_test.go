@@ -172,6 +172,7 @@ func TestHostileNames(t *testing.T) {
 		recs[i].Profile = `'><img src=x onerror=alert(2)>`
 		recs[i].CandidateCommit = `javascript:alert(3)//"` + string(rune('a'+i))
 		recs[i].BaselineCommit = "../../evil?x=<b>#"
+		recs[i].RunURL = `javascript:alert(5)//https://x`
 		for j := range recs[i].Cells {
 			recs[i].Cells[j].Cell = baselines.Cell{Class: `Q"/><svg onload=alert(4)>`, Variant: "v\x1b[31m", Pins: "{{.}}", Concurrency: 8}
 			if recs[i].Cells[j].Metric == "p50" {
@@ -179,6 +180,9 @@ func TestHostileNames(t *testing.T) {
 			}
 		}
 	}
+	hostileCell := baselines.Cell{Class: `Q"/><svg onload=alert(4)>`, Variant: "v\x1b[31m", Pins: "{{.}}", Concurrency: 8}
+	recs[len(recs)-1].Where = []baselines.RecordWhere{{Cell: hostileCell, Source: "perf<script>", Unit: "request", Base: 1000, Cand: 5000,
+		Funcs: []baselines.RecordFunc{{Name: "main.<script>alert(6)</script>|*x*\u202e", Base: 100, Cand: 4100, Share: 1}}}}
 	_, files := render(t, recs, Options{RepoURL: "https://github.com/o/r/", Months: 0})
 	if len(files) != 5 {
 		t.Fatalf("%d files, want 5", len(files))
@@ -208,6 +212,7 @@ func TestHostileNames(t *testing.T) {
 		`m\u202eevil&lt;/title&gt;&lt;script&gt;x&lt;/script&gt;`,
 		`&lt;script&gt;alert(&#34;s&#34;)&lt;/script&gt;`,
 		`v\x1b[31m`,
+		`<code>main.&lt;script&gt;alert(6)&lt;/script&gt;|*x*\u202e</code>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("cell page: no %q", want)
@@ -625,5 +630,43 @@ func TestDeclaredDirection(t *testing.T) {
 	}
 	if !strings.Contains(files[CellPage("suite", cell)], "higher is better") || strings.Contains(files[CellPage("suite", cell)], "lower is better") {
 		t.Errorf("the cell's page does not say score is better higher")
+	}
+}
+
+// TestWhere: a cell's page shows where it got slower in the newest run of
+// its section that profiled it (not an older one), with the run's page
+// linked when the record has one; a cell no run profiled shows none.
+func TestWhere(t *testing.T) {
+	t.Parallel()
+	recs := synthesize(synthOptions{nights: 8, cells: 2})
+	profiled, other := recs[0].Cells[0].Cell, baselines.Cell{}
+	for _, c := range recs[0].Cells {
+		if c.Cell != profiled {
+			other = c.Cell
+		}
+	}
+	recs[4].Where = []baselines.RecordWhere{{Cell: profiled, Source: "perf", Unit: "request", Base: 1000, Cand: 1500,
+		Funcs: []baselines.RecordFunc{{Name: "main.olderWork", Base: 100, Cand: 600, Share: 1}}}}
+	recs[6].RunURL = "https://github.com/o/r/actions/runs/42"
+	recs[6].Where = []baselines.RecordWhere{{Cell: profiled, Source: "pprof", Unit: "request", Base: 1000, Cand: 5000,
+		Funcs: []baselines.RecordFunc{{Name: "main.search", Base: 600, Cand: 4400, Share: 0.95}, {Name: "main.newHelper", Cand: 200, Share: 0.05}}}}
+	_, files := render(t, recs, Options{Months: 0})
+	page := files[CellPage(recs[0].Scenario, profiled)]
+	for _, want := range []string{
+		"<h3>Where it got slower</h3>",
+		`from pprof profiles of both targets under its load: CPU per request 1.000 µs → 5.000 µs (&#43;400.0%).`,
+		`<a class="run" href="https://github.com/o/r/actions/runs/42">The run</a>`,
+		`<tr><td><code>main.search</code></td><td class="num">600.0 ns</td><td class="num">4.400 µs</td><td class="num">&#43;633.3%</td><td class="num">95%</td></tr>`,
+		`<td><code>main.newHelper</code></td><td class="num">0 s</td><td class="num">200.0 ns</td><td class="num">new</td><td class="num">5%</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("profiled cell's page: no %q", want)
+		}
+	}
+	if strings.Contains(page, "main.olderWork") {
+		t.Error("the page shows an older run's profile, not the newest")
+	}
+	if p := files[CellPage(recs[0].Scenario, other)]; p == "" || strings.Contains(p, "Where it got slower") {
+		t.Errorf("a cell never profiled: page of %d bytes, shows a where section: %v", len(p), strings.Contains(p, "Where it got slower"))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -32,6 +33,7 @@ func historyAppend(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.StringVar(&date, "date", "", "the run's date, RFC 3339 `time` (default: the run's start; needed for results compared from files)")
 	fs.StringVar(&opt.BaselineCommit, "baseline-commit", "", "record this baseline `commit` instead of the one in the results")
 	fs.StringVar(&opt.CandidateCommit, "candidate-commit", "", "record this candidate `commit` instead of the one in the results")
+	fs.StringVar(&opt.RunURL, "run-url", "", "the workflow run's page, an https `URL` the history site links a cell's latest profiles to (default: the action's run, when it ran the gate)")
 	return func() error {
 		res, err := baselines.Read(results)
 		if err != nil {
@@ -47,6 +49,7 @@ func historyAppend(c *call, fs *flag.FlagSet) (func() error, error) {
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("%s: %w", results, err))
 		}
+		rec.Where = report.WhereRecords(report.LoadWhere(filepath.Dir(results), res))
 		if held, err := baselines.InHistory(file, rec); err != nil {
 			return withCode(exitUsage, err)
 		} else if held {

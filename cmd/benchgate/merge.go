@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/benchgate/benchgate/baselines"
@@ -17,10 +18,14 @@ func cmdMerge(c *call, fs *flag.FlagSet) (func() error, error) {
 		if len(files) == 0 {
 			return withCode(exitUsage, errors.New("merge: no shard results given (want DIR/results.json of each shard)"))
 		}
-		m, err := baselines.MergeFiles(files)
+		m, copies, err := baselines.MergeFiles(files)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return withCode(exitRunFailed, err)
+		}
+		baselines.CopyProfiles(*out, m, copies)
 		if err := baselines.Write(*out, m); err != nil {
 			return withCode(exitRunFailed, err)
 		}

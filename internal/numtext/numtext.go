@@ -26,6 +26,23 @@ func Percent(f float64) string {
 	return fmt.Sprintf("%+.1f%%", p)
 }
 
+// Change is cand's change from base as Percent prints it, or "new" where
+// base is 0 and cand is not (a function only the candidate runs).
+func Change(base, cand float64) string {
+	if base == 0 {
+		if cand == 0 {
+			return Percent(0)
+		}
+		return "new"
+	}
+	return Percent(cand/base - 1)
+}
+
+// Share is a part of a whole as a whole percentage: "45%".
+func Share(f float64) string {
+	return strconv.FormatFloat(math.Round(f*100), 'f', 0, 64) + "%"
+}
+
 // PercentInterval is a relative change with its interval as it is, not as
 // a ± that would hide a lopsided one: "+28.2% [+1.4%, +62.1%]", each
 // figure as Percent prints it.
