@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -122,7 +123,11 @@ func WriteFlames(dir string, where []Where) error {
 		if w.Diff == nil {
 			continue
 		}
-		err := baselines.WriteFile(filepath.Join(dir, filepath.FromSlash(w.Flame())), func(out io.Writer) error {
+		file := filepath.Join(dir, filepath.FromSlash(w.Flame()))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return err
+		}
+		err := baselines.WriteFile(file, func(out io.Writer) error {
 			return charts.Flame{Title: fmt.Sprintf("%s: candidate against baseline, CPU per %s", w.Cell, w.Diff.Unit),
 				Unit: "ns", Root: flameNode(w.Diff.Root), Floor: w.Diff.MinShare * w.Diff.Total.Base}.SVG(out)
 		})

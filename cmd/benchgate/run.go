@@ -251,7 +251,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 			if err := baselines.Write(out, res); err != nil {
 				return withCode(exitRunFailed, err)
 			}
-			_, err = c.decideAndReport(res, out, format.Name, string(dash))
+			_, err = c.decideAndReport(res, out, out, format.Name, string(dash))
 			return err
 		case given(fs, "baseline") || given(fs, "candidate") || class != "":
 			// Given at all: a list that names no file ("-baseline ,") is
@@ -269,7 +269,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 				return err
 			}
 		}
-		_, err = c.decideAndReport(res, cmp.Or(out, filepath.Dir(results)), format.Name, string(dash))
+		_, err = c.decideAndReport(res, filepath.Dir(results), cmp.Or(out, filepath.Dir(results)), format.Name, string(dash))
 		if unfinished := decide.Unfinished(res); unfinished != nil && exitCode(err) != exitUsage {
 			// What it measured is reported, and the exit code says the run
 			// failed.
@@ -381,7 +381,7 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 		// terminal would only bury the error.
 		format = ""
 	}
-	in, decideErr := c.decideAndReport(res, rf.out, format, string(rf.dashboard))
+	in, decideErr := c.decideAndReport(res, rf.out, rf.out, format, string(rf.dashboard))
 	if runErr != nil {
 		// The run's failure decides the exit code; the report of what was
 		// measured has been written all the same.
@@ -390,15 +390,16 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 	return in, decideErr
 }
 
-// decideAndReport decides res, writes report.md and decisions.json into
-// out, prints the report in format on stdout ("": none), and returns the
-// gate's outcome as an exit error.
-func (c *call) decideAndReport(res *baselines.Results, out, format, dashboard string) (*report.Input, error) {
+// decideAndReport decides res, whose files (its profiles) are in dir,
+// writes report.md and decisions.json into out, prints the report in
+// format on stdout ("": none), and returns the gate's outcome as an exit
+// error.
+func (c *call) decideAndReport(res *baselines.Results, dir, out, format, dashboard string) (*report.Input, error) {
 	comp, err := decide.Results(res)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	in := report.Input{Results: res, Comparison: comp, Dashboard: dashboard, Where: report.LoadWhere(out, res)}
+	in := report.Input{Results: res, Comparison: comp, Dashboard: dashboard, Where: report.LoadWhere(dir, res)}
 	if err := report.Publish(out, in, format, c.stdout, c.stderr); err != nil {
 		return nil, withCode(exitRunFailed, err)
 	}
