@@ -1,7 +1,6 @@
 package baselines
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // The files here are what a fork can upload as the artifact benchgate
@@ -51,12 +51,12 @@ func TestReadRefusesFIFO(t *testing.T) {
 	// No writer ever opens it: a blocking open would wait forever.
 	within(t, 5*time.Second, func() {
 		_, err := Read(path)
-		var nr *NotRegularError
+		var nr *fsx.NotRegularError
 		if !errors.As(err, &nr) || nr.Path != path || !strings.Contains(err.Error(), "a named pipe") {
-			t.Errorf("Read(FIFO) = %v, want a NotRegularError naming the path", err)
+			t.Errorf("Read(FIFO) = %v, want a fsx.NotRegularError naming the path", err)
 		}
 		if _, err := ReadHistory(path); !errors.As(err, &nr) {
-			t.Errorf("ReadHistory(FIFO) = %v, want a NotRegularError", err)
+			t.Errorf("ReadHistory(FIFO) = %v, want a fsx.NotRegularError", err)
 		}
 	})
 }
@@ -70,40 +70,16 @@ func TestReadRefusesDevZero(t *testing.T) {
 	}
 	within(t, 5*time.Second, func() {
 		_, err := Read(path)
-		var nr *NotRegularError
+		var nr *fsx.NotRegularError
 		if !errors.As(err, &nr) || !strings.Contains(err.Error(), path+": not a regular file (a character device)") {
-			t.Errorf("Read(-> /dev/zero) = %v, want a NotRegularError naming the path", err)
+			t.Errorf("Read(-> /dev/zero) = %v, want a fsx.NotRegularError naming the path", err)
 		}
 	})
 	dir := t.TempDir()
-	_, err := ReadFileLimited(dir, 10)
-	var nr *NotRegularError
+	_, err := fsx.ReadFileLimited(dir, 10)
+	var nr *fsx.NotRegularError
 	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "a directory") {
-		t.Errorf("ReadFileLimited(dir) = %v, want a NotRegularError", err)
-	}
-}
-
-func TestReadFileLimited(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f")
-	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := ReadFileLimited(path, 10); err != nil || string(b) != "0123456789" {
-		t.Errorf("at the limit: %q, %v", b, err)
-	}
-	_, err := ReadFileLimited(path, 9)
-	var tl *TooLargeError
-	if !errors.As(err, &tl) || tl.Path != path || tl.Limit != 9 {
-		t.Errorf("over the limit: %v, want a TooLargeError", err)
-	}
-	// A file that grows after the fstat is still cut at the limit: the
-	// reader counts what it reads.
-	r := newLimitReader(strings.NewReader(strings.Repeat("x", 100)), "grown", 10)
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(r); !errors.As(err, &tl) || buf.Len() > 10 {
-		t.Errorf("a stream past the limit: %d bytes, %v", buf.Len(), err)
+		t.Errorf("fsx.ReadFileLimited(dir) = %v, want a fsx.NotRegularError", err)
 	}
 }
 
@@ -115,9 +91,9 @@ func TestParseHistoryStreamLimit(t *testing.T) {
 	}
 	within(t, 60*time.Second, func() {
 		_, err := ParseHistory(endless{}, "endless")
-		var tl *TooLargeError
+		var tl *fsx.TooLargeError
 		if !errors.As(err, &tl) {
-			t.Errorf("ParseHistory(endless) = %v, want a TooLargeError", err)
+			t.Errorf("ParseHistory(endless) = %v, want a fsx.TooLargeError", err)
 		}
 	})
 }

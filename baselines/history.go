@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fsx"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -301,7 +302,7 @@ func AppendHistory(path string, r Record) error {
 // file must be a regular file of at most MaxHistoryBytes, with at most
 // MaxHistoryRecords records of MaxHistoryCells cells in all.
 func ReadHistory(path string) ([]Record, error) {
-	f, err := OpenLimited(path, MaxHistoryBytes)
+	f, err := fsx.OpenLimited(path, MaxHistoryBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -322,13 +323,13 @@ func ParseHistory(r io.Reader, name string) ([]Record, error) {
 // parseHistory is ParseHistory with now, the clock dates are checked
 // against (CheckDate).
 func parseHistory(r io.Reader, name string, now time.Time) ([]Record, error) {
-	br := bufio.NewReader(newLimitReader(r, name, MaxHistoryBytes))
+	br := bufio.NewReader(fsx.LimitReader(r, name, MaxHistoryBytes))
 	var recs []Record
 	var counts []int
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
-			var tl *TooLargeError
+			var tl *fsx.TooLargeError
 			if errors.As(err, &tl) {
 				return nil, err
 			}

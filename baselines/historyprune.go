@@ -13,6 +13,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // SplitHistory splits records at months months before the newest record:
@@ -157,10 +159,10 @@ func openArchive(file string) (*os.File, error) {
 		return nil, err
 	case !st.Mode().IsRegular():
 		f.Close()
-		return nil, &NotRegularError{Path: file, Mode: st.Mode()}
+		return nil, &fsx.NotRegularError{Path: file, Mode: st.Mode()}
 	case st.Size() > MaxHistoryBytes:
 		f.Close()
-		return nil, &TooLargeError{Path: file, Limit: MaxHistoryBytes}
+		return nil, &fsx.TooLargeError{Path: file, Limit: MaxHistoryBytes}
 	}
 	return f, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // TestPruneHistory: 100 nights from 2026-01-01; pruned to 2 months the
@@ -342,7 +343,7 @@ func TestPruneArchiveLinks(t *testing.T) {
 		}()
 		select {
 		case err := <-done:
-			var nr *NotRegularError
+			var nr *fsx.NotRegularError
 			if !errors.As(err, &nr) {
 				t.Errorf("a FIFO archive: %v", err)
 			}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // MergeFiles reads the results files of a grid's shards (Read) and merges
@@ -107,7 +109,7 @@ func CopyProfiles(dir string, m *Results, copies []ProfileCopy) {
 }
 
 func copyProfile(to, from string) error {
-	in, err := OpenLimited(from, MaxProfileBytes)
+	in, err := fsx.OpenLimited(from, MaxProfileBytes)
 	if err != nil {
 		return err
 	}

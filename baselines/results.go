@@ -753,7 +753,7 @@ func WriteFile(path string, write func(io.Writer) error) error { return fsx.Writ
 // MaxHistogramDigits and MaxHistogramHighest, each refused with the field
 // named before it is decoded.
 func Read(path string) (*Results, error) {
-	b, err := ReadFileLimited(path, MaxResultsBytes)
+	b, err := fsx.ReadFileLimited(path, MaxResultsBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -763,7 +763,7 @@ func Read(path string) (*Results, error) {
 // Parse is Read of a file's bytes; name is used in errors.
 func Parse(b []byte, name string) (*Results, error) {
 	if len(b) > MaxResultsBytes {
-		return nil, &TooLargeError{Path: name, Limit: MaxResultsBytes}
+		return nil, &fsx.TooLargeError{Path: name, Limit: MaxResultsBytes}
 	}
 	if _, err := checkLimits(b, reflect.TypeFor[Results](), name, resultsLimits, nil); err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package baselines
 
 import (
 	"encoding/json"
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/benchgate/benchgate/gate"
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // committedResults are the results files committed in the repository,
@@ -24,7 +25,7 @@ import (
 func committedResults(t *testing.T) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	b, err := baselines.ReadFileLimited("../cmd/benchgate/testdata/recorded/results.json", baselines.MaxResultsBytes)
+	b, err := fsx.ReadFileLimited("../cmd/benchgate/testdata/recorded/results.json", baselines.MaxResultsBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func committedResults(t *testing.T) map[string][]byte {
 		t.Fatal(err)
 	}
 	for _, f := range v3 {
-		b, err := baselines.ReadFileLimited(f, baselines.MaxResultsBytes)
+		b, err := fsx.ReadFileLimited(f, baselines.MaxResultsBytes)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/benchgate/benchgate/internal/fsx"
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/grpc"
@@ -28,8 +29,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
-
-	"github.com/benchgate/benchgate/baselines"
 )
 
 // Descriptors is where message types come from: a server's reflection
@@ -100,7 +99,7 @@ func FromProtoFiles(files []string, importPaths []string) (*Descriptors, error) 
 			// The .proto files come with the pull request: regular
 			// files only (a FIFO would block, /dev/zero never end),
 			// read through a limit.
-			Accessor: func(path string) (io.ReadCloser, error) { return baselines.OpenLimited(path, MaxProtoBytes) }}),
+			Accessor: func(path string) (io.ReadCloser, error) { return fsx.OpenLimited(path, MaxProtoBytes) }}),
 		Reporter: rep,
 		// One file at a time: errors come in a stable order.
 		MaxParallelism: 1,
@@ -199,7 +198,7 @@ const (
 // ending in .json is read as the set's JSON form. Imports of the
 // well-known google/protobuf files may be left out of the set.
 func FromDescriptorSet(path string) (*Descriptors, error) {
-	b, err := baselines.ReadFileLimited(path, MaxDescriptorSetBytes)
+	b, err := fsx.ReadFileLimited(path, MaxDescriptorSetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("descriptor set: %w", err)
 	}

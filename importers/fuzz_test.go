@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // Each importer reads a file the user names, possibly one a workflow
@@ -119,7 +120,7 @@ func TestReadRefusesNonRegularFiles(t *testing.T) {
 	go func() {
 		defer close(done)
 		for _, p := range []string{fifo, zero} {
-			var nr *baselines.NotRegularError
+			var nr *fsx.NotRegularError
 			if _, err := Read("vegeta", good, []string{p}, Options{}); !errors.As(err, &nr) || nr.Path != p {
 				t.Errorf("Read(%s) = %v, want a NotRegularError", p, err)
 			}

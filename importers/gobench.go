@@ -10,6 +10,7 @@ import (
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/gobench"
+	"github.com/benchgate/benchgate/internal/fsx"
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
 )
@@ -50,7 +51,7 @@ func GoBench(oldPath, newPath, tool string, opt Options) (*baselines.Results, er
 	sc := opt.Scenario
 	var sides [2][]gobench.Result
 	for i, p := range []string{oldPath, newPath} {
-		f, err := baselines.OpenLimited(p, gobench.MaxOutputBytes)
+		f, err := fsx.OpenLimited(p, gobench.MaxOutputBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +226,7 @@ const maxGoModBytes = 16 << 20
 
 // modulePath reads the module path from dir/go.mod; "" when it cannot.
 func modulePath(dir string) string {
-	b, err := baselines.ReadFileLimited(filepath.Join(dir, "go.mod"), maxGoModBytes)
+	b, err := fsx.ReadFileLimited(filepath.Join(dir, "go.mod"), maxGoModBytes)
 	if err != nil {
 		return ""
 	}

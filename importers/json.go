@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/fsx"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -557,7 +558,7 @@ func readFile(f *file) (jval, error) {
 	if f.data != nil {
 		return parseJSON(f, f.data)
 	}
-	b, err := baselines.ReadFileLimited(f.path, baselines.MaxReportBytes)
+	b, err := fsx.ReadFileLimited(f.path, baselines.MaxReportBytes)
 	if err != nil {
 		return jval{}, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 // criterion is given two ways: a directory criterion.rs wrote
@@ -105,7 +106,7 @@ func isRunDir(dir string) bool {
 func criterionBench(f *file, dir string) (suiteBench, error) {
 	read := func(name string) (jobj, bool, error) {
 		p := filepath.Join(dir, name)
-		b, err := baselines.ReadFileLimited(p, baselines.MaxReportBytes)
+		b, err := fsx.ReadFileLimited(p, baselines.MaxReportBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			return jobj{}, false, nil
 		}
@@ -273,7 +274,7 @@ func rates(n float64, perOp []float64) []float64 {
 func criterionMessages(f *file) ([]suiteBench, error) {
 	data := f.data
 	if data == nil {
-		b, err := baselines.ReadFileLimited(f.path, baselines.MaxReportBytes)
+		b, err := fsx.ReadFileLimited(f.path, baselines.MaxReportBytes)
 		if err != nil {
 			return nil, err
 		}

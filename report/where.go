@@ -13,6 +13,7 @@ import (
 	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/fsx"
 	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/profdiff"
@@ -79,7 +80,7 @@ func readProfile(dir, file string) (*profile.Profile, error) {
 	if file == "" || !filepath.IsLocal(filepath.FromSlash(file)) {
 		return nil, fmt.Errorf("profile file %q: not a file within the results directory", file)
 	}
-	f, err := baselines.OpenLimited(filepath.Join(dir, filepath.FromSlash(file)), baselines.MaxProfileBytes)
+	f, err := fsx.OpenLimited(filepath.Join(dir, filepath.FromSlash(file)), baselines.MaxProfileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("profile file %s: %w", file, err)
 	}

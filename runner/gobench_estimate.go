@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
 	"github.com/benchgate/benchgate/gobench"
+	"github.com/benchgate/benchgate/internal/fsx"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
@@ -220,7 +220,7 @@ func dirTestFiles(root string) (testFiles, error) {
 		if files++; files > maxEstimateTestFiles {
 			return fmt.Errorf("more than %d test files in %s", maxEstimateTestFiles, root)
 		}
-		src, err := baselines.ReadFileLimited(p, maxEstimateFileBytes)
+		src, err := fsx.ReadFileLimited(p, maxEstimateFileBytes)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
-// Package fsx holds the file-system steps that several commands take so
-// that a failure leaves nothing behind: WriteFile replaces a file whole or
+// Package fsx holds the file-system steps that several commands take:
+// reading a file someone else made without trusting it (OpenLimited: a
+// regular file, read no further than its kind's limit), and writing so
+// that a failure leaves nothing behind (WriteFile replaces a file whole or
 // not at all, Mkdirs says which directories it made, for the caller to
-// take back.
+// take back).
 package fsx
 
 import (

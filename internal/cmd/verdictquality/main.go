@@ -46,6 +46,7 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/internal/fsx"
 )
 
 func main() {
@@ -273,7 +274,7 @@ func (r *gateRun) read() {
 		r.broken = fmt.Sprintf("exit %d", r.exit)
 		return
 	}
-	b, err := baselines.ReadFileLimited(filepath.Join(r.dir, "decisions.json"), baselines.MaxDecisionsBytes)
+	b, err := fsx.ReadFileLimited(filepath.Join(r.dir, "decisions.json"), baselines.MaxDecisionsBytes)
 	if err != nil {
 		r.broken = fmt.Sprintf("exit %d without decisions.json", r.exit)
 		return
