@@ -11,7 +11,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -21,10 +21,10 @@ import (
 // targets (under adaptive rounds, on each cell's own rounds), so the two
 // sides always have the same number of repetitions measured under the same
 // conditions. Bad gate settings in the file are an error.
-func Results(res *baselines.Results) (gate.Comparison, error) {
-	idx := map[baselines.Cell]int{}
+func Results(res *benchdata.Results) (gate.Comparison, error) {
+	idx := map[benchdata.Cell]int{}
 	counted := make([]int, len(res.Plan.Cells))    // rounds of each cell that count
-	sources := map[baselines.Cell][2]string{}      // how each side's resources were read
+	sources := map[benchdata.Cell][2]string{}      // how each side's resources were read
 	cpu := make([][2]float64, len(res.Plan.Cells)) // each side's CPU seconds in counted rungs
 	inputs := make([]gate.CellInput, len(res.Plan.Cells))
 	cellRounds := res.CellRounds() // RoundsOfCell of each, in one pass
@@ -46,7 +46,7 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 		round int
 	}
 	var rounds []roundKey
-	pair := map[roundKey]*[2]*baselines.Rung{}
+	pair := map[roundKey]*[2]*benchdata.Rung{}
 	for ri := range res.Rungs {
 		r := &res.Rungs[ri]
 		i, ok := idx[r.Cell]
@@ -60,7 +60,7 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 		}
 		k := roundKey{i, r.Round}
 		if pair[k] == nil {
-			pair[k] = &[2]*baselines.Rung{}
+			pair[k] = &[2]*benchdata.Rung{}
 			rounds = append(rounds, k)
 		}
 		pair[k][t] = r
@@ -124,7 +124,7 @@ func Results(res *baselines.Results) (gate.Comparison, error) {
 
 // Rules are the tie rule and the policy of the results file's gate
 // section, for the kind of results the file holds.
-func Rules(res *baselines.Results) (gate.Settings, gate.Policy) {
+func Rules(res *benchdata.Results) (gate.Settings, gate.Policy) {
 	g := res.Scenario.Gate
 	settings := gate.DefaultSettings
 	if g.Confidence > 0 {
@@ -224,7 +224,7 @@ func cpuFloor(pairs []gate.Pair, cpu [2]float64, batches int) string {
 // candidate fails where the baseline passed (or was not asked). A command
 // both fail says something of the setup, not of the change: the report
 // shows it, the gate does not fail on it.
-func gateFailures(g *baselines.Gates) []gate.Failure {
+func gateFailures(g *benchdata.Gates) []gate.Failure {
 	if g == nil {
 		return nil
 	}
@@ -274,7 +274,7 @@ func gateFailures(g *baselines.Gates) []gate.Failure {
 // rate: their zeros would read as perfect. Left out, they leave the metric
 // short of samples, and a gated metric short of samples is inconclusive,
 // never a pass.
-func rungValues(r *baselines.Rung, bench bool) map[gate.Metric]float64 {
+func rungValues(r *benchdata.Rung, bench bool) map[gate.Metric]float64 {
 	v := map[gate.Metric]float64{}
 	if bench {
 		// A Go benchmark's result: its units are its metrics.
@@ -295,7 +295,7 @@ func rungValues(r *baselines.Rung, bench bool) map[gate.Metric]float64 {
 // the generator measured (throughput, and latency where something was
 // answered), and CPU per request where the target's CPU was read at the
 // slice's edges.
-func sliceValues(s baselines.Slice) map[gate.Metric]float64 {
+func sliceValues(s benchdata.Slice) map[gate.Metric]float64 {
 	v := map[gate.Metric]float64{}
 	for _, m := range gate.Measured {
 		if x, ok := s.Values[string(m)]; ok && (m == gate.RPS || s.Answered > 0) {
@@ -313,11 +313,11 @@ func sliceValues(s baselines.Slice) map[gate.Metric]float64 {
 // metric is paired where both sides measured it; metrics measured only
 // per rung (memory, and CPU where a slice could not read it) are paired
 // by round.
-func addPairs(pairs map[gate.Metric][]gate.Pair, round int, b, c *baselines.Rung, bench bool) {
+func addPairs(pairs map[gate.Metric][]gate.Pair, round int, b, c *benchdata.Rung, bench bool) {
 	bv, cv := rungValues(b, bench), rungValues(c, bench)
 	sliced := map[gate.Metric]bool{}
 	if len(b.Slices) > 0 && len(c.Slices) > 0 {
-		byPair := map[int]baselines.Slice{}
+		byPair := map[int]benchdata.Slice{}
 		for _, s := range c.Slices {
 			byPair[s.Pair] = s
 		}

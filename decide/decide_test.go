@@ -5,22 +5,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
 // results builds a complete two-round run of one cell in which each side's
 // rungs read resources through src[0] (baseline) and src[1] (candidate).
-func results(src [2]string) *baselines.Results {
-	cell := baselines.Cell{Class: "Q", Concurrency: 1}
-	r := &baselines.Results{
-		Version: baselines.FormatVersion, Status: "complete",
-		Plan:     baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: 2},
-		Scenario: baselines.ScenarioInfo{Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001}},
+func results(src [2]string) *benchdata.Results {
+	cell := benchdata.Cell{Class: "Q", Concurrency: 1}
+	r := &benchdata.Results{
+		Version: benchdata.FormatVersion, Status: "complete",
+		Plan:     benchdata.Plan{Cells: []benchdata.Cell{cell}, Rounds: 2},
+		Scenario: benchdata.ScenarioInfo{Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001}},
 	}
 	for round := range 2 {
 		for t, name := range []string{"baseline", "candidate"} {
-			r.Rungs = append(r.Rungs, baselines.Rung{
+			r.Rungs = append(r.Rungs, benchdata.Rung{
 				Cell: cell, Round: round, Target: name, Duration: 1, Requests: 100,
 				Statuses: map[string]int64{"200": 100}, Values: map[string]float64{"rps": 100 + float64(round), "mean": 0.005, "p50": 0.004, "p90": 0.008, "p95": 0.01, "p99": 0.02},
 				ResourceSource: src[t], CPUSeconds: 0.5 + 0.01*float64(round), MemMean: 10 << 20, MemPeak: 12 << 20,
@@ -85,19 +85,19 @@ func TestDecideSilentRung(t *testing.T) {
 // docs/correctness.md says, and the cells are decided as without them.
 func TestDecideGates(t *testing.T) {
 	t.Parallel()
-	pf := func(name, target string, pass bool, exit int) baselines.PreflightResult {
-		return baselines.PreflightResult{Name: name, Target: target, Pass: pass, ExitCode: exit, LastLine: name + " said so"}
+	pf := func(name, target string, pass bool, exit int) benchdata.PreflightResult {
+		return benchdata.PreflightResult{Name: name, Target: target, Pass: pass, ExitCode: exit, LastLine: name + " said so"}
 	}
-	dis := &baselines.Disagreement{Index: 2, Method: "GET", Target: "/s?q=1", Reason: "$.n: 1 vs 2"}
+	dis := &benchdata.Disagreement{Index: 2, Method: "GET", Target: "/s?q=1", Reason: "$.n: 1 vs 2"}
 	r := results([2]string{"", ""})
-	r.Gates = &baselines.Gates{
-		Preflight: []baselines.PreflightResult{
+	r.Gates = &benchdata.Gates{
+		Preflight: []benchdata.PreflightResult{
 			pf("both", "baseline", false, 1), pf("both", "candidate", false, 1), // the setup's problem
 			pf("broke", "baseline", true, 0), pf("broke", "candidate", false, 2), // the change's
 			pf("fixed", "baseline", false, 1), pf("fixed", "candidate", true, 0),
 			pf("only", "candidate", false, 4), // asked of the candidate alone
 		},
-		Agreement: &baselines.AgreementResult{Classes: []baselines.ClassAgreement{
+		Agreement: &benchdata.AgreementResult{Classes: []benchdata.ClassAgreement{
 			{Class: "Q", Mode: "required", Requests: 5, Agree: true},
 			{Variant: "csv", Class: "S", Mode: "required", Requests: 3, First: dis},
 			{Class: "W", Mode: "warn", Requests: 3, First: dis},
@@ -125,7 +125,7 @@ func TestDecideGates(t *testing.T) {
 	}
 
 	// Without failing gates the same cells pass.
-	r.Gates = &baselines.Gates{Preflight: []baselines.PreflightResult{pf("ok", "baseline", true, 0), pf("ok", "candidate", true, 0)}}
+	r.Gates = &benchdata.Gates{Preflight: []benchdata.PreflightResult{pf("ok", "baseline", true, 0), pf("ok", "candidate", true, 0)}}
 	if c, _ := Results(r); c.Outcome != gate.Pass {
 		t.Errorf("passing gates: %s %+v", c.Outcome, c.Failures)
 	}
@@ -142,8 +142,8 @@ func TestRules(t *testing.T) {
 	g := gate.Section{TieWithin: 0.05, MaxErrorRate: 0.01, MaxErrorIncrease: &inc,
 		TieWithinFor: map[gate.Metric]float64{gate.P95: 0.2}, HigherBetterFor: map[gate.Metric]bool{"req/sec": true},
 		FailOn: []gate.Rule{{Metric: gate.RPS, Classes: []string{"Q*"}}}}
-	res := &baselines.Results{Kind: "import:k6", Scenario: baselines.ScenarioInfo{Gate: g,
-		Load: baselines.LoadInfo{Repetitions: 3, MaxRepetitions: 5}}}
+	res := &benchdata.Results{Kind: "import:k6", Scenario: benchdata.ScenarioInfo{Gate: g,
+		Load: benchdata.LoadInfo{Repetitions: 3, MaxRepetitions: 5}}}
 	s, p := Rules(res)
 	wantS := gate.Settings{Confidence: 0.95, TieWithin: 0.05, TieWithinFor: g.TieWithinFor, HigherBetterFor: g.HigherBetterFor, Looks: 3, MaxRounds: 5,
 		FalseFailure: gate.DefaultFalseFailure}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/fsx"
 )
@@ -25,7 +25,7 @@ import (
 func committedResults(t *testing.T) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	b, err := fsx.ReadFileLimited("../cmd/benchgate/testdata/recorded/results.json", baselines.MaxResultsBytes)
+	b, err := fsx.ReadFileLimited("../cmd/benchgate/testdata/recorded/results.json", benchdata.MaxResultsBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func committedResults(t *testing.T) map[string][]byte {
 		t.Fatal(err)
 	}
 	for _, f := range v3 {
-		b, err := fsx.ReadFileLimited(f, baselines.MaxResultsBytes)
+		b, err := fsx.ReadFileLimited(f, benchdata.MaxResultsBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,12 +82,12 @@ func TestEarlierFormatsDecideAlike(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		versions[raw.Version]++
-		res, err := baselines.Parse(old, name)
+		res, err := benchdata.Parse(old, name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if res.Version != baselines.FormatVersion {
-			t.Errorf("%s: read as version %d, want %d", name, res.Version, baselines.FormatVersion)
+		if res.Version != benchdata.FormatVersion {
+			t.Errorf("%s: read as version %d, want %d", name, res.Version, benchdata.FormatVersion)
 		}
 		// Every figure of the old fields is in Values under its metric;
 		// a latency of 0 (nothing answered) is not.
@@ -131,7 +131,7 @@ func TestEarlierFormatsDecideAlike(t *testing.T) {
 				}
 			}
 		}
-		again, err := baselines.Parse(v4, name+" (version 4)")
+		again, err := benchdata.Parse(v4, name+" (version 4)")
 		if err != nil {
 			t.Fatalf("%s: version 4 read back: %v", name, err)
 		}
@@ -153,7 +153,7 @@ func TestEarlierFormatsDecideAlike(t *testing.T) {
 		"v3/stack-aa.json": "<nil>",
 		"v3/sleep-1s.json": "<nil>",
 	} {
-		res, err := baselines.Parse(files[name], name)
+		res, err := benchdata.Parse(files[name], name)
 		if err != nil {
 			t.Fatal(err)
 		}

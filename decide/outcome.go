@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
@@ -105,14 +105,14 @@ func listed(names []string) string {
 // OpenCells is the adaptive design's look at a run under way: the results
 // so far decided by Results, and the cells whose gated verdict is still
 // open, in the comparison's order.
-func OpenCells(res *baselines.Results) ([]baselines.Cell, error) {
+func OpenCells(res *benchdata.Results) ([]benchdata.Cell, error) {
 	c, err := Results(res)
 	if err != nil {
 		return nil, err
 	}
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	for _, k := range c.OpenCells() {
-		cells = append(cells, baselines.Cell(k))
+		cells = append(cells, benchdata.Cell(k))
 	}
 	return cells, nil
 }
@@ -121,7 +121,7 @@ func OpenCells(res *baselines.Results) ([]baselines.Cell, error) {
 // pass, whatever was decided on the rounds it completed: nil for a
 // complete run, else its status, the rounds decided on and what the run
 // said.
-func Unfinished(res *baselines.Results) error {
+func Unfinished(res *benchdata.Results) error {
 	if res.Status == "complete" {
 		return nil
 	}
@@ -137,13 +137,13 @@ func Unfinished(res *baselines.Results) error {
 // every gated cell, the largest gated regression first (by its decision's
 // figure, the paired ratio's or the means' change), then in the plan's
 // order.
-func ProfileCells(res *baselines.Results, all bool) ([]baselines.Cell, error) {
+func ProfileCells(res *benchdata.Results, all bool) ([]benchdata.Cell, error) {
 	c, err := Results(res)
 	if err != nil {
 		return nil, err
 	}
 	type ranked struct {
-		cell baselines.Cell
+		cell benchdata.Cell
 		size float64
 	}
 	var rs []ranked
@@ -151,7 +151,7 @@ func ProfileCells(res *baselines.Results, all bool) ([]baselines.Cell, error) {
 		if len(cell.Gated) == 0 || !all && cell.Verdict != gate.Regression {
 			continue
 		}
-		r := ranked{cell: baselines.Cell(cell.Key)}
+		r := ranked{cell: benchdata.Cell(cell.Key)}
 		for _, d := range cell.Decisions {
 			if d.Verdict == gate.Regression && slices.Contains(cell.Gated, d.Metric) {
 				r.size = max(r.size, math.Abs(d.Delta))
@@ -160,7 +160,7 @@ func ProfileCells(res *baselines.Results, all bool) ([]baselines.Cell, error) {
 		rs = append(rs, r)
 	}
 	slices.SortStableFunc(rs, func(a, b ranked) int { return cmp.Compare(b.size, a.size) })
-	cells := make([]baselines.Cell, len(rs))
+	cells := make([]benchdata.Cell, len(rs))
 	for i, r := range rs {
 		cells[i] = r.cell
 	}

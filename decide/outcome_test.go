@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -77,7 +77,7 @@ func TestOpenCells(t *testing.T) {
 	r := results([2]string{"", ""})
 	r.Scenario.Gate.FailOn = []gate.Rule{{Metric: gate.RPS}}
 	cells, err := OpenCells(r)
-	if want := []baselines.Cell{{Class: "Q", Concurrency: 1}}; err != nil || !reflect.DeepEqual(cells, want) {
+	if want := []benchdata.Cell{{Class: "Q", Concurrency: 1}}; err != nil || !reflect.DeepEqual(cells, want) {
 		t.Errorf("tie: open %v, %v; want %v", cells, err, want)
 	}
 	for i := range r.Rungs {
@@ -128,7 +128,7 @@ func TestRecord(t *testing.T) {
 			metrics = append(metrics, c.Metric)
 		}
 	}
-	// mean, p90 and mem_mean are left out of a history (baselines.NewRecord).
+	// mean, p90 and mem_mean are left out of a history (benchdata.NewRecord).
 	if want := []string{"rps", "p50", "p95", "p99", "error_rate", "cpu_per_req", "mem_peak"}; !reflect.DeepEqual(metrics, want) {
 		t.Errorf("candidate metrics %v, want %v", metrics, want)
 	}
@@ -175,11 +175,11 @@ func TestUnmeasuredAnyLoad(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
-		edit func(*baselines.Results)
+		edit func(*benchdata.Results)
 	}{
-		{"http", func(*baselines.Results) {}},
-		{"grpc", func(r *baselines.Results) { r.Kind = "grpc" }},
-		{"open loop", func(r *baselines.Results) {
+		{"http", func(*benchdata.Results) {}},
+		{"grpc", func(r *benchdata.Results) { r.Kind = "grpc" }},
+		{"open loop", func(r *benchdata.Results) {
 			for i := range r.Rungs {
 				r.Rungs[i].Cell.Rate = 50
 				r.Rungs[i].Asked = 50

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // CSVHeader is the CSV export's header row. A row is one metric of one
@@ -22,7 +22,7 @@ var CSVHeader = []string{
 // csvBytes is the CSV of recs' rows of target ("all": both), in record
 // order: RFC 4180, written by encoding/csv with CRLF line ends. Text cells
 // go through Cell first.
-func csvBytes(recs []baselines.Record, target string) ([]byte, error) {
+func csvBytes(recs []benchdata.Record, target string) ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.UseCRLF = true

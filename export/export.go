@@ -2,7 +2,7 @@
 // tools read: Bencher's metric format (BMF), github-action-benchmark's
 // custom JSON, and CSV for a spreadsheet.
 //
-// Everything exported is a history record (baselines.Record): per run,
+// Everything exported is a history record (benchdata.Record): per run,
 // cell, target and metric the mean, the half-width of its interval and the
 // repetitions. A results file becomes the record of its one run through
 // decide.Record, the decision compare and history append make, so a run
@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 )
 
@@ -54,7 +54,7 @@ type Source struct {
 	// History is set when the records are a history's, in date order; a
 	// results file gives one record.
 	History bool
-	Records []baselines.Record
+	Records []benchdata.Record
 }
 
 // undated stands in for the start time that results compared from files
@@ -66,7 +66,7 @@ var undated = time.Date(1, 1, 2, 0, 0, 0, 0, time.UTC)
 // of its run, decided by decide.Record. Only a complete run is exported:
 // a cancelled or failed one measured fewer rounds than it planned, and
 // its numbers are not comparable with the runs a dashboard holds.
-func FromResults(res *baselines.Results, name string) (Source, error) {
+func FromResults(res *benchdata.Results, name string) (Source, error) {
 	if err := decide.Unfinished(res); err != nil {
 		return Source{}, fmt.Errorf("%s: only a complete run is exported: %w", name, err)
 	}
@@ -81,13 +81,13 @@ func FromResults(res *baselines.Results, name string) (Source, error) {
 	if opt.Date.Equal(undated) {
 		rec.Date = time.Time{}
 	}
-	return Source{Name: name, Records: []baselines.Record{rec}}, nil
+	return Source{Name: name, Records: []benchdata.Record{rec}}, nil
 }
 
-// FromHistory is the source of a history's records (baselines.ReadHistory)
+// FromHistory is the source of a history's records (benchdata.ReadHistory)
 // read from name. An empty history has nothing to export: an error, so a
 // workflow does not upload an empty file as a run.
-func FromHistory(recs []baselines.Record, name string) (Source, error) {
+func FromHistory(recs []benchdata.Record, name string) (Source, error) {
 	if len(recs) == 0 {
 		return Source{}, fmt.Errorf("%s: the history has no records: nothing to export", name)
 	}
@@ -200,11 +200,11 @@ func New(src Source, o Options) (Reporter, error) {
 			if err != nil {
 				return nil, err
 			}
-			recs = []baselines.Record{r}
+			recs = []benchdata.Record{r}
 		}
 		b, err = csvBytes(recs, o.target())
 	default:
-		var r baselines.Record
+		var r benchdata.Record
 		if r, err = src.run(o.Run); err != nil {
 			return nil, err
 		}
@@ -229,11 +229,11 @@ func New(src Source, o Options) (Reporter, error) {
 
 // run is the record of run id among src's records: the latest when id is
 // "".
-func (src Source) run(id string) (baselines.Record, error) {
+func (src Source) run(id string) (benchdata.Record, error) {
 	if id == "" {
 		return src.Records[len(src.Records)-1], nil
 	}
-	var found []baselines.Record
+	var found []benchdata.Record
 	for _, r := range src.Records {
 		if r.RunID == id {
 			found = append(found, r)
@@ -243,19 +243,19 @@ func (src Source) run(id string) (baselines.Record, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return baselines.Record{}, fmt.Errorf("-run %q: %s has no run of that id (its latest is the %s)", id, src.Name, describe(src.Records[len(src.Records)-1]))
+		return benchdata.Record{}, fmt.Errorf("-run %q: %s has no run of that id (its latest is the %s)", id, src.Name, describe(src.Records[len(src.Records)-1]))
 	}
 	var dates []string
 	for _, r := range found {
 		dates = append(dates, r.Date.UTC().Format(time.RFC3339))
 	}
-	return baselines.Record{}, fmt.Errorf("-run %q: %s has %d runs of that id (%s): export them as csv, or remove the duplicates", id, src.Name, len(found), strings.Join(dates, ", "))
+	return benchdata.Record{}, fmt.Errorf("-run %q: %s has %d runs of that id (%s): export them as csv, or remove the duplicates", id, src.Name, len(found), strings.Join(dates, ", "))
 }
 
 // describe names a record in errors: "run ID of DATE", either part
 // left out when the record lacks it (results compared from files have
 // neither).
-func describe(r baselines.Record) string {
+func describe(r benchdata.Record) string {
 	s := "run"
 	if r.RunID != "" {
 		s += " " + r.RunID
@@ -271,17 +271,17 @@ func describe(r baselines.Record) string {
 // and the record's summary of it.
 type row struct {
 	name   string
-	cell   baselines.Cell
+	cell   benchdata.Cell
 	metric string
-	c      baselines.RecordCell
+	c      benchdata.RecordCell
 }
 
 // rowsOf are the rows of r that o exports, in the record's order (the
 // comparison's cells, each metric in report order). Two cells of one
 // name would be one benchmark, so they are an error, not a merge.
-func rowsOf(src Source, r baselines.Record, o Options) ([]row, error) {
+func rowsOf(src Source, r benchdata.Record, o Options) ([]row, error) {
 	target := o.target()
-	named := map[string]baselines.Cell{}
+	named := map[string]benchdata.Cell{}
 	var rows []row
 	for _, c := range r.Cells {
 		if c.Target != target {

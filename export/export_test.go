@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -36,7 +36,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // fromResults is FromResults of res, which must succeed.
-func fromResults(t *testing.T, res *baselines.Results) Source {
+func fromResults(t *testing.T, res *benchdata.Results) Source {
 	t.Helper()
 	src, err := FromResults(res, "results.json")
 	if err != nil {
@@ -48,7 +48,7 @@ func fromResults(t *testing.T, res *baselines.Results) Source {
 // fromHistory is FromHistory of testdata/history.jsonl.
 func fromHistory(t *testing.T) Source {
 	t.Helper()
-	recs, err := baselines.ReadHistory("testdata/history.jsonl")
+	recs, err := benchdata.ReadHistory("testdata/history.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestGolden(t *testing.T) {
 // nanoseconds.
 func TestBMFValues(t *testing.T) {
 	t.Parallel()
-	check := func(t *testing.T, src Source, bench, measure string, scale float64, c baselines.RecordCell) {
+	check := func(t *testing.T, src Source, bench, measure string, scale float64, c benchdata.RecordCell) {
 		t.Helper()
 		var got map[string]map[string]map[string]float64
 		if err := json.Unmarshal(export(t, src, Options{Format: BMF}), &got); err != nil {
@@ -150,7 +150,7 @@ func TestBMFValues(t *testing.T) {
 func abs(f float64) float64 { return max(f, -f) }
 
 // find is the summary of metric of target in the cell named cell of r.
-func find(t *testing.T, r baselines.Record, cell, target, metric string) baselines.RecordCell {
+func find(t *testing.T, r benchdata.Record, cell, target, metric string) benchdata.RecordCell {
 	t.Helper()
 	for _, c := range r.Cells {
 		if c.Cell.String() == cell && c.Target == target && c.Metric == metric {
@@ -158,7 +158,7 @@ func find(t *testing.T, r baselines.Record, cell, target, metric string) baselin
 		}
 	}
 	t.Fatalf("no %s %s of %s in the record", target, metric, cell)
-	return baselines.RecordCell{}
+	return benchdata.RecordCell{}
 }
 
 // TestDirections: a gab file holds the metrics of its direction only,
@@ -167,7 +167,7 @@ func find(t *testing.T, r baselines.Record, cell, target, metric string) baselin
 func TestDirections(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		res             *baselines.Results
+		res             *benchdata.Results
 		smaller, bigger []string
 	}{
 		{loadResults(), []string{"p50", "p95", "p99", "error_rate", "cpu_per_req", "mem_peak"}, []string{"rps"}},
@@ -216,7 +216,7 @@ func TestToolNames(t *testing.T) {
 func TestHostileNames(t *testing.T) {
 	t.Parallel()
 	src := fromResults(t, hostileResults())
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	for _, c := range src.Records[0].Cells {
 		if c.Target == "candidate" && c.Metric == "rps" {
 			cells = append(cells, c.Cell)
@@ -322,14 +322,14 @@ func TestErrors(t *testing.T) {
 	t.Parallel()
 	cancelled := loadResults()
 	cancelled.Status, cancelled.Error = "cancelled", "interrupted"
-	collide := loadResults(baselines.Cell{Class: "a c=8"}, baselines.Cell{Class: "a", Concurrency: 8})
+	collide := loadResults(benchdata.Cell{Class: "a c=8"}, benchdata.Cell{Class: "a", Concurrency: 8})
 	hist := fromHistory(t)
 	dup := hist
 	dup.Records = slices.Clone(hist.Records)
 	dup.Records = append(dup.Records, dup.Records[0])
 	dup.Records[len(dup.Records)-1].Date = t0
-	onlyP95 := Source{Name: "x.jsonl", History: true, Records: []baselines.Record{{Date: t0, RunID: "r1",
-		Cells: []baselines.RecordCell{{Cell: baselines.Cell{Class: "Q01"}, Target: "candidate", Metric: "p95", Mean: 0.002, N: 3}}}}}
+	onlyP95 := Source{Name: "x.jsonl", History: true, Records: []benchdata.Record{{Date: t0, RunID: "r1",
+		Cells: []benchdata.RecordCell{{Cell: benchdata.Cell{Class: "Q01"}, Target: "candidate", Metric: "p95", Mean: 0.002, N: 3}}}}}
 	for _, tc := range []struct {
 		name string
 		src  func() (Source, error)

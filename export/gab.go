@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -24,14 +24,14 @@ type gabBench struct {
 // JSON: the cell's name and the metric, "csv/Q01 c=8 p95". The action
 // draws one chart per name, so the metric is part of it; a metric's name
 // never holds a space, so it is the name's last word.
-func GABName(cell baselines.Cell, metric string) string { return cell.String() + " " + metric }
+func GABName(cell benchdata.Cell, metric string) string { return cell.String() + " " + metric }
 
 // gabBytes is the custom JSON of rows of run r: an array of one entry per
 // cell and metric, in the record's order. The value is the mean, in the
 // metric's own unit; range is "± half-width" (github-action-benchmark's
 // own tools write "± 35"), left out below two repetitions; extra says the
 // repetitions, the target's commit and the machine.
-func gabBytes(rows []row, r baselines.Record) ([]byte, error) {
+func gabBytes(rows []row, r benchdata.Record) ([]byte, error) {
 	benches := make([]gabBench, 0, len(rows))
 	for _, x := range rows {
 		b := gabBench{Name: GABName(x.cell, x.metric), Unit: gate.Metric(x.metric).Unit(), Value: x.c.Mean}

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/importers"
@@ -37,20 +37,20 @@ func TestRoundTrip(t *testing.T) {
 	type key struct{ cell, metric string }
 	// gab's cell's name is the cell's and the metric, and its metric
 	// the unit, tidied.
-	gabBack := func(c baselines.RecordCell) key {
+	gabBack := func(c benchdata.RecordCell) key {
 		_, unit := benchunit.Tidy(1, gate.Metric(c.Metric).Unit())
 		return key{GABName(c.Cell, c.Metric), unit}
 	}
-	for name, res := range map[string]*baselines.Results{"load": loadResults(), "gobench": gobenchResults(), "hostile": printableResults()} {
+	for name, res := range map[string]*benchdata.Results{"load": loadResults(), "gobench": gobenchResults(), "hostile": printableResults()} {
 		src := fromResults(t, res)
 		for _, tc := range []struct {
 			tool string
 			opt  Options
 			// back is the cell's name and the metric an exported row
 			// is imported as.
-			back func(c baselines.RecordCell) key
+			back func(c benchdata.RecordCell) key
 		}{
-			{"bmf", Options{Format: BMF}, func(c baselines.RecordCell) key {
+			{"bmf", Options{Format: BMF}, func(c benchdata.RecordCell) key {
 				m, _ := Measure(c.Metric)
 				switch m {
 				case "throughput":
@@ -145,8 +145,8 @@ func TestRoundTrip(t *testing.T) {
 // printableResults is hostileResults without the names that hold a
 // control character (a line break, a tab), which the importers refuse in
 // a benchmark's name.
-func printableResults() *baselines.Results {
-	var cells []baselines.Cell
+func printableResults() *benchdata.Results {
+	var cells []benchdata.Cell
 	for _, c := range hostileResults().Plan.Cells {
 		if !strings.ContainsFunc(c.Class, unicode.IsControl) {
 			cells = append(cells, c)

@@ -83,7 +83,7 @@ func Lookup(m Metric) (Definition, bool) {
 
 // Measured are the metrics a load generator measures itself, each rung
 // and slice, in Registry's order: throughput and the latency statistics.
-// A rung or a slice stores them by name (baselines.Rung.Values).
+// A rung or a slice stores them by name (benchdata.Rung.Values).
 var Measured = registryMetrics(func(d Definition) bool { return d.Source == FromCount || d.Source == FromLatency })
 
 // registryMetrics are the metrics of Registry's definitions that keep

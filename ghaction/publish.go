@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/report"
 )
@@ -230,7 +230,7 @@ var (
 // results may come from a fork's workflow run: they are only trusted to
 // describe the commit this event says was measured, and only posted to
 // the PR whose head that commit still is, which it asks GitHub.
-func (e *Env) ResultsPR(ctx context.Context, gh *baselines.GitHubInfo, pr int, file string) (int, error) {
+func (e *Env) ResultsPR(ctx context.Context, gh *benchdata.GitHubInfo, pr int, file string) (int, error) {
 	if gh == nil || !shaPattern.MatchString(gh.HeadSHA) || !repoPattern.MatchString(gh.Repository) {
 		return 0, refuse("%s records no valid repository and head commit: it was not made by benchgate gate in GitHub Actions", file)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/fakegithub"
 	"github.com/benchgate/benchgate/report"
@@ -22,8 +22,8 @@ const headSHA = "7d1f3a5c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d01"
 // failedReport is a decided report of a complete run with one regression,
 // an agreement failure and a failed pre-flight check.
 func failedReport() *report.Input {
-	res := &baselines.Results{Version: baselines.FormatVersion, Kind: "http", Status: "complete",
-		Scenario: baselines.ScenarioInfo{Name: "api"}}
+	res := &benchdata.Results{Version: benchdata.FormatVersion, Kind: "http", Status: "complete",
+		Scenario: benchdata.ScenarioInfo{Name: "api"}}
 	search := gate.CellKey{Class: "search", Concurrency: 8}
 	return &report.Input{Results: res, Comparison: gate.Comparison{
 		Outcome: gate.Fail,
@@ -216,8 +216,8 @@ func TestResultsPR(t *testing.T) {
 	gh := fakegithub.New(t, testToken, nil)
 	gh.AddPR(7, headSHA)
 	gh.AddPR(8, "0000000000000000000000000000000000000008")
-	ok := &baselines.GitHubInfo{Repository: "octo/bench", PR: 7, HeadSHA: headSHA}
-	run := func(change func(e *Env), gh0 *baselines.GitHubInfo, pr int) (int, error) {
+	ok := &benchdata.GitHubInfo{Repository: "octo/bench", PR: 7, HeadSHA: headSHA}
+	run := func(change func(e *Env), gh0 *benchdata.GitHubInfo, pr int) (int, error) {
 		e := actionEnv(t, gh)
 		e.EventName, e.PR = "workflow_run", 0
 		change(e)
@@ -234,7 +234,7 @@ func TestResultsPR(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(e *Env)
-		gh     *baselines.GitHubInfo
+		gh     *benchdata.GitHubInfo
 		pr     int
 		want   string
 	}{
@@ -242,7 +242,7 @@ func TestResultsPR(t *testing.T) {
 		{"forged repository", func(*Env) {}, &forged, 0, "r.json records no valid repository and head commit: it was not made by benchgate gate in GitHub Actions"},
 		{"no -pr", func(e *Env) { e.EventName = "push" }, ok, 0, "outside a workflow_run event, give the pull request with -pr"},
 		{"other PR", func(e *Env) { e.PR = 9 }, ok, 0, "the results are of PR #7, this workflow_run event is of PR #9"},
-		{"no PR", func(*Env) {}, &baselines.GitHubInfo{Repository: "octo/bench", HeadSHA: headSHA}, 0, "r.json records no pull request number: give -pr"},
+		{"no PR", func(*Env) {}, &benchdata.GitHubInfo{Repository: "octo/bench", HeadSHA: headSHA}, 0, "r.json records no pull request number: give -pr"},
 		{"other repository", func(e *Env) { e.Repository = "octo/other" }, ok, 0, `the results are of "octo/bench", this workflow runs in octo/other`},
 		{"other commit", func(e *Env) { e.HeadSHA = "5e7a9c1b3d5f7a9c1b3d5f7a9c1b3d5f7a9c1b3d" }, ok, 0, "the results measured 7d1f3a5c9e2b, but this workflow_run is of 5e7a9c1b3d5f"},
 		{"no token", func(e *Env) { e.Token = "" }, ok, 0, "comment: no github-token"},

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/report"
 )
@@ -25,8 +25,8 @@ func (e *Env) CheckGate() error {
 
 // GitHubInfo is what a gate run's results record of the workflow that
 // measured them: what ResultsPR checks before they are posted.
-func (e *Env) GitHubInfo() *baselines.GitHubInfo {
-	return &baselines.GitHubInfo{
+func (e *Env) GitHubInfo() *benchdata.GitHubInfo {
+	return &benchdata.GitHubInfo{
 		Repository: e.Repository, EventName: e.EventName, PR: e.PR,
 		BaseSHA: e.BaseSHA, HeadSHA: e.HeadSHA, RunURL: e.RunURL,
 	}
@@ -44,7 +44,7 @@ const resultsNote = "These results were uploaded by the pull request's own workf
 // (a results file that does not read or decide, an event that may not
 // post it) match ErrRefused; the others are failures at GitHub.
 //
-// The results file may come from a fork's workflow run: baselines.Read
+// The results file may come from a fork's workflow run: benchdata.Read
 // refuses anything but a regular file, reads it through a size limit and
 // bounds its lists and histograms before decoding them, and every value
 // taken from it is checked before it is used or printed.
@@ -59,7 +59,7 @@ func (e *Env) PostResults(ctx context.Context, file string, pr, issue int, log i
 		}
 		what, note, pr = fmt.Sprintf("comment on issue #%d", issue), "", issue
 	}
-	res, err := baselines.Read(file)
+	res, err := benchdata.Read(file)
 	if err != nil {
 		// No results (the run failed before it measured): the label is
 		// still removed from the PR GitHub itself names, when it does.

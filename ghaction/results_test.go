@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/fakegithub"
 	"github.com/benchgate/benchgate/report"
@@ -41,7 +41,7 @@ func TestCheckGate(t *testing.T) {
 func TestGitHubInfo(t *testing.T) {
 	t.Parallel()
 	e := &Env{Repository: "octo/bench", EventName: "pull_request", PR: 7, BaseSHA: "b", HeadSHA: headSHA, SHA: "merge", RunURL: "https://github.com/octo/bench/actions/runs/1"}
-	want := baselines.GitHubInfo{Repository: "octo/bench", EventName: "pull_request", PR: 7, BaseSHA: "b", HeadSHA: headSHA, RunURL: "https://github.com/octo/bench/actions/runs/1"}
+	want := benchdata.GitHubInfo{Repository: "octo/bench", EventName: "pull_request", PR: 7, BaseSHA: "b", HeadSHA: headSHA, RunURL: "https://github.com/octo/bench/actions/runs/1"}
 	if got := e.GitHubInfo(); *got != want {
 		t.Errorf("GitHubInfo = %+v, want %+v", *got, want)
 	}
@@ -51,18 +51,18 @@ func TestGitHubInfo(t *testing.T) {
 // 7 at headSHA, with one cell decided tie, and returns the file.
 func savedResults(t *testing.T, dir string) string {
 	t.Helper()
-	cell := baselines.Cell{Class: "search", Concurrency: 8}
-	res := &baselines.Results{Version: baselines.FormatVersion, Kind: "http", Status: "complete",
-		Scenario: baselines.ScenarioInfo{Name: "api", Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.01}},
-		Plan:     baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: 2},
-		GitHub:   &baselines.GitHubInfo{Repository: "octo/bench", EventName: "pull_request", PR: 7, HeadSHA: headSHA}}
+	cell := benchdata.Cell{Class: "search", Concurrency: 8}
+	res := &benchdata.Results{Version: benchdata.FormatVersion, Kind: "http", Status: "complete",
+		Scenario: benchdata.ScenarioInfo{Name: "api", Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.01}},
+		Plan:     benchdata.Plan{Cells: []benchdata.Cell{cell}, Rounds: 2},
+		GitHub:   &benchdata.GitHubInfo{Repository: "octo/bench", EventName: "pull_request", PR: 7, HeadSHA: headSHA}}
 	for round := range 2 {
 		for _, target := range []string{"baseline", "candidate"} {
-			res.Rungs = append(res.Rungs, baselines.Rung{Cell: cell, Round: round, Target: target, Duration: 1, Requests: 100,
+			res.Rungs = append(res.Rungs, benchdata.Rung{Cell: cell, Round: round, Target: target, Duration: 1, Requests: 100,
 				Statuses: map[string]int64{"200": 100}, Values: map[string]float64{"rps": 100 + float64(round), "p95": 0.01}})
 		}
 	}
-	if err := baselines.Write(dir, res); err != nil {
+	if err := benchdata.Write(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "results.json")
@@ -140,7 +140,7 @@ func TestWriteCalibrationSummary(t *testing.T) {
 	side := gate.Side{Samples: map[gate.Metric][]float64{gate.RPS: {100, 110, 90}}}
 	c := gate.Compare([]gate.CellInput{{Key: gate.CellKey{Class: "search", Concurrency: 1}, Baseline: side, Candidate: side}},
 		gate.DefaultSettings, gate.Policy{FailOn: []gate.Rule{{Metric: gate.RPS}}})
-	in := report.CalibrationInput{Results: &baselines.Results{Scenario: baselines.ScenarioInfo{Name: "shop"}, Status: "complete"},
+	in := report.CalibrationInput{Results: &benchdata.Results{Scenario: benchdata.ScenarioInfo{Name: "shop"}, Status: "complete"},
 		Comparison: c, Calibrations: gate.Calibrate(c)}
 	e := actionEnv(t, nil)
 	if err := e.WriteCalibrationSummary(in); err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // within fails the test if f takes longer than d.
@@ -113,7 +113,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil && len(err.Error()) > 200*(maxListed+2)+len(data)/1000 {
 			t.Fatalf("an error of %d bytes", len(err.Error()))
 		}
-		res := &baselines.Results{Version: baselines.FormatVersion, Kind: "gobench"}
+		res := &benchdata.Results{Version: benchdata.FormatVersion, Kind: "gobench"}
 		for _, r := range rs {
 			if !strings.HasPrefix(r.Name, "Benchmark") {
 				t.Fatalf("result named %q", r.Name)
@@ -123,13 +123,13 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("%s: %s = %v", r.Name, u, v)
 				}
 			}
-			res.Rungs = append(res.Rungs, baselines.Rung{Cell: baselines.Cell{Class: r.Name}, Values: r.Values})
+			res.Rungs = append(res.Rungs, benchdata.Rung{Cell: benchdata.Cell{Class: r.Name}, Values: r.Values})
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatalf("the results cannot be stored: %v", err)
 		}
-		if _, err := baselines.Parse(b, "gobench"); err != nil {
+		if _, err := benchdata.Parse(b, "gobench"); err != nil {
 			t.Fatalf("the results do not read back: %v", err)
 		}
 	})

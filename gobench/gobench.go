@@ -71,10 +71,10 @@ const (
 	MaxOutputBytes = 256 << 20
 	// MaxResults bounds the benchmark results of an output: 10,000
 	// benchmarks at -count 10. Two sides' results make a results file's
-	// rungs (baselines.MaxRungs is twice this).
+	// rungs (benchdata.MaxRungs is twice this).
 	MaxResults = 100_000
 	// MaxValues bounds the measurements of all results together (five
-	// units a result at MaxResults: baselines.MaxRungEntries over two
+	// units a result at MaxResults: benchdata.MaxRungEntries over two
 	// sides).
 	MaxValues = 500_000
 	// maxListed is how many bad lines an error lists; it counts the rest.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -111,7 +111,7 @@ func TestGoBenchCollisionErrorBounded(t *testing.T) {
 	}
 	sc := &Scenario{Scenario: &scenario.Scenario{GoBench: &scenario.GoBench{Rename: []scenario.Rename{
 		{Pattern: regexp.MustCompile(`^.*$`), Replace: "all" + long},
-	}}}, Info: baselines.ScenarioInfo{Name: "bench", Gate: defaultGate("sec/op")}}
+	}}}, Info: benchdata.ScenarioInfo{Name: "bench", Gate: defaultGate("sec/op")}}
 	_, err := GoBench(old, new, "benchgate v1", Options{Scenario: sc})
 	checkBounded(t, err)
 	if !strings.Contains(err.Error(), "are both named all") {

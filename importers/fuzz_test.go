@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/fsx"
 )
@@ -60,12 +60,12 @@ func fuzzTool(f *testing.F, tool string) {
 			t.Fatalf("concurrency %d", m.conc)
 		}
 		// The results it makes read back.
-		res := &baselines.Results{Version: baselines.FormatVersion, Kind: "import:" + tool, Rungs: []baselines.Rung{m.rung}}
+		res := &benchdata.Results{Version: benchdata.FormatVersion, Kind: "import:" + tool, Rungs: []benchdata.Rung{m.rung}}
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatalf("the imported rung cannot be stored: %v", err)
 		}
-		if _, err := baselines.Parse(b, "imported"); err != nil {
+		if _, err := benchdata.Parse(b, "imported"); err != nil {
 			t.Fatalf("the imported rung does not read back: %v", err)
 		}
 	})
@@ -76,7 +76,7 @@ func parseBytes(tool string, data []byte) (measurement, error) {
 	return readReport(&file{path: "f.json", format: tool, data: data})
 }
 
-func checkRung(t *testing.T, r baselines.Rung) {
+func checkRung(t *testing.T, r benchdata.Rung) {
 	t.Helper()
 	figures := map[string]float64{"duration": r.Duration, "max": r.Max}
 	for m, x := range r.Values {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/internal/fsx"
@@ -22,7 +22,7 @@ type Scenario struct {
 	*scenario.Scenario
 	// Info is the scenario as a run of it records it
 	// (runner.ScenarioInfo), whose gate section the results take.
-	Info baselines.ScenarioInfo
+	Info benchdata.ScenarioInfo
 }
 
 // defaultGate is the gate section a scenario gets when it declares none,
@@ -47,7 +47,7 @@ func defaultGate(metric gate.Metric) gate.Section {
 // rules; opt.Name names the results, else the scenario's name, else
 // DefaultGoBenchName. The machine is read from the files' goos:, goarch:
 // and cpu: lines and the benchmarks' GOMAXPROCS (machineOf).
-func GoBench(oldPath, newPath, tool string, opt Options) (*baselines.Results, error) {
+func GoBench(oldPath, newPath, tool string, opt Options) (*benchdata.Results, error) {
 	sc := opt.Scenario
 	var sides [2][]gobench.Result
 	for i, p := range []string{oldPath, newPath} {
@@ -81,11 +81,11 @@ func GoBench(oldPath, newPath, tool string, opt Options) (*baselines.Results, er
 		}
 	}
 
-	res := &baselines.Results{
-		Version: baselines.FormatVersion, Tool: tool, Kind: "gobench", Status: "complete",
-		Scenario: baselines.ScenarioInfo{Name: DefaultGoBenchName, Gate: defaultGate("sec/op")},
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion, Tool: tool, Kind: "gobench", Status: "complete",
+		Scenario: benchdata.ScenarioInfo{Name: DefaultGoBenchName, Gate: defaultGate("sec/op")},
 		Env:      machineOf(sides),
-		Rungs:    []baselines.Rung{},
+		Rungs:    []benchdata.Rung{},
 	}
 	if sc != nil {
 		res.Scenario = sc.Info
@@ -93,8 +93,8 @@ func GoBench(oldPath, newPath, tool string, opt Options) (*baselines.Results, er
 	if opt.Name != "" {
 		res.Scenario.Name = opt.Name
 	}
-	res.Env.Baseline = baselines.TargetInfo{Name: "baseline", Kind: "file", Spec: oldPath}
-	res.Env.Candidate = baselines.TargetInfo{Name: "candidate", Kind: "file", Spec: newPath}
+	res.Env.Baseline = benchdata.TargetInfo{Name: "baseline", Kind: "file", Spec: oldPath}
+	res.Env.Candidate = benchdata.TargetInfo{Name: "candidate", Kind: "file", Spec: newPath}
 	seen := map[string]bool{}
 	rounds := 0
 	for i, rs := range sides {
@@ -112,20 +112,20 @@ func GoBench(oldPath, newPath, tool string, opt Options) (*baselines.Results, er
 					textsafe.Clip(prev, textsafe.QuoteRunes), textsafe.Clip(r.Pkg+"."+r.Name, textsafe.QuoteRunes), textsafe.Clip(class, textsafe.QuoteRunes))
 			}
 			source[class] = r.Pkg + "." + r.Name
-			cell := baselines.Cell{Class: class}
+			cell := benchdata.Cell{Class: class}
 			if !seen[class] {
 				seen[class] = true
 				res.Plan.Cells = append(res.Plan.Cells, cell)
 			}
-			res.Rungs = append(res.Rungs, baselines.Rung{
+			res.Rungs = append(res.Rungs, benchdata.Rung{
 				Cell: cell, Round: count[class], Target: target, Order: "AB", Position: i, Values: r.Values,
 			})
 			count[class]++
 			rounds = max(rounds, count[class])
 		}
 	}
-	if len(res.Plan.Cells) > baselines.MaxCells {
-		return nil, fmt.Errorf("%s and %s: %d distinct benchmarks, more than a results file can hold (%d)", oldPath, newPath, len(res.Plan.Cells), baselines.MaxCells)
+	if len(res.Plan.Cells) > benchdata.MaxCells {
+		return nil, fmt.Errorf("%s and %s: %d distinct benchmarks, more than a results file can hold (%d)", oldPath, newPath, len(res.Plan.Cells), benchdata.MaxCells)
 	}
 	// Every repetition is used: a benchmark's count may differ between
 	// files, and each side's summary stands on its own samples.
@@ -149,7 +149,7 @@ const DefaultGoBenchName = "go test -bench"
 // (two machines, or files joined) holds each value, in order, joined
 // by " vs " (maxMachines of them, each clipped): such results
 // fingerprint as neither machine.
-func machineOf(sides [2][]gobench.Result) baselines.Environment {
+func machineOf(sides [2][]gobench.Result) benchdata.Environment {
 	var goos, goarch, cpu []string
 	procs := -1
 	add := func(list []string, v string) []string {
@@ -174,7 +174,7 @@ func machineOf(sides [2][]gobench.Result) baselines.Environment {
 			}
 		}
 	}
-	return baselines.Environment{
+	return benchdata.Environment{
 		OS: strings.Join(goos, " vs "), Arch: strings.Join(goarch, " vs "), CPUModel: strings.Join(cpu, " vs "),
 		CPUs: max(procs, 0),
 	}

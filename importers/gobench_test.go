@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/scenario"
 )
@@ -92,21 +92,21 @@ func TestMachineOf(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		sides [2][]gobench.Result
-		want  baselines.Environment
+		want  benchdata.Environment
 	}{
 		{"one machine", [2][]gobench.Result{{r("BenchmarkA-4", "linux", "Xeon"), r("BenchmarkB/n=2-4", "linux", "Xeon")}, {r("BenchmarkA-4", "linux", "Xeon")}},
-			baselines.Environment{OS: "linux", Arch: "amd64", CPUModel: "Xeon", CPUs: 4}},
+			benchdata.Environment{OS: "linux", Arch: "amd64", CPUModel: "Xeon", CPUs: 4}},
 		{"GOMAXPROCS 1: no suffix", [2][]gobench.Result{{r("BenchmarkA", "linux", "")}, {r("BenchmarkA", "linux", "")}},
-			baselines.Environment{OS: "linux", Arch: "amd64", CPUs: 1}},
+			benchdata.Environment{OS: "linux", Arch: "amd64", CPUs: 1}},
 		{"a -cpu list", [2][]gobench.Result{{r("BenchmarkA", "linux", "Xeon"), r("BenchmarkA-4", "linux", "Xeon")}, {r("BenchmarkA-4", "linux", "Xeon")}},
-			baselines.Environment{OS: "linux", Arch: "amd64", CPUModel: "Xeon", CPUs: 0}},
+			benchdata.Environment{OS: "linux", Arch: "amd64", CPUModel: "Xeon", CPUs: 0}},
 		{"two machines", [2][]gobench.Result{{r("BenchmarkA-2", "linux", "Xeon")}, {r("BenchmarkA-8", "darwin", "M2")}},
-			baselines.Environment{OS: "linux vs darwin", Arch: "amd64", CPUModel: "Xeon vs M2", CPUs: 0}},
+			benchdata.Environment{OS: "linux vs darwin", Arch: "amd64", CPUModel: "Xeon vs M2", CPUs: 0}},
 		{"many", [2][]gobench.Result{{r("BenchmarkA-2", "linux", "a"), r("BenchmarkA-2", "linux", "b"), r("BenchmarkA-2", "linux", "c")},
 			{r("BenchmarkA-2", "linux", "d"), r("BenchmarkA-2", "linux", "e")}},
-			baselines.Environment{OS: "linux", Arch: "amd64", CPUModel: "a vs b vs c vs …", CPUs: 2}},
+			benchdata.Environment{OS: "linux", Arch: "amd64", CPUModel: "a vs b vs c vs …", CPUs: 2}},
 		{"no header lines", [2][]gobench.Result{{r("BenchmarkA-2", "", "")}, {r("BenchmarkA-2", "", "")}},
-			baselines.Environment{Arch: "amd64", CPUs: 2}},
+			benchdata.Environment{Arch: "amd64", CPUs: 2}},
 	} {
 		if got := machineOf(tc.sides); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
@@ -124,7 +124,7 @@ func TestGoBench(t *testing.T) {
 	}
 	// Named relative to the packages' common prefix, example.com: the
 	// root package keeps its last element.
-	wantCells := []baselines.Cell{{Class: "m.BenchmarkRoot-2"}, {Class: "m/store.BenchmarkPut-2"}}
+	wantCells := []benchdata.Cell{{Class: "m.BenchmarkRoot-2"}, {Class: "m/store.BenchmarkPut-2"}}
 	if !reflect.DeepEqual(res.Plan.Cells, wantCells) || res.Plan.Rounds != 3 || res.RoundsDone[""] != 3 {
 		t.Errorf("plan %+v, rounds done %v", res.Plan, res.RoundsDone)
 	}
@@ -158,12 +158,12 @@ func TestGoBench(t *testing.T) {
 	}
 	sc := &Scenario{Scenario: &scenario.Scenario{GoBench: &scenario.GoBench{Module: mod, Rename: []scenario.Rename{
 		{Pattern: regexp.MustCompile(`^store\.BenchmarkPut-2$`), Replace: "put"},
-	}}}, Info: baselines.ScenarioInfo{Name: "bench", Gate: defaultGate("B/op")}}
+	}}}, Info: benchdata.ScenarioInfo{Name: "bench", Gate: defaultGate("B/op")}}
 	res, err = GoBench(old, new, "benchgate v1", Options{Scenario: sc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []baselines.Cell{{Class: "BenchmarkRoot-2"}, {Class: "put"}}; !reflect.DeepEqual(res.Plan.Cells, want) || !reflect.DeepEqual(res.Scenario, sc.Info) {
+	if want := []benchdata.Cell{{Class: "BenchmarkRoot-2"}, {Class: "put"}}; !reflect.DeepEqual(res.Plan.Cells, want) || !reflect.DeepEqual(res.Scenario, sc.Info) {
 		t.Errorf("with a scenario: cells %v, scenario %+v", res.Plan.Cells, res.Scenario)
 	}
 
@@ -185,7 +185,7 @@ func TestReadScenario(t *testing.T) {
 	gate := defaultGate("p99")
 	sc := &Scenario{
 		Scenario: &scenario.Scenario{Name: "api", Classes: []*scenario.Class{{Name: "sleep"}}},
-		Info:     baselines.ScenarioInfo{Name: "ignored", File: "bench.yml", Hash: "abc", Source: "src", Gate: gate},
+		Info:     benchdata.ScenarioInfo{Name: "ignored", File: "bench.yml", Hash: "abc", Source: "src", Gate: gate},
 	}
 	r := read(t, "vegeta", files("vegeta", threeBase...), files("vegeta", threeCand...), Options{Scenario: sc})
 	if r.Scenario.Name != "api" || r.Plan.Cells[0].Class != "sleep" || !reflect.DeepEqual(r.Scenario.Gate, gate) ||

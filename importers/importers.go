@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
@@ -48,7 +48,7 @@ const DefaultClass = "load"
 // measurement is one file read: the rung's measurement fields, and what the
 // file says about when it ran and at what concurrency.
 type measurement struct {
-	rung     baselines.Rung // measurement fields only
+	rung     benchdata.Rung // measurement fields only
 	end      time.Time      // zero when the tool does not record it
 	conc     int            // 0 when the tool does not record it
 	concPeak bool           // conc is an observed peak (k6), not a setting
@@ -58,7 +58,7 @@ type measurement struct {
 // are round i. Both lists must be non-empty and of equal length. A file
 // that cannot be read, is not the tool's report, or lacks a required
 // figure is an error naming the file and what is wrong.
-func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Results, error) {
+func Read(tool string, baseline, candidate []string, opt Options) (*benchdata.Results, error) {
 	t := formatNamed(tool)
 	if t == nil || t.load == nil {
 		return nil, fmt.Errorf("import: unknown tool %s: want one of %s", textsafe.Quote(tool, textsafe.QuoteRunes), strings.Join(Tools, ", "))
@@ -113,22 +113,22 @@ func Read(tool string, baseline, candidate []string, opt Options) (*baselines.Re
 	if name == "" {
 		name = "imported " + tool + " results"
 	}
-	cell := baselines.Cell{Class: class, Concurrency: conc}
+	cell := benchdata.Cell{Class: class, Concurrency: conc}
 
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    "benchgate import",
-		Kind:    baselines.ImportedKind(tool),
-		Scenario: baselines.ScenarioInfo{
+		Kind:    benchdata.ImportedKind(tool),
+		Scenario: benchdata.ScenarioInfo{
 			Name: name,
 			Gate: defaultGate("rps"),
-			Load: baselines.LoadInfo{Repetitions: n},
+			Load: benchdata.LoadInfo{Repetitions: n},
 		},
-		Env: baselines.Environment{
-			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "import", Spec: strings.Join(baseline, ", ")},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "import", Spec: strings.Join(candidate, ", ")},
+		Env: benchdata.Environment{
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Kind: "import", Spec: strings.Join(baseline, ", ")},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "import", Spec: strings.Join(candidate, ", ")},
 		},
-		Plan:   baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: n},
+		Plan:   benchdata.Plan{Cells: []benchdata.Cell{cell}, Rounds: n},
 		Status: "complete",
 	}
 	if conc > 0 {
@@ -220,7 +220,7 @@ func concurrencyOf(x float64) int {
 	return 0
 }
 
-// kinds of baselines.Rung.Errors, as benchgate's generator counts them.
+// kinds of benchdata.Rung.Errors, as benchgate's generator counts them.
 const (
 	errStatus  = "status"
 	errTimeout = "timeout"
@@ -258,7 +258,7 @@ func classify(msg string) string {
 }
 
 // addError adds n errors of kind to r.
-func addError(r *baselines.Rung, kind string, n int64) {
+func addError(r *benchdata.Rung, kind string, n int64) {
 	if n <= 0 {
 		return
 	}
@@ -272,7 +272,7 @@ func addError(r *baselines.Rung, kind string, n int64) {
 // count, every code an answer) and counts the answers outside 2xx as
 // status errors, as benchgate's generator does by default. It returns the
 // number of answers.
-func httpStatuses(r *baselines.Rung, codes map[string]int64) int64 {
+func httpStatuses(r *benchdata.Rung, codes map[string]int64) int64 {
 	var answered int64
 	for code, n := range codes {
 		if n == 0 {
@@ -307,7 +307,7 @@ const slowest gate.Metric = "max"
 // seconds. A needed figure that is missing or null is an error when
 // required (the file has latencies to report), made by missing. A figure
 // the file does not have, or has as 0, is not stored: not measured.
-func latencies(o jobj, r *baselines.Rung, unit float64, required bool, missing func(key string) error, figs ...latency) error {
+func latencies(o jobj, r *benchdata.Rung, unit float64, required bool, missing func(key string) error, figs ...latency) error {
 	for _, x := range figs {
 		v, ok, err := o.optNum(x.key)
 		if err != nil {
@@ -330,7 +330,7 @@ func latencies(o jobj, r *baselines.Rung, unit float64, required bool, missing f
 
 // setRPS sets r's throughput from the answered requests over the measured
 // time, refusing a file without a measured time.
-func setRPS(o jobj, r *baselines.Rung, answered int64, field string) error {
+func setRPS(o jobj, r *benchdata.Rung, answered int64, field string) error {
 	if !(r.Duration > 0) {
 		return o.v.f.errf("no measured time (%s is 0): the throughput cannot be computed", field)
 	}

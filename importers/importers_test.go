@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -54,7 +54,7 @@ func raw(t *testing.T, path string) map[string]any {
 	return m
 }
 
-func read(t *testing.T, tool string, base, cand []string, opt Options) *baselines.Results {
+func read(t *testing.T, tool string, base, cand []string, opt Options) *benchdata.Results {
 	t.Helper()
 	r, err := Read(tool, base, cand, opt)
 	if err != nil {
@@ -65,13 +65,13 @@ func read(t *testing.T, tool string, base, cand []string, opt Options) *baseline
 
 // checkShape checks what every import has: the results envelope, the plan,
 // the gate section and the round and target of every rung.
-func checkShape(t *testing.T, r *baselines.Results, tool string, base, cand []string, cell baselines.Cell) {
+func checkShape(t *testing.T, r *benchdata.Results, tool string, base, cand []string, cell benchdata.Cell) {
 	t.Helper()
 	n := len(base)
-	if r.Version != baselines.FormatVersion || r.Kind != "import:"+tool || r.Tool != "benchgate import" || r.Status != "complete" {
+	if r.Version != benchdata.FormatVersion || r.Kind != "import:"+tool || r.Tool != "benchgate import" || r.Status != "complete" {
 		t.Errorf("envelope: version %d kind %q tool %q status %q", r.Version, r.Kind, r.Tool, r.Status)
 	}
-	if !reflect.DeepEqual(r.Plan.Cells, []baselines.Cell{cell}) || r.Plan.Rounds != n {
+	if !reflect.DeepEqual(r.Plan.Cells, []benchdata.Cell{cell}) || r.Plan.Rounds != n {
 		t.Errorf("plan = %+v, want cell %+v, %d rounds", r.Plan, cell, n)
 	}
 	if want := (gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001, FailOn: []gate.Rule{{Metric: "rps"}}}); !reflect.DeepEqual(r.Scenario.Gate, want) {
@@ -87,8 +87,8 @@ func checkShape(t *testing.T, r *baselines.Results, tool string, base, cand []st
 	if !reflect.DeepEqual(r.Scenario.Load.Concurrency, wantConc) {
 		t.Errorf("load concurrency = %v, want %v", r.Scenario.Load.Concurrency, wantConc)
 	}
-	wantB := baselines.TargetInfo{Name: "baseline", Kind: "import", Spec: strings.Join(base, ", ")}
-	wantC := baselines.TargetInfo{Name: "candidate", Kind: "import", Spec: strings.Join(cand, ", ")}
+	wantB := benchdata.TargetInfo{Name: "baseline", Kind: "import", Spec: strings.Join(base, ", ")}
+	wantC := benchdata.TargetInfo{Name: "candidate", Kind: "import", Spec: strings.Join(cand, ", ")}
 	if r.Env.Baseline != wantB || r.Env.Candidate != wantC {
 		t.Errorf("targets = %+v / %+v", r.Env.Baseline, r.Env.Candidate)
 	}
@@ -114,7 +114,7 @@ func TestVegeta(t *testing.T) {
 	t.Parallel()
 	base, cand := files("vegeta", threeBase...), files("vegeta", threeCand...)
 	r := read(t, "vegeta", base, cand, Options{})
-	checkShape(t, r, "vegeta", base, cand, baselines.Cell{Class: "load"})
+	checkShape(t, r, "vegeta", base, cand, benchdata.Cell{Class: "load"})
 	if r.Scenario.Name != "imported vegeta results" {
 		t.Errorf("name = %q", r.Scenario.Name)
 	}
@@ -188,7 +188,7 @@ func TestGhz(t *testing.T) {
 	base, cand := files("ghz", threeBase...), files("ghz", threeCand...)
 	r := read(t, "ghz", base, cand, Options{})
 	// -c 4 is read from the files.
-	checkShape(t, r, "ghz", base, cand, baselines.Cell{Class: "load", Concurrency: 4})
+	checkShape(t, r, "ghz", base, cand, benchdata.Cell{Class: "load", Concurrency: 4})
 
 	// baseline-1.json by hand: count 500, total 68488202 ns, date
 	// 2026-11-30T03:13:44Z.
@@ -253,7 +253,7 @@ func TestOha(t *testing.T) {
 	t.Parallel()
 	base, cand := files("oha", threeBase...), files("oha", threeCand...)
 	r := read(t, "oha", base, cand, Options{Class: "items", Concurrency: 8, Name: "demo under oha"})
-	checkShape(t, r, "oha", base, cand, baselines.Cell{Class: "items", Concurrency: 8})
+	checkShape(t, r, "oha", base, cand, benchdata.Cell{Class: "items", Concurrency: 8})
 	if r.Scenario.Name != "demo under oha" {
 		t.Errorf("name = %q", r.Scenario.Name)
 	}
@@ -305,7 +305,7 @@ func TestK6(t *testing.T) {
 	base, cand := files("k6", threeBase...), files("k6", threeCand...)
 	r := read(t, "k6", base, cand, Options{})
 	// 8 VUs: the peak of the vus metric.
-	checkShape(t, r, "k6", base, cand, baselines.Cell{Class: "load", Concurrency: 8})
+	checkShape(t, r, "k6", base, cand, benchdata.Cell{Class: "load", Concurrency: 8})
 	// baseline-1.json by hand: http_reqs 61234 at 6122.840985/s, no failure.
 	g := r.Rungs[0]
 	if g.Requests != 61234 || g.Errors != nil || g.Statuses != nil || g.Bytes != 77338542 {
@@ -523,10 +523,10 @@ func TestRoundTrip(t *testing.T) {
 	for _, tool := range Tools {
 		r := read(t, tool, files(tool, threeBase...), files(tool, threeCand...), Options{})
 		dir := t.TempDir()
-		if err := baselines.Write(dir, r); err != nil {
+		if err := benchdata.Write(dir, r); err != nil {
 			t.Fatal(err)
 		}
-		back, err := baselines.Read(filepath.Join(dir, "results.json"))
+		back, err := benchdata.Read(filepath.Join(dir, "results.json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/fsx"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
@@ -552,13 +552,13 @@ func short(v []byte) string {
 	return s
 }
 
-// readFile reads f, a file of at most baselines.MaxReportBytes (or
+// readFile reads f, a file of at most benchdata.MaxReportBytes (or
 // f.data), as JSON.
 func readFile(f *file) (jval, error) {
 	if f.data != nil {
 		return parseJSON(f, f.data)
 	}
-	b, err := fsx.ReadFileLimited(f.path, baselines.MaxReportBytes)
+	b, err := fsx.ReadFileLimited(f.path, benchdata.MaxReportBytes)
 	if err != nil {
 		return jval{}, err
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -46,7 +46,7 @@ func (l *FileList) Set(s string) error {
 // benchmarks and benchmark suites, an HTTP or gRPC one for a load tool's
 // reports. tool is the results' Tool for Go benchmarks and suites
 // ("benchgate VERSION").
-func ReadSources(src Sources, opt Options, tool string) (*baselines.Results, error) {
+func ReadSources(src Sources, opt Options, tool string) (*benchdata.Results, error) {
 	suite := slices.Contains(Formats, src.Tool)
 	if src.Tool != "" && !suite && !slices.Contains(Tools, src.Tool) {
 		return nil, unknownFormat(src.Tool)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/fsx"
 )
@@ -22,7 +22,7 @@ import (
 // line.
 
 // maxCriterionEntries bounds the directory entries a criterion directory
-// walk visits: about ten files a benchmark at baselines.MaxCells, and
+// walk visits: about ten files a benchmark at benchdata.MaxCells, and
 // room for the reports beside them.
 const maxCriterionEntries = 1_000_000
 
@@ -106,7 +106,7 @@ func isRunDir(dir string) bool {
 func criterionBench(f *file, dir string) (suiteBench, error) {
 	read := func(name string) (jobj, bool, error) {
 		p := filepath.Join(dir, name)
-		b, err := fsx.ReadFileLimited(p, baselines.MaxReportBytes)
+		b, err := fsx.ReadFileLimited(p, benchdata.MaxReportBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			return jobj{}, false, nil
 		}
@@ -274,7 +274,7 @@ func rates(n float64, perOp []float64) []float64 {
 func criterionMessages(f *file) ([]suiteBench, error) {
 	data := f.data
 	if data == nil {
-		b, err := fsx.ReadFileLimited(f.path, baselines.MaxReportBytes)
+		b, err := fsx.ReadFileLimited(f.path, benchdata.MaxReportBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
@@ -21,13 +21,13 @@ import (
 // GoBench reads go test -bench output; docs/importers.md has the mapping
 // of every format.
 
-// Limits of a suite import, besides baselines.MaxReportBytes a file and
-// baselines.MaxCells cells.
+// Limits of a suite import, besides benchdata.MaxReportBytes a file and
+// benchdata.MaxCells cells.
 const (
 	// MaxSuiteSamples bounds the samples of one benchmark in one file:
 	// a hyperfine run of 100,000 runs, a pytest-benchmark of as many
 	// rounds. All files' samples together make the results' rungs,
-	// bounded by baselines.MaxRungs.
+	// bounded by benchdata.MaxRungs.
 	MaxSuiteSamples = 100_000
 	// maxNameChars bounds a benchmark's name in characters (runes), as
 	// Bencher bounds a benchmark name and benchgate's BMF export checks
@@ -103,7 +103,7 @@ func (b *suiteBench) reps() int {
 // the benchmark or field. tool is the results' Tool ("benchgate
 // VERSION"); opt.Scenario, when not nil, gives the gate section and the
 // rename rules of its gobench section.
-func ReadSuite(format string, baseline, candidate []string, opt Options, tool string) (*baselines.Results, error) {
+func ReadSuite(format string, baseline, candidate []string, opt Options, tool string) (*benchdata.Results, error) {
 	sf := formatNamed(format)
 	if sf == nil || sf.suite == nil {
 		return nil, unknownFormat(format)
@@ -128,19 +128,19 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 	if name == "" {
 		name = "imported " + format + " results"
 	}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    tool,
-		Kind:    baselines.ImportedKind(format),
+		Kind:    benchdata.ImportedKind(format),
 		Suite:   true,
-		Scenario: baselines.ScenarioInfo{
+		Scenario: benchdata.ScenarioInfo{
 			Name: name,
 		},
-		Env: baselines.Environment{
-			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "import", Spec: strings.Join(baseline, ", ")},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "import", Spec: strings.Join(candidate, ", ")},
+		Env: benchdata.Environment{
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Kind: "import", Spec: strings.Join(baseline, ", ")},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "import", Spec: strings.Join(candidate, ", ")},
 		},
-		Rungs:  []baselines.Rung{},
+		Rungs:  []benchdata.Rung{},
 		Status: "complete",
 	}
 
@@ -172,8 +172,8 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 				}
 				c := cells[class]
 				if c == nil {
-					if len(cells) == baselines.MaxCells {
-						return nil, f.benchErrf(b.name, "more than %d distinct benchmarks in the files, more than a results file can hold", baselines.MaxCells)
+					if len(cells) == benchdata.MaxCells {
+						return nil, f.benchErrf(b.name, "more than %d distinct benchmarks in the files, more than a results file can hold", benchdata.MaxCells)
 					}
 					c = &cellInfo{source: b.name, entry: b.entry, file: p, sides: [2]map[gate.Metric]bool{{}, {}}}
 					cells[class] = c
@@ -195,10 +195,10 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 					higher[m] = h
 				}
 				n := b.reps()
-				if rungs += n; rungs > baselines.MaxRungs {
-					return nil, f.benchErrf(b.name, "more than %d samples in the files together, more than a results file can hold", baselines.MaxRungs)
+				if rungs += n; rungs > benchdata.MaxRungs {
+					return nil, f.benchErrf(b.name, "more than %d samples in the files together, more than a results file can hold", benchdata.MaxRungs)
 				}
-				cell := baselines.Cell{Class: class}
+				cell := benchdata.Cell{Class: class}
 				for k := range n {
 					v := make(map[string]float64, len(b.metrics))
 					for _, m := range b.metrics {
@@ -207,10 +207,10 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 							c.sides[s][m] = true
 						}
 					}
-					if entries += len(v); entries > baselines.MaxRungEntries {
-						return nil, f.benchErrf(b.name, "more than %d values in the files together, more than a results file can hold", baselines.MaxRungEntries)
+					if entries += len(v); entries > benchdata.MaxRungEntries {
+						return nil, f.benchErrf(b.name, "more than %d values in the files together, more than a results file can hold", benchdata.MaxRungEntries)
 					}
-					res.Rungs = append(res.Rungs, baselines.Rung{
+					res.Rungs = append(res.Rungs, benchdata.Rung{
 						Cell: cell, Round: c.rounds[s], Target: target, Order: "AB", Position: s, Values: v,
 					})
 					c.rounds[s]++
@@ -221,12 +221,12 @@ func ReadSuite(format string, baseline, candidate []string, opt Options, tool st
 
 	// Every repetition is used, as GoBench uses them: a benchmark's
 	// sample count may differ between sides and benchmarks, and each
-	// side's summary stands on all of its own (baselines.Results
+	// side's summary stands on all of its own (benchdata.Results
 	// .Benchmarks: RoundsDone is the most any benchmark has).
 	rounds := 0
 	for _, class := range order {
 		c := cells[class]
-		res.Plan.Cells = append(res.Plan.Cells, baselines.Cell{Class: class})
+		res.Plan.Cells = append(res.Plan.Cells, benchdata.Cell{Class: class})
 		rounds = max(rounds, c.rounds[0], c.rounds[1])
 	}
 	res.Plan.Rounds, res.RoundsDone = rounds, map[string]int{"": rounds}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // Each suite parser reads a file a pull request may write. Beyond not
@@ -39,7 +39,7 @@ func fuzzSuite(f *testing.F, format string, seeds ...string) {
 			}
 			return
 		}
-		res := &baselines.Results{Version: baselines.FormatVersion, Kind: "import:" + format}
+		res := &benchdata.Results{Version: benchdata.FormatVersion, Kind: "import:" + format}
 		for _, b := range benches {
 			if err := checkName(b.name); err != nil {
 				t.Fatalf("name %q: %v", b.name, err)
@@ -53,7 +53,7 @@ func fuzzSuite(f *testing.F, format string, seeds ...string) {
 						t.Fatalf("%s: %v", m, x)
 					}
 					if k < 4 {
-						res.Rungs = append(res.Rungs, baselines.Rung{Cell: baselines.Cell{Class: b.name}, Values: map[string]float64{string(m): x}})
+						res.Rungs = append(res.Rungs, benchdata.Rung{Cell: benchdata.Cell{Class: b.name}, Values: map[string]float64{string(m): x}})
 					}
 				}
 			}
@@ -62,7 +62,7 @@ func fuzzSuite(f *testing.F, format string, seeds ...string) {
 		if err != nil {
 			t.Fatalf("the imported rungs cannot be stored: %v", err)
 		}
-		if _, err := baselines.Parse(out, "imported"); err != nil {
+		if _, err := benchdata.Parse(out, "imported"); err != nil {
 			t.Fatalf("the imported rungs do not read back: %v", err)
 		}
 	})

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/scenario"
@@ -199,7 +199,7 @@ func TestReadSuite(t *testing.T) {
 	}
 }
 
-func checkSuite(t *testing.T, res *baselines.Results, tc suiteCase) {
+func checkSuite(t *testing.T, res *benchdata.Results, tc suiteCase) {
 	t.Helper()
 	if res.Kind != "import:"+tc.format || res.Tool != "benchgate v1" || res.Status != "complete" {
 		t.Errorf("kind %q, tool %q, status %q", res.Kind, res.Tool, res.Status)
@@ -269,7 +269,7 @@ func checkSuite(t *testing.T, res *baselines.Results, tc suiteCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := baselines.Parse(b, "results.json")
+	back, err := benchdata.Parse(b, "results.json")
 	if err != nil {
 		t.Fatalf("does not read back: %v", err)
 	}
@@ -342,7 +342,7 @@ func TestReadSuiteScenario(t *testing.T) {
 	sc := &Scenario{
 		Scenario: &scenario.Scenario{File: "s.yml", Kind: scenario.KindGoBench, Name: "suite",
 			GoBench: &scenario.GoBench{Rename: []scenario.Rename{mustRename(t, `^parse::(.*)$`, "p/$1")}}},
-		Info: baselines.ScenarioInfo{Name: "suite", File: "s.yml", Gate: gate.Section{
+		Info: benchdata.ScenarioInfo{Name: "suite", File: "s.yml", Gate: gate.Section{
 			Confidence: 0.95, TieWithin: 0.1, FailOn: []gate.Rule{{Metric: "ops/s"}},
 			HigherBetterFor: map[gate.Metric]bool{"ops/s": false},
 		}},
@@ -454,7 +454,7 @@ func TestReadSuiteLimits(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
 	b.WriteString("{")
-	for i := range baselines.MaxCells + 1 {
+	for i := range benchdata.MaxCells + 1 {
 		if i > 0 {
 			b.WriteString(",")
 		}
@@ -466,7 +466,7 @@ func TestReadSuiteLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadSuite("bmf", []string{many}, []string{many}, Options{}, "")
-	want := fmt.Sprintf(`%s: Bencher Metric Format JSON: benchmark "b%d": more than %d distinct benchmarks in the files, more than a results file can hold`, many, baselines.MaxCells, baselines.MaxCells)
+	want := fmt.Sprintf(`%s: Bencher Metric Format JSON: benchmark "b%d": more than %d distinct benchmarks in the files, more than a results file can hold`, many, benchdata.MaxCells, benchdata.MaxCells)
 	if err == nil || err.Error() != want {
 		t.Errorf("too many cells: %v\nwant %s", err, want)
 	}

@@ -63,7 +63,7 @@ type Protocol interface {
 
 // Kind is what became of a call: an answer (OK or Status), or a failure
 // by how it failed. Status and the failures are the error kinds of the
-// results file (baselines.ErrorKinds), in its order and with its names.
+// results file (benchdata.ErrorKinds), in its order and with its names.
 type Kind uint8
 
 const (

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -17,7 +17,7 @@ import (
 // baseline against a second instance of itself, decided, and what it says
 // of the runner.
 type CalibrationInput struct {
-	Results      *baselines.Results
+	Results      *benchdata.Results
 	Comparison   gate.Comparison
 	Calibrations []gate.Calibration
 }
@@ -26,7 +26,7 @@ type CalibrationInput struct {
 // or json. Cell names are untrusted and escaped for the medium.
 func Calibration(w io.Writer, in CalibrationInput, format string) error {
 	if in.Results == nil {
-		in.Results = &baselines.Results{}
+		in.Results = &benchdata.Results{}
 	}
 	return calibrationDoc.render(w, in, format)
 }
@@ -74,7 +74,7 @@ func ruleOf(s gate.Settings) gate.DecisionRule {
 	return s.Rule
 }
 
-func interleaveOf(r *baselines.Results) string {
+func interleaveOf(r *benchdata.Results) string {
 	if r.Scenario.Load.Interleave == "" {
 		return "round"
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -19,7 +19,7 @@ func TestCalibrationReport(t *testing.T) {
 	c := gate.Compare([]gate.CellInput{{Key: key, Baseline: side, Candidate: side}},
 		gate.DefaultSettings, gate.Policy{FailOn: []gate.Rule{{Metric: gate.RPS}}})
 	in := CalibrationInput{
-		Results:      &baselines.Results{Scenario: baselines.ScenarioInfo{Name: "shop"}, Status: "complete", Plan: baselines.Plan{Rounds: 3}},
+		Results:      &benchdata.Results{Scenario: benchdata.ScenarioInfo{Name: "shop"}, Status: "complete", Plan: benchdata.Plan{Rounds: 3}},
 		Comparison:   c,
 		Calibrations: gate.Calibrate(c),
 	}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/textsafe"
@@ -54,7 +54,7 @@ func WriteCharts(dir string, in Input) error {
 		}
 		c := cs[i].Chart
 		path := filepath.Join(folder, name)
-		if err := baselines.WriteFile(path, func(w io.Writer) error { return charts.SVG(w, c) }); err != nil {
+		if err := benchdata.WriteFile(path, func(w io.Writer) error { return charts.SVG(w, c) }); err != nil {
 			return fmt.Errorf("charts: %w", err)
 		}
 		// WriteFile's temporary file is private; a chart is for anyone
@@ -92,7 +92,7 @@ func WriteTrendCharts(dir string, in HistoryInput) error {
 			return err
 		}
 		name := uniqueName(taken, "trend-"+safeNamePart(k.Cell.String())+"-"+safeNamePart(k.Metric)+"-"+safeNamePart(k.Target)+"-"+safeNamePart(k.Fingerprint))
-		if err := baselines.WriteFile(filepath.Join(dir, name), func(w io.Writer) error { return charts.SVG(w, c) }); err != nil {
+		if err := benchdata.WriteFile(filepath.Join(dir, name), func(w io.Writer) error { return charts.SVG(w, c) }); err != nil {
 			return err
 		}
 	}

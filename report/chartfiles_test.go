@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -44,8 +44,8 @@ func chartsInput() Input {
 		}
 		add(pins, "single", 8, 1000, 1000)
 	}
-	res := &baselines.Results{Version: baselines.FormatVersion, Status: "complete",
-		Scenario: baselines.ScenarioInfo{Name: "charts"}, Plan: baselines.Plan{PinSets: []string{"cpus=1", "cpus=2"}, Rounds: 3}}
+	res := &benchdata.Results{Version: benchdata.FormatVersion, Status: "complete",
+		Scenario: benchdata.ScenarioInfo{Name: "charts"}, Plan: benchdata.Plan{PinSets: []string{"cpus=1", "cpus=2"}, Rounds: 3}}
 	return Input{Results: res, Comparison: gate.Comparison{Settings: gate.DefaultSettings, Cells: cells, Outcome: gate.Pass}}
 }
 

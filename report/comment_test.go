@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -144,12 +144,12 @@ func TestCommentHostileClass(t *testing.T) {
 // bigInput is a comparison of n cells over three variants whose first
 // failing cells regress, with long names so the lists are long.
 func bigInput(n, failing int) Input {
-	res := &baselines.Results{
-		Version:  baselines.FormatVersion,
-		Scenario: baselines.ScenarioInfo{Name: "big-grid", File: "benchgate.yml", Seed: 1, Profile: "nightly"},
-		Env: baselines.Environment{
-			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "image", Spec: "api:main", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "image", Spec: "api:pr", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
+	res := &benchdata.Results{
+		Version:  benchdata.FormatVersion,
+		Scenario: benchdata.ScenarioInfo{Name: "big-grid", File: "benchgate.yml", Seed: 1, Profile: "nightly"},
+		Env: benchdata.Environment{
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Kind: "image", Spec: "api:main", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "image", Spec: "api:pr", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
 		},
 		Status: "complete",
 	}

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/site"
 )
@@ -51,7 +51,7 @@ func (m *model) cellPageURL(f gate.Failure) string {
 	if base == "" || gateFailure(f.Kind) || f.Key == (gate.CellKey{}) {
 		return ""
 	}
-	return base + site.CellPage(m.in.Results.Scenario.Name, baselines.Cell(f.Key))
+	return base + site.CellPage(m.in.Results.Scenario.Name, benchdata.Cell(f.Key))
 }
 
 // dashboardLine is the report's and the comment's link to the site, with a

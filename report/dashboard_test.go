@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/site"
 )
 
@@ -18,18 +18,18 @@ func TestDashboardLinks(t *testing.T) {
 	plain := comment(t, in, CommentOptions{Marker: testMarker})
 	in.Dashboard = "https://o.github.io/r"
 	got := comment(t, in, CommentOptions{Marker: testMarker})
-	page := func(c baselines.Cell) string {
+	page := func(c benchdata.Cell) string {
 		return "https://o.github.io/r/" + site.CellPage("demo-api", c)
 	}
 	head := testMarker + "\n" +
 		"## benchgate: demo-api — ❌ 1 regression, 1 error-rate failure\n\n" +
 		"📈 [History of every cell](<https://o.github.io/r/>): each failing cell links its own page.\n\n" +
 		"- ❌ **rps regression** in csv/Q01 c=8 (-17.9%): intervals do not overlap; means 17.9% apart (&gt;= 10%) · [history](<" +
-		page(baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 8}) + ">)\n" +
+		page(benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 8}) + ">)\n" +
 		"- ⚠️ **rps undecided** in json/Q01 c=1: need &gt;= 2 repetitions, have 1 · [history](<" +
-		page(baselines.Cell{Variant: "json", Class: "Q01", Concurrency: 1}) + ">)\n" +
+		page(benchdata.Cell{Variant: "json", Class: "Q01", Concurrency: 1}) + ">)\n" +
 		"- ❌ **error rate** in json/Q01 c=8 (12 of 1200 candidate requests failed): candidate error rate 1.00% &gt; 0.10% · [history](<" +
-		page(baselines.Cell{Variant: "json", Class: "Q01", Concurrency: 8}) + ">)\n\n"
+		page(benchdata.Cell{Variant: "json", Class: "Q01", Concurrency: 8}) + ">)\n\n"
 	if !strings.HasPrefix(got, head) {
 		t.Fatalf("comment head:\n%s\nwant prefix:\n%s", got, head)
 	}
@@ -43,11 +43,11 @@ func TestDashboardLinks(t *testing.T) {
 	if !strings.HasPrefix(md, "## benchgate: demo-api — ❌ 1 regression, 1 error-rate failure\n\n📈 [History of every cell](<https://o.github.io/r/>)") {
 		t.Errorf("report head:\n%s", md[:min(len(md), 400)])
 	}
-	if !strings.Contains(md, "· [history](<"+page(baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 8})+">)") {
+	if !strings.Contains(md, "· [history](<"+page(benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 8})+">)") {
 		t.Errorf("the report's failure does not link its cell's page")
 	}
 	// Nothing failed: the site is linked, with no word of failing cells.
-	pass := Input{Results: &baselines.Results{Scenario: baselines.ScenarioInfo{Name: "demo-api"}, Status: "complete"}, Dashboard: "https://o.github.io/r/"}
+	pass := Input{Results: &benchdata.Results{Scenario: benchdata.ScenarioInfo{Name: "demo-api"}, Status: "complete"}, Dashboard: "https://o.github.io/r/"}
 	if got := markdown(t, pass); !strings.Contains(got, "📈 [History of every cell](<https://o.github.io/r/>).\n") {
 		t.Errorf("a report without failures:\n%s", got)
 	}

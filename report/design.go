@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
 )
@@ -183,13 +183,13 @@ func (m *model) sliceText() string {
 
 // cellCut is a cell cut otherwise than the scenario's slices say.
 type cellCut struct {
-	cell baselines.Cell
-	cut  baselines.Slicing
+	cell benchdata.Cell
+	cut  benchdata.Slicing
 }
 
 // buildCuts lists the cells whose rungs record a slicing of their own.
 func (m *model) buildCuts() {
-	seen := map[baselines.Cell]bool{}
+	seen := map[benchdata.Cell]bool{}
 	for _, g := range m.in.Results.Rungs {
 		if g.Slicing != nil && !seen[g.Cell] {
 			seen[g.Cell] = true
@@ -218,12 +218,12 @@ func (m *model) adaptiveRange() string {
 // rounds: a baseline slice and a candidate slice of the same pair in the
 // same round, as the CLI pairs them.
 func (m *model) buildPairs() {
-	m.pairs = map[baselines.Cell]int{}
+	m.pairs = map[benchdata.Cell]int{}
 	type roundKey struct {
-		cell  baselines.Cell
+		cell  benchdata.Cell
 		round int
 	}
-	sides := map[roundKey][2]*baselines.Rung{}
+	sides := map[roundKey][2]*benchdata.Rung{}
 	var keys []roundKey
 	rs := m.in.Results.Rungs
 	for i := range rs {

@@ -6,14 +6,14 @@ import (
 	"io"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // DriftInput is what Drift renders: drift detection over a history file.
 type DriftInput struct {
-	Result baselines.DriftResult
+	Result benchdata.DriftResult
 	// Records is how many records the history file held.
 	Records int
 	// File names the history file, as the user gave it.
@@ -42,7 +42,7 @@ var driftDoc = document[DriftInput]{
 
 // DriftOutcome is a drift's verdict as an error: nil when no change point
 // is for the worse, else the error that names them (WorseFindings).
-func DriftOutcome(d baselines.DriftResult) error {
+func DriftOutcome(d benchdata.DriftResult) error {
 	if n := d.Worse(); n > 0 {
 		return fmt.Errorf("drift: %d change point(s) for the worse: %s", n, strings.Join(WorseFindings(d), ", "))
 	}
@@ -51,7 +51,7 @@ func DriftOutcome(d baselines.DriftResult) error {
 
 // WorseFindings names each change point for the worse, "Q01 c=8 candidate
 // rps in c36..c37", safe for a terminal.
-func WorseFindings(d baselines.DriftResult) []string {
+func WorseFindings(d benchdata.DriftResult) []string {
 	var names []string
 	for _, f := range d.Findings {
 		if f.Worse {
@@ -75,14 +75,14 @@ func driftHeadline(in DriftInput) string {
 		len(d.Findings), d.Worse(), series, in.Records, len(d.Fingerprints))
 }
 
-func driftParams(o baselines.ChangePointOptions) string {
+func driftParams(o benchdata.ChangePointOptions) string {
 	return fmt.Sprintf("E-divisive means, split tested by a Student t test: p < %g, change ≥ %s, ≥ %d runs each side",
 		o.MaxPValue, fraction(o.MinMagnitude), o.MinWindow)
 }
 
 // commitRange is where a finding's change came in: the candidate commits
 // either side of it, noting a baseline series whose own commit stayed.
-func commitRange(f baselines.DriftFinding, esc func(string) string) string {
+func commitRange(f benchdata.DriftFinding, esc func(string) string) string {
 	s := esc(shortRef(orDash(f.FromCommit))) + ".." + esc(shortRef(orDash(f.ToCommit)))
 	if f.Target == "baseline" && f.FromBaseline == f.ToBaseline {
 		s += " (baseline unchanged)"
@@ -91,7 +91,7 @@ func commitRange(f baselines.DriftFinding, esc func(string) string) string {
 }
 
 // groupStatus is what drift detection did with one machine's series.
-func groupStatus(g baselines.FingerprintGroup, esc func(string) string) string {
+func groupStatus(g benchdata.FingerprintGroup, esc func(string) string) string {
 	if g.Skipped != "" {
 		return "skipped: " + esc(g.Skipped)
 	}
@@ -171,7 +171,7 @@ func driftMarkdown(in DriftInput) string {
 // beforeAfter are a finding's means before and after its change point, in
 // its metric's unit, on one scale (numtext, as history and the site print
 // them).
-func beforeAfter(f baselines.DriftFinding) [2]string {
+func beforeAfter(f benchdata.DriftFinding) [2]string {
 	sc := numtext.ScaleOf(gate.Metric(f.Metric).Unit(), f.Change.Before, f.Change.After)
 	return [2]string{sc.Format(f.Change.Before), sc.Format(f.Change.After)}
 }

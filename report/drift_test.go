@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // driftInput is drift detection over 12 records of two machines: a 14.1%
@@ -15,17 +15,17 @@ import (
 // series whose own commit stayed, and a machine with too few records.
 func driftInput() DriftInput {
 	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 2, 0, 0, 0, time.UTC) }
-	return DriftInput{File: "h|x.jsonl", Records: 12, Result: baselines.DriftResult{
-		Options: baselines.ChangePointOptions{MaxPValue: 0.001, MinMagnitude: 0.05, MinWindow: 3},
-		Findings: []baselines.DriftFinding{
-			{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly", Cell: baselines.Cell{Class: "Q01", Concurrency: 8},
-				Target: "candidate", Metric: "rps", Change: baselines.ChangePoint{Index: 36, Change: -0.141, Before: 998.2, After: 857.4, PValue: 5.7e-37},
+	return DriftInput{File: "h|x.jsonl", Records: 12, Result: benchdata.DriftResult{
+		Options: benchdata.ChangePointOptions{MaxPValue: 0.001, MinMagnitude: 0.05, MinWindow: 3},
+		Findings: []benchdata.DriftFinding{
+			{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly", Cell: benchdata.Cell{Class: "Q01", Concurrency: 8},
+				Target: "candidate", Metric: "rps", Change: benchdata.ChangePoint{Index: 36, Change: -0.141, Before: 998.2, After: 857.4, PValue: 5.7e-37},
 				FromCommit: "c36", ToCommit: "c37", FromDate: day(2, 6), ToDate: day(2, 7), FromBaseline: "v1", ToBaseline: "v1", Worse: true},
-			{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly", Cell: baselines.Cell{Variant: "csv", Class: "Q02", Concurrency: 1},
-				Target: "baseline", Metric: "p95", Change: baselines.ChangePoint{Index: 9, Change: -0.2, Before: 0.015, After: 0.012},
+			{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly", Cell: benchdata.Cell{Variant: "csv", Class: "Q02", Concurrency: 1},
+				Target: "baseline", Metric: "p95", Change: benchdata.ChangePoint{Index: 9, Change: -0.2, Before: 0.015, After: 0.012},
 				FromCommit: "0123456789abcdef", FromDate: day(1, 10), ToDate: day(1, 11), FromBaseline: "v1", ToBaseline: "v1"},
 		},
-		Fingerprints: []baselines.FingerprintGroup{
+		Fingerprints: []benchdata.FingerprintGroup{
 			{Fingerprint: "3f2a", Machine: "Xeon × 8", Records: 10, First: day(1, 1), Last: day(2, 20), Series: 2, Short: 1},
 			{Fingerprint: "9e8d", Records: 2, First: day(1, 1), Last: day(1, 2),
 				Skipped: "2 record(s); change points need at least 6 (2 × min window 3)"},
@@ -129,7 +129,7 @@ func TestDriftJSON(t *testing.T) {
 	if !strings.HasPrefix(got, "{\n  \"options\": {\n    \"") || !strings.HasSuffix(got, "}\n") {
 		t.Errorf("not indented JSON:\n%s", got)
 	}
-	var back baselines.DriftResult
+	var back benchdata.DriftResult
 	if err := json.Unmarshal([]byte(got), &back); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestWorseFindings(t *testing.T) {
 	if got := WorseFindings(d); len(got) != 1 || got[0] != "Q01 c=8 candidate rps in —..0123456" {
 		t.Errorf("WorseFindings = %q", got)
 	}
-	if got := WorseFindings(baselines.DriftResult{}); got != nil {
+	if got := WorseFindings(benchdata.DriftResult{}); got != nil {
 		t.Errorf("no findings: %q", got)
 	}
 }
@@ -169,7 +169,7 @@ func TestDriftOutcome(t *testing.T) {
 	if err := DriftOutcome(d); err == nil || err.Error() != "drift: 1 change point(s) for the worse: Q01 c=8 candidate rps in c36..c37" {
 		t.Errorf("DriftOutcome = %v", err)
 	}
-	if err := DriftOutcome(baselines.DriftResult{}); err != nil {
+	if err := DriftOutcome(benchdata.DriftResult{}); err != nil {
 		t.Errorf("no findings: %v", err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -34,7 +34,7 @@ func TestFamilyClaim(t *testing.T) {
 		if c.name == "overlap" {
 			rule = gate.RuleOverlap
 		}
-		res := &baselines.Results{}
+		res := &benchdata.Results{}
 		res.Scenario.Gate.Rule, res.Scenario.Gate.FalseFailure = rule, c.set
 		m := &model{in: Input{Results: res, Comparison: gate.Comparison{Family: c.f,
 			Settings: gate.Settings{Rule: rule, FalseFailure: c.ff}}}}

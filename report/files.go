@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // reportFiles are the files WriteFiles writes beside the results, each with
@@ -23,14 +23,14 @@ var reportFiles = []struct {
 
 // WriteFiles writes the report of in into the results directory dir,
 // creating it: report.md, decisions.json and the charts (WriteCharts).
-// Each file is replaced whole (baselines.WriteFile), never left half
+// Each file is replaced whole (benchdata.WriteFile), never left half
 // written.
 func WriteFiles(dir string, in Input) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for _, f := range reportFiles {
-		if err := baselines.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return f.write(w, in) }); err != nil {
+		if err := benchdata.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return f.write(w, in) }); err != nil {
 			return err
 		}
 	}
@@ -77,7 +77,7 @@ func RemoveFiles(dir string) error {
 // calibration.md and calibration.json.
 func WriteCalibration(dir string, in CalibrationInput) error {
 	for _, f := range []struct{ name, format string }{{"calibration.md", "markdown"}, {"calibration.json", "json"}} {
-		if err := baselines.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return Calibration(w, in, f.format) }); err != nil {
+		if err := benchdata.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return Calibration(w, in, f.format) }); err != nil {
 			return err
 		}
 	}

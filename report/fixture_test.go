@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
@@ -39,7 +39,7 @@ var t0 = time.Date(2026, 9, 6, 14, 53, 38, 0, time.UTC)
 // fullInput: two variants with a gated regression, an improvement, ties, an
 // inconclusive cell and a cell whose candidate fails too many requests.
 func fullInput() Input {
-	cells := []baselines.Cell{
+	cells := []benchdata.Cell{
 		{Variant: "csv", Class: "Q01", Concurrency: 1},
 		{Variant: "csv", Class: "Q01", Concurrency: 8},
 		{Variant: "csv", Class: "mix", Concurrency: 8},
@@ -47,7 +47,7 @@ func fullInput() Input {
 		{Variant: "json", Class: "Q01", Concurrency: 8},
 	}
 	errCell := cells[4]
-	var rungs []baselines.Rung
+	var rungs []benchdata.Rung
 	at := t0.Add(3 * time.Second)
 	for round := range 3 {
 		for i, c := range cells {
@@ -60,7 +60,7 @@ func fullInput() Input {
 				if (order == "AB") != (pos == 0) {
 					target = "candidate"
 				}
-				g := baselines.Rung{
+				g := benchdata.Rung{
 					Cell: c, Round: round, Target: target, Position: pos, Order: order,
 					Start: at, Duration: 5, Requests: 400,
 					Statuses: map[string]int64{"200": 400},
@@ -78,10 +78,10 @@ func fullInput() Input {
 			}
 		}
 	}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    "benchgate v0.1.0",
-		Scenario: baselines.ScenarioInfo{
+		Scenario: benchdata.ScenarioInfo{
 			Name:    "demo-api",
 			File:    "examples/demo/benchgate.yml",
 			Hash:    "9f9da00f45f1c3a7e2b4d6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c",
@@ -89,19 +89,19 @@ func fullInput() Input {
 			Seed:    424242,
 			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
 				FailOn: []gate.Rule{{Metric: "rps", Classes: []string{"*"}, Concurrency: []string{"*"}}}},
-			Load: baselines.LoadInfo{Concurrency: []int{1, 8}, Duration: 5, Warmup: 2, Repetitions: 3, Timeout: 30},
+			Load: benchdata.LoadInfo{Concurrency: []int{1, 8}, Duration: 5, Warmup: 2, Repetitions: 3, Timeout: 30},
 		},
-		Env: baselines.Environment{
-			Baseline: baselines.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/demo -addr 127.0.0.1:{port}",
+		Env: benchdata.Environment{
+			Baseline: benchdata.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/demo -addr 127.0.0.1:{port}",
 				Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7", URL: "http://127.0.0.1:40123"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "image", Spec: "demo:pr",
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "image", Spec: "demo:pr",
 				Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e", URL: "http://127.0.0.1:40124"},
 			Host: "runner-1", CPUModel: "AMD EPYC 7763 64-Core Processor", CPUs: 4,
 			Kernel: "6.8.0-1021-azure", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8",
-			ToolVersion: "benchgate v0.1.0", Pins: []baselines.PinInfo{{Name: "cpus=1-3 memory=2GiB", CPUs: "1-3", Memory: "2GiB", GeneratorCPUs: "0", Applied: []string{"cpuset and memory of both targets"}}},
+			ToolVersion: "benchgate v0.1.0", Pins: []benchdata.PinInfo{{Name: "cpus=1-3 memory=2GiB", CPUs: "1-3", Memory: "2GiB", GeneratorCPUs: "0", Applied: []string{"cpuset and memory of both targets"}}},
 			Start: t0, End: t0.Add(3*time.Minute + 34*time.Second),
 		},
-		Plan:   baselines.Plan{Cells: cells, Rounds: 3, Estimate: 210},
+		Plan:   benchdata.Plan{Cells: cells, Rounds: 3, Estimate: 210},
 		Rungs:  rungs,
 		Status: "complete",
 	}
@@ -185,11 +185,11 @@ const hostileClass = "Q1|<img src=x>`@team"
 // out of the markdown; an already-running baseline of unknown commit and
 // pins that were declared but not applied.
 func cancelledInput() Input {
-	cells := []baselines.Cell{{Class: hostileClass, Concurrency: 4}, {Class: "mix", Concurrency: 4}}
-	var rungs []baselines.Rung
+	cells := []benchdata.Cell{{Class: hostileClass, Concurrency: 4}, {Class: "mix", Concurrency: 4}}
+	var rungs []benchdata.Rung
 	at := t0.Add(2 * time.Second)
-	add := func(round int, c baselines.Cell, target string, pos int) {
-		rungs = append(rungs, baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
+	add := func(round int, c benchdata.Cell, target string, pos int) {
+		rungs = append(rungs, benchdata.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
 			Start: at, Duration: 10, Requests: 1000, Statuses: map[string]int64{"200": 1000}})
 		at = at.Add(12 * time.Second)
 	}
@@ -198,22 +198,22 @@ func cancelledInput() Input {
 		add(0, c, "candidate", 1)
 	}
 	add(1, cells[0], "baseline", 0)
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    "benchgate v0.1.0",
-		Scenario: baselines.ScenarioInfo{
+		Scenario: benchdata.ScenarioInfo{
 			Name: "search @api", File: "bench/it's here.yml", Hash: "00aa11bb22cc33dd44ee55ff66778899aabbccddeeff00112233445566778899",
-			Seed: 7, Load: baselines.LoadInfo{Concurrency: []int{4}, Duration: 10, Warmup: 1, Repetitions: 5, Timeout: 5},
+			Seed: 7, Load: benchdata.LoadInfo{Concurrency: []int{4}, Duration: 10, Warmup: 1, Repetitions: 5, Timeout: 5},
 		},
-		Env: baselines.Environment{
-			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "url", Spec: "http://127.0.0.1:9000"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/search", Commit: "feature/x"},
+		Env: benchdata.Environment{
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Kind: "url", Spec: "http://127.0.0.1:9000"},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/search", Commit: "feature/x"},
 			CPUModel:  "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", CPUs: 2,
 			Kernel: "6.8.0", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.1.0",
-			Pins:  []baselines.PinInfo{{Name: "cpus=1", CPUs: "1", NotApplied: []string{"pins are not applied yet"}}},
+			Pins:  []benchdata.PinInfo{{Name: "cpus=1", CPUs: "1", NotApplied: []string{"pins are not applied yet"}}},
 			Start: t0, End: t0.Add(62 * time.Second),
 		},
-		Plan:   baselines.Plan{Cells: cells, Rounds: 5},
+		Plan:   benchdata.Plan{Cells: cells, Rounds: 5},
 		Rungs:  rungs,
 		Status: "cancelled",
 	}
@@ -261,26 +261,26 @@ func pinsInput() Input {
 		rps, p95, cpuMS, memMean, memPeak, gen float64 // p95 and CPU in ms, memory in MiB, generator in cores
 	}
 	type spec struct {
-		cell      baselines.Cell
+		cell      benchdata.Cell
 		base, cnd side
 	}
 	specs := []spec{
-		{baselines.Cell{Pins: "cpus=1", Variant: "csv", Class: "Q01", Concurrency: 1},
+		{benchdata.Cell{Pins: "cpus=1", Variant: "csv", Class: "Q01", Concurrency: 1},
 			side{500, 2.10, 1.60, 120, 130, 0.35}, side{505, 2.08, 1.62, 121, 131, 0.36}},
-		{baselines.Cell{Pins: "cpus=1", Variant: "csv", Class: "Q01", Concurrency: 8},
+		{benchdata.Cell{Pins: "cpus=1", Variant: "csv", Class: "Q01", Concurrency: 8},
 			side{620, 14.0, 1.60, 150, 170, 0.92}, side{480, 18.0, 2.05, 160, 260, 0.75}},
-		{baselines.Cell{Pins: "cpus=2", Variant: "csv", Class: "Q01", Concurrency: 1},
+		{benchdata.Cell{Pins: "cpus=2", Variant: "csv", Class: "Q01", Concurrency: 1},
 			side{510, 2.05, 1.62, 1100, 1200, 0.30}, side{515, 2.04, 1.60, 1120, 1210, 0.31}},
-		{baselines.Cell{Pins: "cpus=2", Variant: "csv", Class: "Q01", Concurrency: 8},
+		{benchdata.Cell{Pins: "cpus=2", Variant: "csv", Class: "Q01", Concurrency: 8},
 			side{1150, 8.0, 1.65, 1200, 1400, 1.10}, side{1180, 7.9, 1.30, 1180, 1380, 1.12}},
 	}
 	jitter := []float64{0.99, 1.00, 1.01}
 	const mib = 1 << 20
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	for _, s := range specs {
 		cells = append(cells, s.cell)
 	}
-	var rungs []baselines.Rung
+	var rungs []benchdata.Rung
 	at := t0.Add(5 * time.Second)
 	for round, j := range jitter {
 		for i, s := range specs {
@@ -294,7 +294,7 @@ func pinsInput() Input {
 					target, v = "candidate", s.cnd
 				}
 				req := int64(v.rps * j * 10)
-				rungs = append(rungs, baselines.Rung{
+				rungs = append(rungs, benchdata.Rung{
 					Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
 					Start: at, Duration: 10, Requests: req, Statuses: map[string]int64{"200": req},
 					Values:         map[string]float64{"rps": float64(req) / 10, "p95": v.p95 * j / 1000},
@@ -308,22 +308,22 @@ func pinsInput() Input {
 			}
 		}
 	}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    "benchgate v0.2.0",
-		Scenario: baselines.ScenarioInfo{
+		Scenario: benchdata.ScenarioInfo{
 			Name: "pinned-api", File: "benchgate.yml",
 			Hash: "3c1f0e2d4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0", Seed: 99,
 			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
 				FailOn: []gate.Rule{{Metric: "rps"}, {Metric: "cpu_per_req"}}},
-			Load: baselines.LoadInfo{Concurrency: []int{1, 8}, Duration: 10, Warmup: 2, Repetitions: 3, Timeout: 30},
+			Load: benchdata.LoadInfo{Concurrency: []int{1, 8}, Duration: 10, Warmup: 2, Repetitions: 3, Timeout: 30},
 		},
-		Env: baselines.Environment{
-			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "image", Spec: "api:main", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "image", Spec: "api:pr", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
+		Env: benchdata.Environment{
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Kind: "image", Spec: "api:main", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "image", Spec: "api:pr", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
 			CPUModel:  "AMD EPYC 7763 64-Core Processor", CPUs: 4,
 			Kernel: "6.8.0-1021-azure", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.2.0",
-			Pins: []baselines.PinInfo{
+			Pins: []benchdata.PinInfo{
 				{Name: "cpus=1", CPUs: "1", GeneratorCPUs: "0",
 					Applied: []string{"baseline cpuset 1 (docker)", "candidate cpuset 1 (docker)", "generator cpuset 0"}},
 				{Name: "cpus=2", CPUs: "1-2",
@@ -331,7 +331,7 @@ func pinsInput() Input {
 			},
 			Start: t0, End: t0.Add(5 * time.Minute),
 		},
-		Plan:   baselines.Plan{PinSets: []string{"cpus=1", "cpus=2"}, Cells: cells, Rounds: 3, Estimate: 288},
+		Plan:   benchdata.Plan{PinSets: []string{"cpus=1", "cpus=2"}, Cells: cells, Rounds: 3, Estimate: 288},
 		Rungs:  rungs,
 		Status: "complete",
 	}
@@ -346,7 +346,7 @@ func pinsInput() Input {
 func pinsCancelledInput() Input {
 	in := pinsInput()
 	res := in.Results
-	var kept []baselines.Rung
+	var kept []benchdata.Rung
 	for _, g := range res.Rungs {
 		if g.Pins == "cpus=1" && g.Round < 2 {
 			kept = append(kept, g)
@@ -400,8 +400,8 @@ var longLastLine = "FAIL /search?q=<b>x</b>: response does not match the schema 
 func gatesInput() Input {
 	in := fullInput()
 	res := in.Results
-	res.Gates = &baselines.Gates{
-		Preflight: []baselines.PreflightResult{
+	res.Gates = &benchdata.Gates{
+		Preflight: []benchdata.PreflightResult{
 			{Name: "conformance", Target: "baseline", Command: "./bin/conform {url}", Pass: true,
 				LastLine: "42 checks passed", Duration: 1.5, Classes: []string{"export"}, Log: "gates/conformance-baseline.log"},
 			{Name: "lint", Target: "baseline", Command: "./bin/lint {url}", Pass: true, Duration: 0.4, Log: "gates/lint-baseline.log"},
@@ -410,23 +410,23 @@ func gatesInput() Input {
 			{Name: "lint", Target: "candidate", Command: "./bin/lint {url}", Pass: true, LastLine: "ok", Duration: 0.4,
 				Log: "gates/lint-candidate.log"},
 		},
-		Agreement: &baselines.AgreementResult{Classes: []baselines.ClassAgreement{
+		Agreement: &benchdata.AgreementResult{Classes: []benchdata.ClassAgreement{
 			{Variant: "csv", Class: "Q01", Mode: "required", Requests: 5, Agree: true, Format: "csv"},
-			{Variant: "csv", Class: "mix", Mode: "required", Requests: 5, Format: "json", First: &baselines.Disagreement{
+			{Variant: "csv", Class: "mix", Mode: "required", Requests: 5, Format: "json", First: &benchdata.Disagreement{
 				Index: 2, Method: "GET", Target: "/search?q=<b>x</b>&fmt=csv", BaselineStatus: 200, CandidateStatus: 200,
 				Reason: "$.items[0].price: 12 vs 13", Path: "$.items[0].price",
 				Baseline: hostileExcerpt, Candidate: "{\"price\": 13, \"note\": \"ok\"}",
 			}},
 			{Variant: "json", Class: "Q01", Mode: "required", Requests: 5, Agree: true, Format: "json"},
-			{Variant: "json", Class: "mix", Mode: "warn", Requests: 5, Format: "text", First: &baselines.Disagreement{
+			{Variant: "json", Class: "mix", Mode: "warn", Requests: 5, Format: "text", First: &benchdata.Disagreement{
 				Index: 0, Method: "POST", Target: "/mix", BaselineStatus: 200, CandidateStatus: 500,
 				Reason: "status 200 vs 500", Baseline: "ok", Candidate: "internal error\n```\n\x1b[31mpanic",
 			}},
 		}},
-		Absent: []baselines.AbsentClass{{Class: "export", Reason: "pre-flight conformance failed on candidate"}},
+		Absent: []benchdata.AbsentClass{{Class: "export", Reason: "pre-flight conformance failed on candidate"}},
 	}
 	type spread struct{ a, b float64 }
-	spreads := map[baselines.Cell][2]spread{
+	spreads := map[benchdata.Cell][2]spread{
 		{Variant: "csv", Class: "Q01", Concurrency: 1}: {{984, 312}, {970, 303}},
 		{Variant: "csv", Class: "Q01", Concurrency: 8}: {{3363, 919}, {4377, 1188}},
 	}
@@ -453,7 +453,7 @@ func gatesInput() Input {
 
 // mustDecide decides a fixture's results by the product's one decision
 // path, so the golden files show what benchgate itself would decide.
-func mustDecide(res *baselines.Results) gate.Comparison {
+func mustDecide(res *benchdata.Results) gate.Comparison {
 	c, err := decide.Results(res)
 	if err != nil {
 		panic(err)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // TestFormatsTable: every name and alias of the formats table renders
@@ -46,8 +46,8 @@ func TestFormatsTable(t *testing.T) {
 // TestDirtyCommit: a side whose work tree had changes says so beside its
 // commit, in the markdown and terminal headers and the target notes.
 func TestDirtyCommit(t *testing.T) {
-	res := &baselines.Results{}
-	res.Env.Baseline = baselines.TargetInfo{Name: "baseline", Kind: "command", Spec: "./srv", Commit: "735ae2b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6"}
+	res := &benchdata.Results{}
+	res.Env.Baseline = benchdata.TargetInfo{Name: "baseline", Kind: "command", Spec: "./srv", Commit: "735ae2b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6"}
 	res.Env.Candidate = res.Env.Baseline
 	res.Env.Candidate.Name, res.Env.Candidate.Dirty = "candidate", true
 	var md, term strings.Builder

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
 // Correctness gates: what the pre-flight commands and the agreement probe
-// found before any load (baselines.Gates). They come right after the
+// found before any load (benchdata.Gates). They come right after the
 // outcome in every report, as in the model report, because they fail the
 // gate whatever the cells say: a faster candidate that answers differently
 // must never read as a pass. Everything in them came from a target or the
@@ -30,7 +30,7 @@ const reasonRunes = 300
 
 // gates returns the results file's gates, nil when there is nothing to
 // show.
-func (m *model) gates() *baselines.Gates {
+func (m *model) gates() *benchdata.Gates {
 	g := m.in.Results.Gates
 	if g == nil || (len(g.Preflight) == 0 && g.Agreement == nil && len(g.Absent) == 0) {
 		return nil
@@ -39,7 +39,7 @@ func (m *model) gates() *baselines.Gates {
 }
 
 // preflightNames are the pre-flight commands' names in file order.
-func preflightNames(ps []baselines.PreflightResult) []string {
+func preflightNames(ps []benchdata.PreflightResult) []string {
 	var names []string
 	for _, p := range ps {
 		if !slices.Contains(names, p.Name) {
@@ -51,7 +51,7 @@ func preflightNames(ps []baselines.PreflightResult) []string {
 
 // preflightTargets are the targets the pre-flight commands ran against,
 // the baseline first.
-func preflightTargets(ps []baselines.PreflightResult) []string {
+func preflightTargets(ps []benchdata.PreflightResult) []string {
 	var ts []string
 	for _, p := range ps {
 		if !slices.Contains(ts, p.Target) {
@@ -63,18 +63,18 @@ func preflightTargets(ps []baselines.PreflightResult) []string {
 }
 
 // preflightOf finds the result of one command on one target.
-func preflightOf(ps []baselines.PreflightResult, name, target string) (baselines.PreflightResult, bool) {
+func preflightOf(ps []benchdata.PreflightResult, name, target string) (benchdata.PreflightResult, bool) {
 	for _, p := range ps {
 		if p.Name == name && p.Target == target {
 			return p, true
 		}
 	}
-	return baselines.PreflightResult{}, false
+	return benchdata.PreflightResult{}, false
 }
 
 // preflightStatus is "PASS", "FAIL (exit 1)" or "FAIL (timed out after
 // 1m0s)"; fail is applied to the word FAIL (emphasis), esc to the error.
-func preflightStatus(p baselines.PreflightResult, esc, fail func(string) string) string {
+func preflightStatus(p benchdata.PreflightResult, esc, fail func(string) string) string {
 	if p.Pass {
 		return "PASS"
 	}
@@ -90,7 +90,7 @@ func preflightStatus(p baselines.PreflightResult, esc, fail func(string) string)
 // failsGate says whether a failed pre-flight fails the gate: the candidate
 // fails a command the baseline passes. Where both fail, the build under
 // test is not to blame, and the classes it guards are left out instead.
-func failsGate(ps []baselines.PreflightResult, p baselines.PreflightResult) bool {
+func failsGate(ps []benchdata.PreflightResult, p benchdata.PreflightResult) bool {
 	if p.Pass || p.Target != "candidate" {
 		return false
 	}
@@ -101,7 +101,7 @@ func failsGate(ps []baselines.PreflightResult, p baselines.PreflightResult) bool
 // agreementLine is "Agreement gate: 11 classes agree, none disagree." — a
 // class being one class in one variant — with ", over 5 requests each"
 // when every class was probed with as many ("calls" for gRPC).
-func agreementLine(a *baselines.AgreementResult, n loadNoun) string {
+func agreementLine(a *benchdata.AgreementResult, n loadNoun) string {
 	agree, disagree := a.Counts()
 	if agree+disagree == 0 {
 		return "Agreement gate: no class was probed."
@@ -155,12 +155,12 @@ func classLabel(class, variant string, esc func(string) string) string {
 // requestOf is a disagreement's place in the stream: "request 4" ("call
 // 4" for gRPC), 1-based, as a reader counts. The probe stops at the first difference,
 // so it is also the number of requests compared.
-func requestOf(c baselines.ClassAgreement, n loadNoun) string {
+func requestOf(c benchdata.ClassAgreement, n loadNoun) string {
 	return n.one + " " + strconv.Itoa(c.First.Index+1)
 }
 
 // requestText is "GET /search?q=x" raw, cut to lineRunes.
-func requestText(d *baselines.Disagreement) string {
+func requestText(d *benchdata.Disagreement) string {
 	return truncate(strings.TrimSpace(d.Method+" "+d.Target), lineRunes)
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -111,21 +111,21 @@ func TestGatesTerminal(t *testing.T) {
 
 func TestAgreementLine(t *testing.T) {
 	t.Parallel()
-	class := func(agree bool, requests int) baselines.ClassAgreement {
-		return baselines.ClassAgreement{Class: "c", Agree: agree, Requests: requests}
+	class := func(agree bool, requests int) benchdata.ClassAgreement {
+		return benchdata.ClassAgreement{Class: "c", Agree: agree, Requests: requests}
 	}
 	for _, tc := range []struct {
-		classes []baselines.ClassAgreement
+		classes []benchdata.ClassAgreement
 		want    string
 	}{
-		{[]baselines.ClassAgreement{class(true, 5), class(true, 5)}, "Agreement gate: 2 classes agree, none disagree, over 5 requests each."},
-		{[]baselines.ClassAgreement{class(true, 1)}, "Agreement gate: 1 class agrees, none disagree, over 1 request each."},
-		{[]baselines.ClassAgreement{class(true, 5), class(false, 3)}, "Agreement gate: 1 class agrees, 1 disagrees."},
-		{[]baselines.ClassAgreement{class(false, 5), class(false, 5), class(true, 5)}, "Agreement gate: 1 class agrees, 2 disagree, over 5 requests each."},
-		{[]baselines.ClassAgreement{class(false, 2), class(false, 2)}, "Agreement gate: 0 classes agree, 2 disagree, over 2 requests each."},
+		{[]benchdata.ClassAgreement{class(true, 5), class(true, 5)}, "Agreement gate: 2 classes agree, none disagree, over 5 requests each."},
+		{[]benchdata.ClassAgreement{class(true, 1)}, "Agreement gate: 1 class agrees, none disagree, over 1 request each."},
+		{[]benchdata.ClassAgreement{class(true, 5), class(false, 3)}, "Agreement gate: 1 class agrees, 1 disagrees."},
+		{[]benchdata.ClassAgreement{class(false, 5), class(false, 5), class(true, 5)}, "Agreement gate: 1 class agrees, 2 disagree, over 5 requests each."},
+		{[]benchdata.ClassAgreement{class(false, 2), class(false, 2)}, "Agreement gate: 0 classes agree, 2 disagree, over 2 requests each."},
 		{nil, "Agreement gate: no class was probed."},
 	} {
-		if got := agreementLine(&baselines.AgreementResult{Classes: tc.classes}, requestNoun); got != tc.want {
+		if got := agreementLine(&benchdata.AgreementResult{Classes: tc.classes}, requestNoun); got != tc.want {
 			t.Errorf("agreementLine = %q, want %q", got, tc.want)
 		}
 	}
@@ -135,19 +135,19 @@ func TestPreflightStatus(t *testing.T) {
 	t.Parallel()
 	id := func(s string) string { return s }
 	for _, tc := range []struct {
-		p    baselines.PreflightResult
+		p    benchdata.PreflightResult
 		want string
 	}{
-		{baselines.PreflightResult{Pass: true}, "PASS"},
-		{baselines.PreflightResult{ExitCode: 1}, "FAIL (exit 1)"},
-		{baselines.PreflightResult{ExitCode: -1, Error: "timed out after 1m0s"}, "FAIL (timed out after 1m0s)"},
-		{baselines.PreflightResult{ExitCode: -1}, "FAIL"},
+		{benchdata.PreflightResult{Pass: true}, "PASS"},
+		{benchdata.PreflightResult{ExitCode: 1}, "FAIL (exit 1)"},
+		{benchdata.PreflightResult{ExitCode: -1, Error: "timed out after 1m0s"}, "FAIL (timed out after 1m0s)"},
+		{benchdata.PreflightResult{ExitCode: -1}, "FAIL"},
 	} {
 		if got := preflightStatus(tc.p, id, id); got != tc.want {
 			t.Errorf("preflightStatus(%+v) = %q, want %q", tc.p, got, tc.want)
 		}
 	}
-	if got := preflightStatus(baselines.PreflightResult{ExitCode: -1, Error: "exec: \"|x\": not found"}, md,
+	if got := preflightStatus(benchdata.PreflightResult{ExitCode: -1, Error: "exec: \"|x\": not found"}, md,
 		func(s string) string { return "**" + s + "**" }); got != `**FAIL** (exec: "\|x": not found)` {
 		t.Errorf("markdown status = %q", got)
 	}
@@ -190,7 +190,7 @@ func TestGateFailureText(t *testing.T) {
 func TestGatesNone(t *testing.T) {
 	t.Parallel()
 	empty := fullInput()
-	empty.Results.Gates = &baselines.Gates{}
+	empty.Results.Gates = &benchdata.Gates{}
 	for _, in := range []Input{fullInput(), empty} {
 		if got := markdown(t, in); strings.Contains(got, "Gates") || strings.Contains(got, "Agreement") || strings.Contains(got, "Absent") {
 			t.Errorf("markdown without gates mentions them:\n%s", got)
@@ -395,11 +395,11 @@ func TestLatencyDecidedRounds(t *testing.T) {
 	res.Rungs[0].Histogram = "garbage"       // csv Q01 c=1, round 0
 	in.Rounds = 0
 	m := newModel(in)
-	c8 := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 8}
+	c8 := benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 8}
 	if d := m.latency[sideKey{c8, "baseline"}]; d == nil || d.rungs != 2 || d.count != 800 {
 		t.Errorf("csv Q01 c=8 baseline: %+v, want 2 rungs of 400", d)
 	}
-	c1 := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 1}
+	c1 := benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 1}
 	if d := m.latency[sideKey{c1, res.Rungs[0].Target}]; d == nil || d.rungs != 1 || m.unreadable != 1 {
 		t.Errorf("csv Q01 c=1 %s: %+v, %d unreadable", res.Rungs[0].Target, d, m.unreadable)
 	}
@@ -455,7 +455,7 @@ func TestGateThreatsPlural(t *testing.T) {
 	in := gatesInput()
 	g := in.Results.Gates
 	g.Agreement.Classes[1].Mode = "warn" // csv mix, as json mix
-	g.Absent = append(g.Absent, baselines.AbsentClass{Class: "import", Reason: "pre-flight conformance failed on candidate"})
+	g.Absent = append(g.Absent, benchdata.AbsentClass{Class: "import", Reason: "pre-flight conformance failed on candidate"})
 	in.Results.Rungs[0].Histogram = "garbage"
 	in.Results.Rungs[1].Histogram = "garbage"
 	got := markdown(t, in)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -23,9 +23,9 @@ func goBenchInput() Input {
 	s := gate.DefaultSettings
 	s.TieWithinFor = map[gate.Metric]float64{"allocs/op": 0}
 	c := gate.Compare(cells, s, gate.Policy{FailOn: []gate.Rule{{Metric: "sec/op"}, {Metric: "allocs/op"}}, MaxErrorRate: -1, OnlyMeasured: true})
-	res := &baselines.Results{Kind: "gobench", Status: "complete", RoundsDone: map[string]int{"": 3},
-		Scenario: baselines.ScenarioInfo{Name: "client"},
-		Plan: baselines.Plan{Rounds: 3, Cells: []baselines.Cell{
+	res := &benchdata.Results{Kind: "gobench", Status: "complete", RoundsDone: map[string]int{"": 3},
+		Scenario: benchdata.ScenarioInfo{Name: "client"},
+		Plan: benchdata.Plan{Rounds: 3, Cells: []benchdata.Cell{
 			{Class: "store.BenchmarkInsert/rows=100-4"}, {Class: ".BenchmarkParse|<b>"}}}}
 	return Input{Results: res, Comparison: c}
 }

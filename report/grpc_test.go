@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -26,11 +26,11 @@ func grpcInput() Input {
 		notFound            int64   // NotFound answers per rung
 	}
 	type spec struct {
-		cell      baselines.Cell
+		cell      benchdata.Cell
 		base, cnd side
 	}
-	cell := func(pins, class string, c int) baselines.Cell {
-		return baselines.Cell{Pins: pins, Class: class, Concurrency: c}
+	cell := func(pins, class string, c int) benchdata.Cell {
+		return benchdata.Cell{Pins: pins, Class: class, Concurrency: c}
 	}
 	specs := []spec{
 		{cell("1cpu", "get", 1),
@@ -60,11 +60,11 @@ func grpcInput() Input {
 	}
 	jitter := []float64{0.99, 1.00, 1.01}
 	const mib = 1 << 20
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	for _, s := range specs {
 		cells = append(cells, s.cell)
 	}
-	var rungs []baselines.Rung
+	var rungs []benchdata.Rung
 	at := t0.Add(4 * time.Second)
 	// Pin sets run one after the other, each its own rounds.
 	for _, pins := range []string{"1cpu", "2cpu"} {
@@ -83,7 +83,7 @@ func grpcInput() Input {
 						target, v = "candidate", s.cnd
 					}
 					req := int64(v.rps * j * 10)
-					g := baselines.Rung{
+					g := benchdata.Rung{
 						Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
 						Start: at, Duration: 10, Requests: req, Statuses: map[string]int64{"OK": req},
 						Values: map[string]float64{"rps": float64(req) / 10, "mean": v.mean * j / 1000, "p50": v.mean * 0.92 * j / 1000, "p90": v.p90 * j / 1000, "p95": v.p95 * j / 1000, "p99": v.p99 * j / 1000},
@@ -105,11 +105,11 @@ func grpcInput() Input {
 			}
 		}
 	}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    "benchgate v0.3.0",
 		Kind:    "grpc",
-		Scenario: baselines.ScenarioInfo{
+		Scenario: benchdata.ScenarioInfo{
 			Name: "grpc-demo", File: "examples/grpcdemo/benchgate.yml",
 			Hash: "5e0c1d2a3b4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b", Seed: 424242,
 			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.001,
@@ -118,16 +118,16 @@ func grpcInput() Input {
 					{Metric: "p95", Concurrency: []string{"1"}},
 					{Metric: "cpu_per_req"},
 				}},
-			Load: baselines.LoadInfo{Concurrency: []int{1, 4}, Duration: 10, Warmup: 2, Repetitions: 3, Timeout: 5},
+			Load: benchdata.LoadInfo{Concurrency: []int{1, 4}, Duration: 10, Warmup: 2, Repetitions: 3, Timeout: 5},
 		},
-		Env: baselines.Environment{
-			Baseline: baselines.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/grpcdemo -addr 127.0.0.1:{port}",
+		Env: benchdata.Environment{
+			Baseline: benchdata.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/grpcdemo -addr 127.0.0.1:{port}",
 				Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7", URL: "http://127.0.0.1:40123"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/grpcdemo-slow -addr 127.0.0.1:{port}",
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/grpcdemo-slow -addr 127.0.0.1:{port}",
 				Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e", URL: "http://127.0.0.1:40124"},
 			CPUModel: "AMD EPYC 7763 64-Core Processor", CPUs: 4,
 			Kernel: "6.8.0-1021-azure", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.3.0",
-			Pins: []baselines.PinInfo{
+			Pins: []benchdata.PinInfo{
 				{Name: "1cpu", CPUs: "1", GeneratorCPUs: "0",
 					Applied: []string{"baseline cpuset 1", "candidate cpuset 1", "generator cpuset 0"}},
 				{Name: "2cpu", CPUs: "1-2", GeneratorCPUs: "0",
@@ -135,7 +135,7 @@ func grpcInput() Input {
 			},
 			Start: t0, End: t0.Add(14*time.Minute + 40*time.Second),
 		},
-		Plan:   baselines.Plan{PinSets: []string{"1cpu", "2cpu"}, Cells: cells, Rounds: 3, Estimate: 864},
+		Plan:   benchdata.Plan{PinSets: []string{"1cpu", "2cpu"}, Cells: cells, Rounds: 3, Estimate: 864},
 		Rungs:  rungs,
 		Status: "complete",
 	}
@@ -324,9 +324,9 @@ func TestGRPCKinds(t *testing.T) {
 func TestGRPCAgreementWords(t *testing.T) {
 	t.Parallel()
 	in := grpcInput()
-	in.Results.Gates = &baselines.Gates{Agreement: &baselines.AgreementResult{Classes: []baselines.ClassAgreement{
+	in.Results.Gates = &benchdata.Gates{Agreement: &benchdata.AgreementResult{Classes: []benchdata.ClassAgreement{
 		{Class: "get", Mode: "required", Requests: 5, Agree: true, Format: "json"},
-		{Class: "search", Mode: "required", Requests: 5, Format: "json", First: &baselines.Disagreement{
+		{Class: "search", Mode: "required", Requests: 5, Format: "json", First: &benchdata.Disagreement{
 			Index: 2, Method: "GRPC", Target: "benchgate.demo.Inventory/Search",
 			Reason: "$.items[0].name: \"a\" vs \"b\"", Path: "$.items[0].name",
 			Baseline: `{"name": "a"}`, Candidate: `{"name": "b"}`,

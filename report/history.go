@@ -8,28 +8,28 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
 )
 
 // HistorySeries is one series of a history as History shows it.
 type HistorySeries struct {
-	Series baselines.Series
+	Series benchdata.Series
 	// Machine describes the machine of the series' fingerprint, as its
 	// newest record does.
 	Machine string
 	// ChangePoints are those found on all of the series' runs, however
 	// many are shown. None are looked for on a fingerprint of
-	// baselines.MixedPrefix.
-	ChangePoints []baselines.ChangePoint
+	// benchdata.MixedPrefix.
+	ChangePoints []benchdata.ChangePoint
 }
 
 // HistoryInput is what History shows and WriteTrendCharts draws.
 type HistoryInput struct {
 	Series []HistorySeries
 	// Options are those the change points were looked for with.
-	Options baselines.ChangePointOptions
+	Options benchdata.ChangePointOptions
 	// Last, when positive, limits each series to its last runs.
 	Last int
 }
@@ -60,12 +60,12 @@ func History(w io.Writer, in HistoryInput) error {
 	return err
 }
 
-func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePointOptions, last int) {
+func historySeries(b *strings.Builder, hs HistorySeries, opt benchdata.ChangePointOptions, last int) {
 	s, cps := hs.Series, hs.ChangePoints
 	k := s.Key
 	fmt.Fprintf(b, "%s · %s · %s %s\n", TerminalText(scenarioName(k.Scenario, k.Profile)), TerminalText(k.Cell.String()), k.Target, TerminalText(k.Metric))
 	fmt.Fprintf(b, "machine %s: %s\n", TerminalText(k.Fingerprint), TerminalText(orDash(hs.Machine)))
-	marks := map[int]baselines.ChangePoint{}
+	marks := map[int]benchdata.ChangePoint{}
 	worse := 0
 	for _, cp := range cps {
 		marks[cp.Index] = cp
@@ -75,7 +75,7 @@ func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePoi
 	}
 	need := 2 * opt.WithDefaults().MinWindow
 	switch {
-	case strings.HasPrefix(k.Fingerprint, baselines.MixedPrefix):
+	case strings.HasPrefix(k.Fingerprint, benchdata.MixedPrefix):
 		fmt.Fprintf(b, "%d run(s) whose shards ran on different machines: no change points are looked for\n", len(s.Points))
 	case len(s.Points) < need:
 		fmt.Fprintf(b, "%d run(s): too few to look for change points (need %d)\n", len(s.Points), need)
@@ -111,7 +111,7 @@ func historySeries(b *strings.Builder, hs HistorySeries, opt baselines.ChangePoi
 
 // HistoryAppended is the line, without its newline, that tells a terminal
 // rec was appended to the history file named file.
-func HistoryAppended(rec baselines.Record, file string) string {
+func HistoryAppended(rec benchdata.Record, file string) string {
 	return fmt.Sprintf("history: appended %s of %s, candidate %s, machine %s (%d values) to %s",
 		TerminalText(scenarioName(rec.Scenario, rec.Profile)), rec.Date.UTC().Format("2006-01-02 15:04 MST"),
 		TerminalText(shortRef(orDash(rec.CandidateCommit))), rec.Fingerprint, len(rec.Cells), TerminalText(file))
@@ -120,14 +120,14 @@ func HistoryAppended(rec baselines.Record, file string) string {
 // HistoryHeld is the line, without its newline, that tells a terminal
 // rec's run is already in the history file named file, so it was not
 // appended again.
-func HistoryHeld(rec baselines.Record, file string) string {
+func HistoryHeld(rec benchdata.Record, file string) string {
 	return fmt.Sprintf("history: run %s of %s is already in %s: not appended again",
 		TerminalText(rec.RunID), rec.Date.UTC().Format(time.RFC3339), TerminalText(file))
 }
 
 // HistoryPruned is the line, without its newline, that tells a terminal
 // what benchgate history prune did to the history file named file.
-func HistoryPruned(p baselines.Pruned, file, archive string) string {
+func HistoryPruned(p benchdata.Pruned, file, archive string) string {
 	switch {
 	case p.Moved == 0:
 		return fmt.Sprintf("history: %s holds %d record(s), none older than the months kept: unchanged", TerminalText(file), p.Kept)
@@ -154,8 +154,8 @@ func leftTable(b *strings.Builder, lines []string) {
 }
 
 // isWorse says whether a change point is for the worse in a series whose
-// metric is better higher or not (baselines.Series.HigherIsBetter).
-func isWorse(higher bool, cp baselines.ChangePoint) bool {
+// metric is better higher or not (benchdata.Series.HigherIsBetter).
+func isWorse(higher bool, cp benchdata.ChangePoint) bool {
 	return cp.Change != 0 && (cp.Change < 0) == higher
 }
 
@@ -172,7 +172,7 @@ func scenarioName(name, profile string) string {
 // seriesScale is the scale one table prints its means in: that of all
 // the series' means (numtext.ScaleOf), the runs not shown included, so a
 // table's figures read alike however many it shows.
-func seriesScale(unit string, ps []baselines.SeriesPoint) numtext.Scale {
+func seriesScale(unit string, ps []benchdata.SeriesPoint) numtext.Scale {
 	means := make([]float64, len(ps))
 	for i, p := range ps {
 		means[i] = p.Mean

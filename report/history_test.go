@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
 // trendSeries is six nightly runs of one cell's candidate throughput that
 // step down by 10% at the fourth; the fourth run's candidate commit is
 // unknown and the fifth has one repetition and no baseline commit.
-func trendSeries() baselines.Series {
-	s := baselines.Series{Key: baselines.SeriesKey{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly",
-		Cell: baselines.Cell{Class: "Q01", Concurrency: 8}, Target: "candidate", Metric: "rps"}, HigherIsBetter: true}
+func trendSeries() benchdata.Series {
+	s := benchdata.Series{Key: benchdata.SeriesKey{Fingerprint: "3f2a", Scenario: "demo-api", Profile: "nightly",
+		Cell: benchdata.Cell{Class: "Q01", Concurrency: 8}, Target: "candidate", Metric: "rps"}, HigherIsBetter: true}
 	for i, p := range []struct {
 		cand, base string
 		mean, hw   float64
@@ -24,7 +24,7 @@ func trendSeries() baselines.Series {
 		{"c1", "v1", 1000, 10, 5}, {"c2", "v1", 1005, 12.5, 5}, {"c3", "v1", 998.4, 9, 5},
 		{"", "v1", 900, 8, 5}, {"0123456789abcdef", "", 901.5, 1, 1}, {"c6", "v1", 899, 7, 5},
 	} {
-		s.Points = append(s.Points, baselines.SeriesPoint{Date: time.Date(2026, 3, 1+i, 2, 0, 0, 0, time.UTC),
+		s.Points = append(s.Points, benchdata.SeriesPoint{Date: time.Date(2026, 3, 1+i, 2, 0, 0, 0, time.UTC),
 			CandidateCommit: p.cand, BaselineCommit: p.base, Mean: p.mean, HalfWidth: p.hw, N: p.n})
 	}
 	return s
@@ -41,14 +41,14 @@ func history(t *testing.T, in HistoryInput) string {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	mixed := baselines.Series{Key: baselines.SeriesKey{Fingerprint: baselines.MixedPrefix + "3f2a+9e8d", Scenario: "demo-api",
-		Cell: baselines.Cell{Class: "Q01", Concurrency: 8}, Target: "baseline", Metric: "p95"}}
+	mixed := benchdata.Series{Key: benchdata.SeriesKey{Fingerprint: benchdata.MixedPrefix + "3f2a+9e8d", Scenario: "demo-api",
+		Cell: benchdata.Cell{Class: "Q01", Concurrency: 8}, Target: "baseline", Metric: "p95"}}
 	for i := range 2 {
-		mixed.Points = append(mixed.Points, baselines.SeriesPoint{Date: time.Date(2026, 3, 1+i, 2, 0, 0, 0, time.UTC),
+		mixed.Points = append(mixed.Points, benchdata.SeriesPoint{Date: time.Date(2026, 3, 1+i, 2, 0, 0, 0, time.UTC),
 			CandidateCommit: "c1", BaselineCommit: "v1", Mean: 0.0125 + float64(i)/1000, HalfWidth: 0.0005, N: 3})
 	}
 	in := HistoryInput{Series: []HistorySeries{
-		{Series: trendSeries(), Machine: "Xeon × 8", ChangePoints: []baselines.ChangePoint{{Index: 3, Change: -0.1, Before: 1000, After: 900, PValue: 0.0012}}},
+		{Series: trendSeries(), Machine: "Xeon × 8", ChangePoints: []benchdata.ChangePoint{{Index: 3, Change: -0.1, Before: 1000, After: 900, PValue: 0.0012}}},
 		{Series: mixed},
 	}}
 	want := `demo-api (nightly) · Q01 c=8 · candidate rps
@@ -75,7 +75,7 @@ date              candidate  baseline  mean ±hw       n
 
 	// The last two runs of a series too short for its window; the means
 	// keep the scale of the whole series.
-	in = HistoryInput{Series: []HistorySeries{{Series: trendSeries()}}, Options: baselines.ChangePointOptions{MinWindow: 4}, Last: 2}
+	in = HistoryInput{Series: []HistorySeries{{Series: trendSeries()}}, Options: benchdata.ChangePointOptions{MinWindow: 4}, Last: 2}
 	want = `demo-api (nightly) · Q01 c=8 · candidate rps
 machine 3f2a: —
 6 run(s): too few to look for change points (need 8)
@@ -90,7 +90,7 @@ date              candidate  baseline  mean ±hw     n
 
 	// A rise of throughput is for the better; no change point is "no
 	// change point".
-	better := HistorySeries{Series: trendSeries(), ChangePoints: []baselines.ChangePoint{{Index: 3, Change: 0.2, Before: 900, After: 1080, PValue: 0}}}
+	better := HistorySeries{Series: trendSeries(), ChangePoints: []benchdata.ChangePoint{{Index: 3, Change: 0.2, Before: 900, After: 1080, PValue: 0}}}
 	got := history(t, HistoryInput{Series: []HistorySeries{better, {Series: trendSeries()}}})
 	for _, want := range []string{"6 runs, 1 change point(s), 0 for the worse\n", "◀ change +20.0% (900.0 → 1080.0, p < 1e-300)\n", "6 runs, no change point\n"} {
 		if !strings.Contains(got, want) {
@@ -119,12 +119,12 @@ func TestHistoryHostileNames(t *testing.T) {
 
 func TestHistoryAppended(t *testing.T) {
 	t.Parallel()
-	rec := baselines.Record{Scenario: "demo-api", Profile: "nightly", Date: time.Date(2026, 1, 1, 2, 0, 0, 0, time.FixedZone("CET", 3600)),
-		CandidateCommit: "deadbeefcafe0123", Fingerprint: "3f2a", Cells: make([]baselines.RecordCell, 2)}
+	rec := benchdata.Record{Scenario: "demo-api", Profile: "nightly", Date: time.Date(2026, 1, 1, 2, 0, 0, 0, time.FixedZone("CET", 3600)),
+		CandidateCommit: "deadbeefcafe0123", Fingerprint: "3f2a", Cells: make([]benchdata.RecordCell, 2)}
 	if got, want := HistoryAppended(rec, "h/history.jsonl"), "history: appended demo-api (nightly) of 2026-01-01 01:00 UTC, candidate deadbee, machine 3f2a (2 values) to h/history.jsonl"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	rec = baselines.Record{Date: time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC), Fingerprint: "3f2a"}
+	rec = benchdata.Record{Date: time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC), Fingerprint: "3f2a"}
 	if got, want := HistoryAppended(rec, "h\x1b.jsonl"), `history: appended (unnamed scenario) of 2026-01-01 02:00 UTC, candidate —, machine 3f2a (0 values) to h\x1b.jsonl`; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -156,7 +156,7 @@ func TestHistoryNumbers(t *testing.T) {
 		{"allocs/op", []float64{0, 0}, []string{"0", "0"}},
 		{"allocs/op", nil, nil},
 	} {
-		ps := make([]baselines.SeriesPoint, len(c.means))
+		ps := make([]benchdata.SeriesPoint, len(c.means))
 		for i, m := range c.means {
 			ps[i].Mean = m
 		}

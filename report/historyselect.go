@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // SelectHistory is the HistoryInput of the series of records that f
 // selects, each with the change points found on all of its runs (none on
-// a fingerprint of baselines.MixedPrefix) by opt, shown to its last runs
+// a fingerprint of benchdata.MixedPrefix) by opt, shown to its last runs
 // (0: all). No records, or no series selected, is an error; the latter
 // names the metrics the records have, as a terminal shows them.
-func SelectHistory(records []baselines.Record, f baselines.SeriesFilter, opt baselines.ChangePointOptions, last int) (HistoryInput, error) {
+func SelectHistory(records []benchdata.Record, f benchdata.SeriesFilter, opt benchdata.ChangePointOptions, last int) (HistoryInput, error) {
 	if len(records) == 0 {
 		return HistoryInput{}, errors.New("no records yet")
 	}
@@ -22,14 +22,14 @@ func SelectHistory(records []baselines.Record, f baselines.SeriesFilter, opt bas
 		machines[r.Fingerprint] = r.Machine // the newest, as records are in date order
 	}
 	in := HistoryInput{Options: opt, Last: last}
-	all := baselines.HistorySeries(records)
+	all := benchdata.HistorySeries(records)
 	for _, s := range all {
 		if !f.Match(s.Key) {
 			continue
 		}
 		hs := HistorySeries{Series: s, Machine: machines[s.Key.Fingerprint]}
-		if !strings.HasPrefix(s.Key.Fingerprint, baselines.MixedPrefix) {
-			hs.ChangePoints = baselines.ChangePoints(s.Means(), opt)
+		if !strings.HasPrefix(s.Key.Fingerprint, benchdata.MixedPrefix) {
+			hs.ChangePoints = benchdata.ChangePoints(s.Means(), opt)
 		}
 		in.Series = append(in.Series, hs)
 	}
@@ -39,7 +39,7 @@ func SelectHistory(records []baselines.Record, f baselines.SeriesFilter, opt bas
 			which += ", fingerprint " + TerminalText(f.Fingerprint)
 		}
 		return HistoryInput{}, fmt.Errorf("no series of %s (metrics in the history: %s)",
-			which, TerminalText(strings.Join(baselines.SeriesMetrics(all), ", ")))
+			which, TerminalText(strings.Join(benchdata.SeriesMetrics(all), ", ")))
 	}
 	return in, nil
 }

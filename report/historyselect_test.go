@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
-// nightly is the history of baselines' testdata: two machines, one cell,
+// nightly is the history of benchdata's testdata: two machines, one cell,
 // rps and p95 of both targets, a step down of the candidate's rps on
 // 3f2a9c1b7d4e between c36 and c37.
-func nightly(t *testing.T) []baselines.Record {
+func nightly(t *testing.T) []benchdata.Record {
 	t.Helper()
-	recs, err := baselines.ReadHistory("../baselines/testdata/history/nightly.jsonl")
+	recs, err := benchdata.ReadHistory("../benchdata/testdata/history/nightly.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,8 +23,8 @@ func nightly(t *testing.T) []baselines.Record {
 func TestSelectHistory(t *testing.T) {
 	t.Parallel()
 	recs := nightly(t)
-	opt := baselines.ChangePointOptions{}.WithDefaults()
-	in, err := SelectHistory(recs, baselines.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "Q01*"}, opt, 4)
+	opt := benchdata.ChangePointOptions{}.WithDefaults()
+	in, err := SelectHistory(recs, benchdata.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "Q01*"}, opt, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,14 +45,14 @@ func TestSelectHistory(t *testing.T) {
 
 	// On a mixed fingerprint nobody knows which machine measured a cell:
 	// the step is shown, but no change point is looked for.
-	var mixed []baselines.Record
+	var mixed []benchdata.Record
 	for _, r := range recs {
 		if r.Fingerprint == "3f2a9c1b7d4e" {
-			r.Fingerprint = baselines.MixedPrefix + "3f2a+9e8d"
+			r.Fingerprint = benchdata.MixedPrefix + "3f2a+9e8d"
 			mixed = append(mixed, r)
 		}
 	}
-	in, err = SelectHistory(mixed, baselines.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "*"}, opt, 0)
+	in, err = SelectHistory(mixed, benchdata.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "*"}, opt, 0)
 	if err != nil || len(in.Series) != 1 || len(in.Series[0].ChangePoints) != 0 || len(in.Series[0].Series.Points) != len(mixed) {
 		t.Errorf("mixed: %v, %+v", err, in.Series)
 	}
@@ -61,27 +61,27 @@ func TestSelectHistory(t *testing.T) {
 func TestSelectHistoryNothing(t *testing.T) {
 	t.Parallel()
 	recs := nightly(t)
-	check := func(recs []baselines.Record, f baselines.SeriesFilter, want string) {
+	check := func(recs []benchdata.Record, f benchdata.SeriesFilter, want string) {
 		t.Helper()
-		if _, err := SelectHistory(recs, f, baselines.ChangePointOptions{}, 0); err == nil || err.Error() != want {
+		if _, err := SelectHistory(recs, f, benchdata.ChangePointOptions{}, 0); err == nil || err.Error() != want {
 			t.Errorf("%+v: %v\nwant %s", f, err, want)
 		}
 	}
-	check(nil, baselines.SeriesFilter{Metric: "rps", Target: "all", Cell: "*"}, "no records yet")
-	check(recs, baselines.SeriesFilter{Metric: "sec/op", Target: "candidate", Cell: "*"},
+	check(nil, benchdata.SeriesFilter{Metric: "rps", Target: "all", Cell: "*"}, "no records yet")
+	check(recs, benchdata.SeriesFilter{Metric: "sec/op", Target: "candidate", Cell: "*"},
 		"no series of metric sec/op, target candidate, cell * (metrics in the history: rps, p95)")
 	// Names come from the command line and the file: shown escaped.
-	check(recs, baselines.SeriesFilter{Metric: "rps", Target: "all", Cell: "Q9\x1b[2J", Fingerprint: "ab\u202e"},
+	check(recs, benchdata.SeriesFilter{Metric: "rps", Target: "all", Cell: "Q9\x1b[2J", Fingerprint: "ab\u202e"},
 		`no series of metric rps, target all, cell Q9\x1b[2J, fingerprint ab\u202e (metrics in the history: rps, p95)`)
-	odd := []baselines.Record{{Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Fingerprint: "f",
-		Cells: []baselines.RecordCell{{Cell: baselines.Cell{Class: "Q"}, Target: "candidate", Metric: "x\x1b[31m", N: 1}}}}
-	check(odd, baselines.SeriesFilter{Metric: "rps", Target: "all", Cell: "*"},
+	odd := []benchdata.Record{{Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Fingerprint: "f",
+		Cells: []benchdata.RecordCell{{Cell: benchdata.Cell{Class: "Q"}, Target: "candidate", Metric: "x\x1b[31m", N: 1}}}}
+	check(odd, benchdata.SeriesFilter{Metric: "rps", Target: "all", Cell: "*"},
 		`no series of metric rps, target all, cell * (metrics in the history: x\x1b[31m)`)
 }
 
 func TestHistoryHeld(t *testing.T) {
 	t.Parallel()
-	rec := baselines.Record{RunID: "run-7\x1b[2J", Date: time.Date(2026, 1, 31, 3, 0, 0, 0, time.FixedZone("CET", 3600))}
+	rec := benchdata.Record{RunID: "run-7\x1b[2J", Date: time.Date(2026, 1, 31, 3, 0, 0, 0, time.FixedZone("CET", 3600))}
 	if got, want := HistoryHeld(rec, "h/history.jsonl"), `history: run run-7\x1b[2J of 2026-01-31T02:00:00Z is already in h/history.jsonl: not appended again`; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

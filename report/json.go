@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -200,7 +200,7 @@ type (
 		P99  float64 `json:"p99"`
 		P999 float64 `json:"p99.9"`
 	}
-	// The gates mirror baselines.Gates with the document's own tags.
+	// The gates mirror benchdata.Gates with the document's own tags.
 	jsonGates struct {
 		Preflight []jsonPreflight `json:"preflight"`
 		Agreement *jsonAgreement  `json:"agreement"` // null when not probed
@@ -352,7 +352,7 @@ type (
 		Arch        string              `json:"arch"`
 		GoVersion   string              `json:"go_version"`
 		ToolVersion string              `json:"tool_version"`
-		Pins        []baselines.PinInfo `json:"pins"`
+		Pins        []benchdata.PinInfo `json:"pins"`
 		Start       *time.Time          `json:"start"`
 		End         *time.Time          `json:"end"`
 		DurationS   float64             `json:"duration_s"`
@@ -581,7 +581,7 @@ func (m *model) jsonLatencyOf(k gate.CellKey) *jsonLatency {
 	return l
 }
 
-func jsonGatesOf(g *baselines.Gates) *jsonGates {
+func jsonGatesOf(g *benchdata.Gates) *jsonGates {
 	if g == nil {
 		return nil
 	}
@@ -624,7 +624,7 @@ func jsonSummaryOf(s gate.Summary) jsonSummary {
 	return jsonSummary{N: s.N, Mean: s.Mean, HalfWidth: s.HalfWidth, SD: s.SD}
 }
 
-func jsonTargetOf(t baselines.TargetInfo) jsonTarget {
+func jsonTargetOf(t benchdata.TargetInfo) jsonTarget {
 	return jsonTarget{Kind: t.Kind, Spec: t.Spec, Commit: t.Commit}
 }
 

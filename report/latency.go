@@ -8,11 +8,11 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // Latency detail: every rung carries the HdrHistogram of its requests'
-// latencies in microseconds (baselines.Rung.Histogram). A target's rungs of
+// latencies in microseconds (benchdata.Rung.Histogram). A target's rungs of
 // one cell merge into one histogram, read here as a percentile distribution
 // and as a few linear buckets shared by both targets, so the two sides'
 // shapes read side by side as in oha's "Response time histogram". This file
@@ -46,12 +46,12 @@ type latencyBin struct {
 
 // mergeLatency merges the encoded histograms into one distribution. It
 // returns nil when none could be read or none holds a value, and the
-// number of histograms that could not be read. baselines.MergeHistograms
+// number of histograms that could not be read. benchdata.MergeHistograms
 // refuses a histogram over its range and precision limits before decoding
 // it, and merges one at a time: a forged results file's thousands of
 // histograms are never held decoded at once.
 func mergeLatency(encoded []string) (*latencyDist, int) {
-	merged, n, bad := baselines.MergeHistograms(encoded)
+	merged, n, bad := benchdata.MergeHistograms(encoded)
 	if merged == nil {
 		return nil, bad
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -168,7 +168,7 @@ func (m *model) mdError(b *strings.Builder) {
 	}
 }
 
-func commitSuffix(t baselines.TargetInfo) string {
+func commitSuffix(t benchdata.TargetInfo) string {
 	if t.Commit == "" {
 		return ""
 	}
@@ -176,7 +176,7 @@ func commitSuffix(t baselines.TargetInfo) string {
 }
 
 // dirtyText marks a commit whose work tree had changes: " (modified)".
-func dirtyText(t baselines.TargetInfo) string {
+func dirtyText(t benchdata.TargetInfo) string {
 	if t.Dirty {
 		return " (modified)"
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -80,7 +80,7 @@ func (m *model) anyUnresolved() bool {
 }
 
 // scenarioIdentity is ", sha256 0123…, seed 1, profile pr" for prose.
-func scenarioIdentity(s baselines.ScenarioInfo) string {
+func scenarioIdentity(s benchdata.ScenarioInfo) string {
 	var parts []string
 	if s.Hash != "" {
 		parts = append(parts, "sha256 "+md(shortHash(s.Hash)))
@@ -187,7 +187,7 @@ func (m *model) threats() []string {
 				plural(m.in.Rounds, "repetition", "repetitions")))
 		}
 	}
-	for _, t := range []baselines.TargetInfo{env.Baseline, env.Candidate} {
+	for _, t := range []benchdata.TargetInfo{env.Baseline, env.Candidate} {
 		name := sideName(t)
 		if t.Kind == "url" {
 			out = append(out, "The "+name+" is an already-running service: benchgate neither built, started nor pinned it.")
@@ -204,7 +204,7 @@ func (m *model) threats() []string {
 	return append(out, m.gateThreats()...)
 }
 
-func sideName(t baselines.TargetInfo) string {
+func sideName(t benchdata.TargetInfo) string {
 	if t.Name == "" {
 		return "target"
 	}
@@ -242,7 +242,7 @@ func (m *model) mdReproduce(b *strings.Builder) {
 	}
 }
 
-func reproduceCommand(s baselines.ScenarioInfo) string {
+func reproduceCommand(s benchdata.ScenarioInfo) string {
 	file := s.File
 	if file == "" {
 		file = "benchgate.yml"
@@ -258,7 +258,7 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 	r := m.in.Results
 	env, s := r.Env, r.Scenario
 	b.WriteString("### Environment\n\n")
-	for _, t := range []baselines.TargetInfo{env.Baseline, env.Candidate} {
+	for _, t := range []benchdata.TargetInfo{env.Baseline, env.Candidate} {
 		b.WriteString("- " + targetText(t) + "\n")
 	}
 	line := "- **scenario**: " + md(orDash(s.File))
@@ -327,7 +327,7 @@ func (m *model) mdEnvironment(b *strings.Builder) {
 	}
 }
 
-func targetText(t baselines.TargetInfo) string {
+func targetText(t benchdata.TargetInfo) string {
 	s := "**" + sideName(t) + "**: " + md(orDash(t.Kind)) + " " + md(orDash(t.Spec))
 	if t.Commit != "" {
 		s += ", commit " + md(t.Commit) + dirtyText(t)
@@ -340,7 +340,7 @@ func targetText(t baselines.TargetInfo) string {
 	return s
 }
 
-func pinsText(env baselines.Environment) string {
+func pinsText(env benchdata.Environment) string {
 	if len(env.Pins) == 0 {
 		return "none"
 	}

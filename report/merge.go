@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -14,7 +14,7 @@ import (
 // status and machine. Status and fingerprints come from the shards'
 // files, which a fork may have written: each is shown as one line, as
 // textsafe shows it.
-func Merged(w io.Writer, m *baselines.Results) error {
+func Merged(w io.Writer, m *benchdata.Results) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "merged %d shards: %d cells × %d rounds, status %s\n", len(m.Shards), len(m.Plan.Cells), m.Plan.Rounds, textsafe.Line(m.Status))
 	for _, s := range m.Shards {

@@ -4,18 +4,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // TestMerged: the merged grid, then each shard on one line, the shards'
 // own text (a fork may have written it) shown escaped.
 func TestMerged(t *testing.T) {
 	t.Parallel()
-	xeon := baselines.Environment{CPUModel: "Xeon", CPUs: 8, OS: "linux", Arch: "amd64", Kernel: "6.8"}
-	m := &baselines.Results{
+	xeon := benchdata.Environment{CPUModel: "Xeon", CPUs: 8, OS: "linux", Arch: "amd64", Kernel: "6.8"}
+	m := &benchdata.Results{
 		Status: "cancelled",
-		Plan:   baselines.Plan{Cells: make([]baselines.Cell, 5), Rounds: 3},
-		Shards: []baselines.ShardRun{
+		Plan:   benchdata.Plan{Cells: make([]benchdata.Cell, 5), Rounds: 3},
+		Shards: []benchdata.ShardRun{
 			{Index: 1, Cells: 3, Status: "complete", Fingerprint: "3f2a9c1b7d4e", Env: xeon},
 			{Index: 2, Cells: 2, Status: "cancelled\n::error::x", Fingerprint: "\x1b[2J", Env: xeon},
 		},

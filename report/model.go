@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -40,7 +40,7 @@ type model struct {
 	// unsustained are the sides of open-loop cells that did not keep up
 	// with their rate, in plan order (openloop.go).
 	unsustained []unsustained
-	plan        map[baselines.Cell]int // position in the plan, built by position
+	plan        map[benchdata.Cell]int // position in the plan, built by position
 	// rounds is the number of complete rounds each pin set was decided on,
 	// in schedule order (rounds.go); in.Rounds is the least of them.
 	rounds []pinRounds
@@ -56,15 +56,15 @@ type model struct {
 	// cellRounds caches the rounds each cell was decided on (rounds.go);
 	// allRounds is Results.CellRounds and completeOf CompleteRoundsOf by
 	// pin set, each computed once: per cell they cost cells × rungs.
-	cellRounds map[baselines.Cell]int
-	allRounds  map[baselines.Cell]int
+	cellRounds map[benchdata.Cell]int
+	allRounds  map[benchdata.Cell]int
 	completeOf map[string]int
 	// unresolved lists the gated ties that could not resolve their band,
 	// in cell order and each cell's gated order (unresolved.go).
 	unresolved []unresolvedItem
 	// pairs is the number of paired slice observations each cell's
 	// verdicts rest on, for the cells that have any (design.go).
-	pairs map[baselines.Cell]int
+	pairs map[benchdata.Cell]int
 }
 
 // table is the grid of one pin set and variant.
@@ -142,7 +142,7 @@ type failureItem struct {
 
 // errorRow is one cell and target that had failed requests.
 type errorRow struct {
-	cell     baselines.Cell // untrusted names
+	cell     benchdata.Cell // untrusted names
 	target   string
 	requests int64
 	errors   int64
@@ -447,7 +447,7 @@ func (m *model) buildFailures() {
 // rounds, the same rounds the verdicts rest on.
 func (m *model) buildErrors() {
 	type key struct {
-		cell   baselines.Cell
+		cell   benchdata.Cell
 		target string
 	}
 	sums := map[key]*errorRow{}
@@ -502,9 +502,9 @@ func (m *model) buildErrors() {
 
 // position is a cell's place in the plan's schedule order; cells the plan
 // does not list come after those it does.
-func (m *model) position(c baselines.Cell) int {
+func (m *model) position(c benchdata.Cell) int {
 	if m.plan == nil {
-		m.plan = map[baselines.Cell]int{}
+		m.plan = map[benchdata.Cell]int{}
 		for i, p := range m.in.Results.Plan.Cells {
 			if _, dup := m.plan[p]; !dup {
 				m.plan[p] = i

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -19,7 +19,7 @@ import (
 
 // unsustained is one side of an open-loop cell that did not keep up.
 type unsustained struct {
-	cell         baselines.Cell // untrusted names
+	cell         benchdata.Cell // untrusted names
 	target       string
 	asked        int64   // requests due in the measured windows
 	late, unsent int64   // of them, sent late and never sent
@@ -36,7 +36,7 @@ func (u unsustained) keptUp() bool {
 // over the decided rounds, in plan order.
 func (m *model) buildOpenLoop() {
 	type side struct {
-		cell   baselines.Cell
+		cell   benchdata.Cell
 		target string
 	}
 	sums := map[side]*unsustained{}

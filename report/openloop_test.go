@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
@@ -16,9 +16,9 @@ import (
 func openLoopInput(t *testing.T) Input {
 	t.Helper()
 	res := fullInput().Results
-	low := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 16, Rate: 100}
-	high := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 16, Rate: 400}
-	res.Plan.Cells = []baselines.Cell{low, high}
+	low := benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 16, Rate: 100}
+	high := benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 16, Rate: 400}
+	res.Plan.Cells = []benchdata.Cell{low, high}
 	res.Scenario.Load.Concurrency = []int{16}
 	res.Scenario.Load.Rate = []int{100, 400}
 	res.Rungs = nil
@@ -26,7 +26,7 @@ func openLoopInput(t *testing.T) Input {
 	for round := range 3 {
 		for _, c := range res.Plan.Cells {
 			for pos, target := range []string{"baseline", "candidate"} {
-				g := baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
+				g := benchdata.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB",
 					Start: at, Duration: 5, Asked: int64(5 * c.Rate), Values: map[string]float64{"rps": float64(c.Rate) * (0.99 + 0.01*float64(round))}}
 				if c == high && target == "candidate" {
 					g.Late, g.Unsent = 600, 20

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // Resources by part: what each service of a target made of several (a
@@ -17,7 +17,7 @@ import (
 
 // partKey is one part of one side in one cell.
 type partKey struct {
-	cell   baselines.Cell
+	cell   benchdata.Cell
 	target string
 	part   string
 }
@@ -32,7 +32,7 @@ type partUsage struct {
 
 // partRow is one cell and part of the table, both sides.
 type partRow struct {
-	cell       baselines.Cell
+	cell       benchdata.Cell
 	part       string
 	base, cand *partUsage
 }
@@ -43,7 +43,7 @@ func (m *model) buildParts() {
 	usage := map[partKey]*partUsage{}
 	seen := map[[2]string]bool{}
 	type cellPart struct {
-		cell baselines.Cell
+		cell benchdata.Cell
 		part string
 	}
 	var order []cellPart

@@ -2,7 +2,7 @@ package report
 
 import (
 	"bytes"
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +24,7 @@ func TestResourcesByService(t *testing.T) {
 		}
 		// 1 s rungs; CPU per request from each rung's own answers.
 		n := float64(g.Answered())
-		g.Parts = []baselines.PartResources{
+		g.Parts = []benchdata.PartResources{
 			{Name: "api", Source: "cgroup", CPUSeconds: 0.002 * n, MemMean: 64 << 20, MemPeak: 80 << 20},
 			{Name: "db", Source: "cgroup", CPUSeconds: 0.0005 * n, MemMean: 512 << 20, MemPeak: 520 << 20},
 		}

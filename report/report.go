@@ -22,7 +22,7 @@
 //
 // The same holds for the nightly history "benchgate history" keeps:
 // History and Drift lay out series and change points that package
-// baselines found, escaping the names a history file carries. WriteFiles
+// benchdata found, escaping the names a history file carries. WriteFiles
 // (with WriteCharts), WriteCalibration and WriteTrendCharts are the
 // package's only writers of files: a report, its SVG charts and a
 // calibration beside their results, and a history's trends.
@@ -31,7 +31,7 @@ package report
 import (
 	"io"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -40,7 +40,7 @@ type Input struct {
 	// Results is the run that was decided: scenario identity, environment,
 	// rungs (for error distributions) and status. Nil renders as an empty
 	// results file.
-	Results *baselines.Results
+	Results *benchdata.Results
 	// Comparison is the decided grid.
 	Comparison gate.Comparison
 	// Rounds is the number of complete rounds the comparison was decided on
@@ -83,7 +83,7 @@ func ForFormat(format string, in Input, opt TerminalOptions) (Reporter, error) {
 // checks.
 func (in Input) normalise() Input {
 	if in.Results == nil {
-		in.Results = &baselines.Results{}
+		in.Results = &benchdata.Results{}
 	}
 	// Rounds becomes the least over the pin sets; the model keeps each pin
 	// set's own (rounds.go).

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/linux"
 	"github.com/benchgate/benchgate/internal/numtext"
@@ -23,7 +23,7 @@ import (
 
 // sideKey is one target in one cell.
 type sideKey struct {
-	cell   baselines.Cell
+	cell   benchdata.Cell
 	target string
 }
 
@@ -47,8 +47,8 @@ type sideUsage struct {
 }
 
 // cellOf is the results file's name of a decided cell.
-func cellOf(k gate.CellKey) baselines.Cell {
-	return baselines.Cell(k)
+func cellOf(k gate.CellKey) benchdata.Cell {
+	return benchdata.Cell(k)
 }
 
 func (m *model) side(k gate.CellKey, target string) *sideUsage {
@@ -435,7 +435,7 @@ type generatorUsage struct {
 	// generator at or above saturation of its CPUs, or in which both
 	// sides hit the same throughput ceiling with the generator at its
 	// peak (ceiling).
-	saturated []baselines.Cell // untrusted names
+	saturated []benchdata.Cell // untrusted names
 	// client is the HTTP client the load was sent with ("fast",
 	// "net/http"); "" when the results do not say.
 	client string
@@ -443,12 +443,12 @@ type generatorUsage struct {
 
 func (m *model) buildGenerator() {
 	env := m.in.Results.Env
-	pins := map[string]baselines.PinInfo{}
+	pins := map[string]benchdata.PinInfo{}
 	for _, p := range env.Pins {
 		pins[p.Name] = p
 	}
 	var g *generatorUsage
-	seen := map[baselines.Cell]bool{}
+	seen := map[benchdata.Cell]bool{}
 	// Per cell: the generator's highest share of its CPUs, and each
 	// side's throughput, for the ceiling below.
 	type cellUse struct {
@@ -456,8 +456,8 @@ func (m *model) buildGenerator() {
 		rps   [2]float64
 		rungs [2]int
 	}
-	cells := map[baselines.Cell]*cellUse{}
-	var order []baselines.Cell
+	cells := map[benchdata.Cell]*cellUse{}
+	var order []benchdata.Cell
 	for _, r := range m.in.Results.Rungs {
 		if r.ResourceSource == "" || r.Duration <= 0 {
 			continue
@@ -515,7 +515,7 @@ func (m *model) buildGenerator() {
 		}
 	}
 	g.client = m.in.Results.Scenario.Load.HTTPClient
-	slices.SortStableFunc(g.saturated, func(a, b baselines.Cell) int {
+	slices.SortStableFunc(g.saturated, func(a, b benchdata.Cell) int {
 		return cmp.Compare(m.position(a), m.position(b))
 	})
 	m.generator = g

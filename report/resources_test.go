@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
@@ -230,9 +230,9 @@ func TestGeneratorText(t *testing.T) {
 	if got := g.text(md); got != "peak CPU 50% of one core, at most 13% of the CPUs available to it (the runner's 4 CPUs)" {
 		t.Errorf("unpinned: %q", got)
 	}
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	for i := range 7 {
-		cells = append(cells, baselines.Cell{Class: "Q", Concurrency: i + 1})
+		cells = append(cells, benchdata.Cell{Class: "Q", Concurrency: i + 1})
 	}
 	g.saturated = cells
 	want := "the load generator was near saturation (90% or more of the CPUs available to it, or both sides at one throughput with it at its peak) in cells " +
@@ -408,9 +408,9 @@ func TestGeneratorCeiling(t *testing.T) {
 	t.Parallel()
 	res := fullInput().Results
 	res.Env.CPUs, res.Env.Pins = 2, nil
-	same := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 8}
-	apart := baselines.Cell{Variant: "csv", Class: "Q01", Concurrency: 1}
-	res.Plan.Cells = []baselines.Cell{apart, same}
+	same := benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 8}
+	apart := benchdata.Cell{Variant: "csv", Class: "Q01", Concurrency: 1}
+	res.Plan.Cells = []benchdata.Cell{apart, same}
 	res.Rungs = nil
 	for round := range 3 {
 		for _, c := range res.Plan.Cells {
@@ -419,7 +419,7 @@ func TestGeneratorCeiling(t *testing.T) {
 				if c == apart && target == "candidate" {
 					rps = 800
 				}
-				g := baselines.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB", Start: t0,
+				g := benchdata.Rung{Cell: c, Round: round, Target: target, Position: pos, Order: "AB", Start: t0,
 					Duration: 5, Values: map[string]float64{"rps": rps}, Requests: int64(5 * rps), ResourceSource: "cgroup", CPUSeconds: 2,
 					GenCPUSeconds: 0.8 * 2 * 5} // 80% of the runner's two CPUs
 				g.Statuses = map[string]int64{"200": g.Requests}
@@ -433,7 +433,7 @@ func TestGeneratorCeiling(t *testing.T) {
 	}
 	in := Input{Results: res, Comparison: c}
 	m := newModel(in)
-	if m.generator == nil || !slices.Equal(m.generator.saturated, []baselines.Cell{same}) {
+	if m.generator == nil || !slices.Equal(m.generator.saturated, []benchdata.Cell{same}) {
 		t.Fatalf("saturated %v, want only %v", m.generator.saturated, same)
 	}
 	for _, r := range m.tables[0].rows {

@@ -4,15 +4,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // Pin sets run one after the other, so a run cancelled in its second pin
 // set has complete rounds of the first, and the gate decides each cell on
-// the complete rounds of its own pin set (baselines.Results.CompleteRoundsOf).
+// the complete rounds of its own pin set (benchdata.Results.CompleteRoundsOf).
 // With adaptive rounds (Plan.MaxRounds above Plan.Rounds) a cell whose
 // verdict was still open after the planned rounds ran more, alone, and is
-// decided on its own count (baselines.Results.RoundsOfCell). The report
+// decided on its own count (benchdata.Results.RoundsOfCell). The report
 // filters rungs the same way, cell by cell, and names the rounds per pin
 // set, and as a range, wherever they differ.
 
@@ -29,7 +29,7 @@ type pinRounds struct {
 // Input.Rounds) when the scenario has no pin sets.
 func (m *model) buildRounds() {
 	r := m.in.Results
-	m.cellRounds = map[baselines.Cell]int{}
+	m.cellRounds = map[benchdata.Cell]int{}
 	if len(r.Plan.PinSets) == 0 {
 		m.rounds = []pinRounds{{pins: "", rounds: m.in.Rounds, most: m.mostRounds("")}}
 		return
@@ -77,7 +77,7 @@ func (m *model) roundsOf(pins string) int {
 // fewer rounds than the results file holds (Input.Rounds), that count
 // stands and no adaptive round is added. Counts are cached per cell: every
 // rung asks.
-func (m *model) roundsOfCell(c baselines.Cell) int {
+func (m *model) roundsOfCell(c benchdata.Cell) int {
 	if n, ok := m.cellRounds[c]; ok {
 		return n
 	}
@@ -101,7 +101,7 @@ func (m *model) roundsOfCell(c baselines.Cell) int {
 }
 
 // decided says whether a rung of the cell and round was decided on.
-func (m *model) decided(c baselines.Cell, round int) bool {
+func (m *model) decided(c benchdata.Cell, round int) bool {
 	return round < m.roundsOfCell(c)
 }
 

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -337,7 +337,7 @@ func (m *model) termLatency(b *strings.Builder) error {
 	return nil
 }
 
-func termCommit(t baselines.TargetInfo) string {
+func termCommit(t benchdata.TargetInfo) string {
 	if t.Commit == "" {
 		return ""
 	}

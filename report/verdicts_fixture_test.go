@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
@@ -25,7 +25,7 @@ import (
 // by (and its latency divided by), cycled through the slices: a burst of a
 // noisy neighbour in a slice is a factor below 1 on one side only.
 type sliceCell struct {
-	cell       baselines.Cell
+	cell       benchdata.Cell
 	rps        [2]float64 // baseline, candidate
 	p95        [2]float64 // seconds
 	hits       [2][]float64
@@ -49,13 +49,13 @@ func slicedCells() []sliceCell {
 	bursts := []float64{1.00, 0.35, 1.00, 1.00, 1.00, 0.50, 1.00, 1.00, 0.40, 1.00, 1.00, 0.75, 1.00}
 	heavy := []float64{1.00, 0.30, 0.40, 1.00, 1.00, 1.00, 0.45, 1.00, 1.00, 1.00, 1.00, 0.35, 1.00}
 	return []sliceCell{
-		{baselines.Cell{Class: "search", Concurrency: 4}, [2]float64{1200, 1000}, [2]float64{0.0120, 0.0144},
+		{benchdata.Cell{Class: "search", Concurrency: 4}, [2]float64{1200, 1000}, [2]float64{0.0120, 0.0144},
 			[2][]float64{mild, mild}, 5},
-		{baselines.Cell{Class: "browse", Concurrency: 4}, [2]float64{900, 909}, [2]float64{0.0080, 0.0079},
+		{benchdata.Cell{Class: "browse", Concurrency: 4}, [2]float64{900, 909}, [2]float64{0.0080, 0.0079},
 			[2][]float64{quiet, quiet}, 3},
-		{baselines.Cell{Class: "cart", Concurrency: 4}, [2]float64{600, 600}, [2]float64{0.0200, 0.0200},
+		{benchdata.Cell{Class: "cart", Concurrency: 4}, [2]float64{600, 600}, [2]float64{0.0200, 0.0200},
 			[2][]float64{bursts, bursts}, 5},
-		{baselines.Cell{Class: "checkout", Concurrency: 4}, [2]float64{450, 452}, [2]float64{0.0300, 0.0299},
+		{benchdata.Cell{Class: "checkout", Concurrency: 4}, [2]float64{450, 452}, [2]float64{0.0300, 0.0299},
 			[2][]float64{heavy, heavy}, 7},
 	}
 }
@@ -70,7 +70,7 @@ func slicedInput(policy gate.Unresolved) Input {
 // slicedInputOf is slicedInput of some of its cells.
 func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 	const rounds = 3
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	for _, s := range specs {
 		cells = append(cells, s.cell)
 	}
@@ -83,12 +83,12 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 			Pairs:     map[gate.Metric][]gate.Pair{},
 		}
 	}
-	var rungs []baselines.Rung
+	var rungs []benchdata.Rung
 	at := t0.Add(4 * time.Second)
 	for round := range rounds {
 		for i, s := range specs {
 			in := &inputs[i]
-			var sl [2][]baselines.Slice
+			var sl [2][]benchdata.Slice
 			offset := 0.0
 			for j := range slicePairs {
 				order := [2]int{0, 1} // AB
@@ -105,7 +105,7 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 					answered := int64(math.Round(rps * sliceSeconds))
 					p95 := s.p95[side] / f
 					offset += settleSecs
-					sl[side] = append(sl[side], baselines.Slice{
+					sl[side] = append(sl[side], benchdata.Slice{
 						Pair: j, Start: offset, Duration: sliceSeconds,
 						Requests: answered, Answered: answered,
 						Values: map[string]float64{"rps": float64(answered) / sliceSeconds, "mean": p95 * 0.55, "p50": p95 * 0.5, "p90": p95 * 0.85, "p95": p95, "p99": p95 * 1.3},
@@ -117,7 +117,7 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 				in.Pairs[gate.P95] = append(in.Pairs[gate.P95], gate.Pair{Round: round, Base: b.Value(gate.P95), Cand: c.Value(gate.P95)})
 			}
 			for side, target := range []string{"baseline", "candidate"} {
-				g := baselines.Rung{Cell: s.cell, Round: round, Target: target, Position: side, Order: "AB",
+				g := benchdata.Rung{Cell: s.cell, Round: round, Target: target, Position: side, Order: "AB",
 					Start: at, Slices: sl[side]}
 				var p95 float64
 				for _, x := range sl[side] {
@@ -143,26 +143,26 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 			at = at.Add(time.Duration((offset + 2) * float64(time.Second)))
 		}
 	}
-	load := baselines.LoadInfo{Concurrency: []int{4}, Duration: slicePairs * sliceSeconds, Warmup: 1, Repetitions: rounds,
+	load := benchdata.LoadInfo{Concurrency: []int{4}, Duration: slicePairs * sliceSeconds, Warmup: 1, Repetitions: rounds,
 		Timeout: 5, Interleave: "slice", Slice: sliceSeconds, Settle: settleSecs}
 	gc := gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
 		FailOn: []gate.Rule{{Metric: "rps"}}, Rule: "paired", Unresolved: policy}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    "benchgate v0.3.0",
-		Scenario: baselines.ScenarioInfo{
+		Scenario: benchdata.ScenarioInfo{
 			Name: "shop-api", File: "bench/shop.yml",
 			Hash: "5e1d0c2b3a49687766554433221100ffeeddccbbaa99887766554433221100ff", Seed: 1212,
 			Gate: gc, Load: load,
 		},
-		Env: baselines.Environment{
-			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/shop", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/shop", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
+		Env: benchdata.Environment{
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/shop", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/shop", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
 			CPUModel:  "AMD EPYC 7763 64-Core Processor", CPUs: 2,
 			Kernel: "6.8.0-1021-azure", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.3.0",
 			Start: t0, End: at,
 		},
-		Plan:   baselines.Plan{Cells: cells, Rounds: rounds, Estimate: 90},
+		Plan:   benchdata.Plan{Cells: cells, Rounds: rounds, Estimate: 90},
 		Rungs:  rungs,
 		Status: "complete",
 	}
@@ -172,7 +172,7 @@ func slicedInputOf(policy gate.Unresolved, specs []sliceCell) Input {
 // compareAs decides inputs under the results file's gate section with the
 // product's own rules (decide.Rules), so the fixture's verdicts are those
 // the CLI would reach on the same summaries.
-func compareAs(res *baselines.Results, inputs []gate.CellInput) gate.Comparison {
+func compareAs(res *benchdata.Results, inputs []gate.CellInput) gate.Comparison {
 	s, p := decide.Rules(res)
 	return gate.Compare(inputs, s, p)
 }
@@ -181,7 +181,7 @@ func compareAs(res *baselines.Results, inputs []gate.CellInput) gate.Comparison 
 // throughput, p95 (ms), CPU per request (ms) and peak memory (MiB), and
 // how many rounds it ran.
 type adaptiveCell struct {
-	cell                    baselines.Cell
+	cell                    benchdata.Cell
 	rps, p95, cpuMS, memMiB [2]float64
 	rounds                  int
 }
@@ -194,13 +194,13 @@ type adaptiveCell struct {
 // per-core and latency tables show whether they count search's 5 rounds.
 func adaptiveInput() Input {
 	specs := []adaptiveCell{
-		{baselines.Cell{Class: "search", Concurrency: 4}, [2]float64{1000, 850}, [2]float64{9.0, 10.6}, [2]float64{1.9, 2.2}, [2]float64{210, 214}, 5},
-		{baselines.Cell{Class: "browse", Concurrency: 4}, [2]float64{1500, 1503}, [2]float64{5.2, 5.2}, [2]float64{1.2, 1.2}, [2]float64{180, 181}, 3},
-		{baselines.Cell{Class: "cart", Concurrency: 4}, [2]float64{700, 699}, [2]float64{12.0, 12.1}, [2]float64{2.6, 2.6}, [2]float64{240, 240}, 3},
+		{benchdata.Cell{Class: "search", Concurrency: 4}, [2]float64{1000, 850}, [2]float64{9.0, 10.6}, [2]float64{1.9, 2.2}, [2]float64{210, 214}, 5},
+		{benchdata.Cell{Class: "browse", Concurrency: 4}, [2]float64{1500, 1503}, [2]float64{5.2, 5.2}, [2]float64{1.2, 1.2}, [2]float64{180, 181}, 3},
+		{benchdata.Cell{Class: "cart", Concurrency: 4}, [2]float64{700, 699}, [2]float64{12.0, 12.1}, [2]float64{2.6, 2.6}, [2]float64{240, 240}, 3},
 	}
 	jitter := []float64{0.997, 1.000, 1.003, 0.999, 1.001, 1.002}
 	const mib = 1 << 20
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	inputs := make([]gate.CellInput, len(specs))
 	for i, s := range specs {
 		cells = append(cells, s.cell)
@@ -211,7 +211,7 @@ func adaptiveInput() Input {
 			Pairs:     map[gate.Metric][]gate.Pair{},
 		}
 	}
-	var rungs []baselines.Rung
+	var rungs []benchdata.Rung
 	at := t0.Add(3 * time.Second)
 	for round := range 5 {
 		for i, s := range specs {
@@ -232,7 +232,7 @@ func adaptiveInput() Input {
 				target := [2]string{"baseline", "candidate"}[side]
 				j := jitter[(round+side)%len(jitter)]
 				req := int64(s.rps[side] * j * 5)
-				g := baselines.Rung{Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
+				g := benchdata.Rung{Cell: s.cell, Round: round, Target: target, Position: pos, Order: order,
 					Start: at, Duration: 5, Requests: req, Statuses: map[string]int64{"200": req},
 					Values:         map[string]float64{"rps": float64(req) / 5, "p95": s.p95[side] / j / 1000},
 					ResourceSource: "cgroup", CPUSeconds: s.cpuMS[side] * j / 1000 * float64(req),
@@ -268,25 +268,25 @@ func adaptiveInput() Input {
 			}
 		}
 	}
-	load := baselines.LoadInfo{Concurrency: []int{4}, Duration: 5, Warmup: 1, Repetitions: 3, MaxRepetitions: 6, Timeout: 5}
+	load := benchdata.LoadInfo{Concurrency: []int{4}, Duration: 5, Warmup: 1, Repetitions: 3, MaxRepetitions: 6, Timeout: 5}
 	gc := gate.Section{Confidence: 0.95, TieWithin: 0.10, MaxErrorRate: 0.01,
 		FailOn: []gate.Rule{{Metric: "rps"}}, Rule: "overlap"}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion,
 		Tool:    "benchgate v0.3.0",
-		Scenario: baselines.ScenarioInfo{
+		Scenario: benchdata.ScenarioInfo{
 			Name: "shop-api", File: "bench/shop.yml", Profile: "pr",
 			Hash: "5e1d0c2b3a49687766554433221100ffeeddccbbaa99887766554433221100ff", Seed: 77,
 			Gate: gc, Load: load,
 		},
-		Env: baselines.Environment{
-			Baseline:  baselines.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/shop", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/shop", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
+		Env: benchdata.Environment{
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Kind: "command", Spec: "./bin/shop", Commit: "0c2afec1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7"},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Kind: "command", Spec: "./bin/shop", Commit: "7aa14f6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"},
 			CPUModel:  "AMD EPYC 7763 64-Core Processor", CPUs: 2,
 			Kernel: "6.8.0-1021-azure", OS: "linux", Arch: "amd64", GoVersion: "go1.26.8", ToolVersion: "benchgate v0.3.0",
 			Start: t0, End: at,
 		},
-		Plan:   baselines.Plan{Cells: cells, Rounds: 3, MaxRounds: 6, Estimate: 54},
+		Plan:   benchdata.Plan{Cells: cells, Rounds: 3, MaxRounds: 6, Estimate: 54},
 		Rungs:  rungs,
 		Status: "complete",
 	}

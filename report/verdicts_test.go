@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -272,7 +272,7 @@ func TestAdaptiveCounts(t *testing.T) {
 	// Cancelled in an adaptive round, after one side only: that rung is
 	// not counted, and says so.
 	res := *in.Results
-	res.Rungs = append([]baselines.Rung(nil), res.Rungs...)
+	res.Rungs = append([]benchdata.Rung(nil), res.Rungs...)
 	last := res.Rungs[len(res.Rungs)-1]
 	last.Round = 5
 	last.Errors = map[string]int64{"reset": 9}

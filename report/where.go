@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/fsx"
@@ -26,9 +26,9 @@ type Where struct {
 	// Index is the cell's place among the run's profiles, from 1: its
 	// flame graph's name.
 	Index int
-	Cell  baselines.Cell
+	Cell  benchdata.Cell
 	// Profile is the results file's record of the cell's profiles.
-	Profile baselines.CellProfile
+	Profile benchdata.CellProfile
 	// Diff is nil when the cell was not profiled or a profile could not
 	// be read; Skipped says why.
 	Diff    *profdiff.Diff
@@ -38,15 +38,15 @@ type Where struct {
 // Flame is the file of w's flame graph, relative to the results
 // directory (beside its profiles).
 func (w Where) Flame() string {
-	return path.Join(baselines.ProfileDir, fmt.Sprintf("cell%02d-flame.svg", w.Index))
+	return path.Join(benchdata.ProfileDir, fmt.Sprintf("cell%02d-flame.svg", w.Index))
 }
 
 // LoadWhere reads the profiles res records (its Profiles, files relative
 // to dir) and diffs each cell's: a file that is missing, not local to dir
 // (a results file from a fork names its own paths), over
-// baselines.MaxProfileBytes or not a profile leaves its cell with the
+// benchdata.MaxProfileBytes or not a profile leaves its cell with the
 // reason.
-func LoadWhere(dir string, res *baselines.Results) []Where {
+func LoadWhere(dir string, res *benchdata.Results) []Where {
 	if res == nil {
 		return nil
 	}
@@ -80,7 +80,7 @@ func readProfile(dir, file string) (*profile.Profile, error) {
 	if file == "" || !filepath.IsLocal(filepath.FromSlash(file)) {
 		return nil, fmt.Errorf("profile file %q: not a file within the results directory", file)
 	}
-	f, err := fsx.OpenLimited(filepath.Join(dir, filepath.FromSlash(file)), baselines.MaxProfileBytes)
+	f, err := fsx.OpenLimited(filepath.Join(dir, filepath.FromSlash(file)), benchdata.MaxProfileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("profile file %s: %w", file, err)
 	}
@@ -94,7 +94,7 @@ func readProfile(dir, file string) (*profile.Profile, error) {
 
 // maxProfileData bounds a profile's data once gunzipped: pprof's own
 // Parse would gunzip a small file into any size.
-const maxProfileData = 4 * baselines.MaxProfileBytes
+const maxProfileData = 4 * benchdata.MaxProfileBytes
 
 // parseProfile parses a pprof profile, gzipped or not, reading at most
 // limit bytes of its data.
@@ -128,7 +128,7 @@ func WriteFlames(dir string, where []Where) error {
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			return err
 		}
-		err := baselines.WriteFile(file, func(out io.Writer) error {
+		err := benchdata.WriteFile(file, func(out io.Writer) error {
 			return charts.Flame{Title: fmt.Sprintf("%s: candidate against baseline, CPU per %s", w.Cell, w.Diff.Unit),
 				Unit: "ns", Root: flameNode(w.Diff.Root), Floor: w.Diff.MinShare * w.Diff.Total.Base}.SVG(out)
 		})
@@ -217,10 +217,10 @@ func signedValue(v float64) string {
 // commentWhere is the comment's block for the failing cells that were
 // profiled: each its top 5 functions, collapsed.
 func (m *model) commentWhere() string {
-	failing := map[baselines.Cell]bool{}
+	failing := map[benchdata.Cell]bool{}
 	for _, c := range m.in.Comparison.Cells {
 		if c.Verdict == gate.Regression {
-			failing[baselines.Cell(c.Key)] = true
+			failing[benchdata.Cell(c.Key)] = true
 		}
 	}
 	var b strings.Builder
@@ -237,19 +237,19 @@ func (m *model) commentWhere() string {
 
 // WhereRecords is where in short for a history record: each diffed cell's
 // CPU per unit and the functions whose own CPU grew most above the floor
-// (at most baselines.MaxRecordFuncs, names clipped to
-// baselines.MaxRecordFuncName characters), so the history site can show a
+// (at most benchdata.MaxRecordFuncs, names clipped to
+// benchdata.MaxRecordFuncName characters), so the history site can show a
 // cell's latest diff.
-func WhereRecords(where []Where) []baselines.RecordWhere {
-	var out []baselines.RecordWhere
+func WhereRecords(where []Where) []benchdata.RecordWhere {
+	var out []benchdata.RecordWhere
 	for _, w := range where {
 		if w.Diff == nil {
 			continue
 		}
-		rw := baselines.RecordWhere{Cell: w.Cell, Source: w.Profile.Source, Unit: w.Diff.Unit,
-			Base: w.Diff.Total.Base, Cand: w.Diff.Total.Cand, Funcs: []baselines.RecordFunc{}}
-		for _, f := range w.Diff.Grew(baselines.MaxRecordFuncs) {
-			rw.Funcs = append(rw.Funcs, baselines.RecordFunc{Name: textsafe.Clip(f.Name, baselines.MaxRecordFuncName),
+		rw := benchdata.RecordWhere{Cell: w.Cell, Source: w.Profile.Source, Unit: w.Diff.Unit,
+			Base: w.Diff.Total.Base, Cand: w.Diff.Total.Cand, Funcs: []benchdata.RecordFunc{}}
+		for _, f := range w.Diff.Grew(benchdata.MaxRecordFuncs) {
+			rw.Funcs = append(rw.Funcs, benchdata.RecordFunc{Name: textsafe.Clip(f.Name, benchdata.MaxRecordFuncName),
 				Base: f.Flat.Base, Cand: f.Flat.Cand, Share: w.Diff.Share(f)})
 		}
 		out = append(out, rw)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/profdiff"
 	"github.com/google/pprof/profile"
 )
@@ -63,11 +63,11 @@ func whereInput(t *testing.T) (Input, string) {
 	write("cell01-candidate.pb.gz", whereProfile(map[string]int{"main.main;main.handle;" + hostileFunc: 500, "main.main;main.handle;main.encode": 100}))
 	in := fullInput()
 	// csv/Q01 c=8 regressed; the others are not failing cells.
-	cell := baselines.Cell(in.Comparison.Cells[1].Key)
-	in.Results.Profiles = []baselines.CellProfile{
-		{Cell: cell, Source: "perf", Baseline: baselines.ProfileSide{File: "profiles/cell01-baseline.pb.gz", Requests: 1000, Seconds: 4},
-			Candidate: baselines.ProfileSide{File: "profiles/cell01-candidate.pb.gz", Requests: 1000, Seconds: 4}},
-		{Cell: cell, Source: "perf", Baseline: baselines.ProfileSide{File: "../../etc/passwd", Requests: 1}, Candidate: baselines.ProfileSide{File: "x", Requests: 1}},
+	cell := benchdata.Cell(in.Comparison.Cells[1].Key)
+	in.Results.Profiles = []benchdata.CellProfile{
+		{Cell: cell, Source: "perf", Baseline: benchdata.ProfileSide{File: "profiles/cell01-baseline.pb.gz", Requests: 1000, Seconds: 4},
+			Candidate: benchdata.ProfileSide{File: "profiles/cell01-candidate.pb.gz", Requests: 1000, Seconds: 4}},
+		{Cell: cell, Source: "perf", Baseline: benchdata.ProfileSide{File: "../../etc/passwd", Requests: 1}, Candidate: benchdata.ProfileSide{File: "x", Requests: 1}},
 		{Cell: cell, Skipped: "the baseline is a url target"},
 	}
 	in.Where = LoadWhere(dir, in.Results)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -31,14 +31,14 @@ type script struct {
 	err   error
 }
 
-func (s *script) Open(res *baselines.Results) ([]baselines.Cell, error) {
+func (s *script) Open(res *benchdata.Results) ([]benchdata.Cell, error) {
 	s.rungs = append(s.rungs, len(res.Rungs))
 	i := s.looks
 	s.looks++
 	if s.err != nil {
 		return nil, s.err
 	}
-	var cells []baselines.Cell
+	var cells []benchdata.Cell
 	if i < len(s.open) {
 		for _, c := range s.open[i] {
 			cells = append(cells, res.Plan.Cells[c])
@@ -49,9 +49,9 @@ func (s *script) Open(res *baselines.Results) ([]baselines.Cell, error) {
 
 // roundsOf lists, per round, the plan indexes of the cells that have both
 // rungs in it, checking each pair's order.
-func roundsOf(t *testing.T, sc *scenario.Scenario, res *baselines.Results) [][]int {
+func roundsOf(t *testing.T, sc *scenario.Scenario, res *benchdata.Results) [][]int {
 	t.Helper()
-	idx := map[baselines.Cell]int{}
+	idx := map[benchdata.Cell]int{}
 	for i, c := range res.Plan.Cells {
 		idx[c] = i
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 const dryRunScenario = `version: 1
@@ -32,7 +32,7 @@ func TestDryRun(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	req := Request{Scenario: file, Getenv: func(string) string { return "" }}
-	open := func(*baselines.Results) ([]baselines.Cell, error) { return nil, nil }
+	open := func(*benchdata.Results) ([]benchdata.Cell, error) { return nil, nil }
 	dry := func(opts Options) (string, error) {
 		var b strings.Builder
 		opts.OutDir = out

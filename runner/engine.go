@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -21,12 +21,12 @@ type engine interface {
 	// (Options.Shard); nil when it can.
 	shard() error
 	// run measures sc, with Run's contract or RunGoBench's.
-	run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error)
+	run(ctx context.Context, sc *scenario.Scenario, opts Options) (*benchdata.Results, error)
 	// refused says whether err, returned by run with res, refused the
 	// scenario before anything ran, for a reason the scenario names (an
 	// unknown git ref, a directory without the module): its mistake, not
 	// the run's.
-	refused(res *baselines.Results, err error) bool
+	refused(res *benchdata.Results, err error) bool
 	// plan writes to w the plan a run of sc would follow, starting,
 	// building and writing nothing (DryRun). Its errors are run's for
 	// the same refusal.
@@ -47,14 +47,14 @@ type loadEngine struct{}
 
 func (loadEngine) shard() error { return nil }
 
-func (loadEngine) run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
+func (loadEngine) run(ctx context.Context, sc *scenario.Scenario, opts Options) (*benchdata.Results, error) {
 	return Run(ctx, sc, opts)
 }
 
 // refused: a load run refuses what the scenario gets wrong before it
 // starts a target as a *BudgetError or an *InputError, which Measure tells
 // apart for any engine; whatever else it returns is the run's failure.
-func (loadEngine) refused(*baselines.Results, error) bool { return false }
+func (loadEngine) refused(*benchdata.Results, error) bool { return false }
 
 // goBenchEngine measures go test -bench of two versions of a Go module
 // (RunGoBench).
@@ -64,7 +64,7 @@ func (goBenchEngine) shard() error {
 	return errors.New("-shard: a gobench scenario runs whole: its cells are found as it runs")
 }
 
-func (goBenchEngine) run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
+func (goBenchEngine) run(ctx context.Context, sc *scenario.Scenario, opts Options) (*benchdata.Results, error) {
 	return RunGoBench(ctx, sc, opts)
 }
 
@@ -72,4 +72,4 @@ func (goBenchEngine) run(ctx context.Context, sc *scenario.Scenario, opts Option
 // writes anything, and returns nil results when it refuses them. (A first
 // write of results.json that fails comes with nil results too, and is
 // counted with them, as Measure always has.)
-func (goBenchEngine) refused(res *baselines.Results, _ error) bool { return res == nil }
+func (goBenchEngine) refused(res *benchdata.Results, _ error) bool { return res == nil }

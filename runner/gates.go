@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/agreement"
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/httpload"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -38,7 +38,7 @@ const lastLineRunes = 240
 // go to disk before the first rung. Only a cancellation or a dead target
 // is an error: what the gates find is a result.
 func (s *schedule) gates(ctx context.Context) error {
-	g := &baselines.Gates{}
+	g := &benchdata.Gates{}
 	absent := map[string]string{}
 	for _, p := range s.sc.Preflight {
 		for _, t := range []target.Service{s.base, s.cand} {
@@ -84,12 +84,12 @@ func (s *schedule) gates(ctx context.Context) error {
 	}
 	for _, c := range s.sc.Classes {
 		if why, ok := absent[c.Name]; ok {
-			g.Absent = append(g.Absent, baselines.AbsentClass{Class: c.Name, Reason: why})
+			g.Absent = append(g.Absent, benchdata.AbsentClass{Class: c.Name, Reason: why})
 		}
 	}
 	if len(g.Absent) > 0 {
 		plan := &s.res.Plan
-		plan.Cells = slices.DeleteFunc(plan.Cells, func(c baselines.Cell) bool {
+		plan.Cells = slices.DeleteFunc(plan.Cells, func(c benchdata.Cell) bool {
 			_, gone := absent[c.Class]
 			return gone
 		})
@@ -107,15 +107,15 @@ func (s *schedule) gates(ctx context.Context) error {
 	if len(g.Preflight) > 0 || g.Agreement != nil || len(g.Absent) > 0 {
 		s.res.Gates = g
 	}
-	return baselines.Write(s.opts.OutDir, s.res)
+	return benchdata.Write(s.opts.OutDir, s.res)
 }
 
 // preflight runs p against t: {url} becomes t's base URL, the command
 // runs in its own process group with the CI secrets stripped from its
 // environment, is killed with its group at its timeout or when the run is
 // cancelled, and its whole output goes to a log in the results directory.
-func (s *schedule) preflight(run context.Context, p scenario.Preflight, t target.Service) baselines.PreflightResult {
-	r := baselines.PreflightResult{Name: p.Name, Target: t.Name(), Command: p.Shown, ExitCode: -1, Classes: p.Classes}
+func (s *schedule) preflight(run context.Context, p scenario.Preflight, t target.Service) benchdata.PreflightResult {
+	r := benchdata.PreflightResult{Name: p.Name, Target: t.Name(), Command: p.Shown, ExitCode: -1, Classes: p.Classes}
 	argv := make([]string, len(p.Run))
 	for i, a := range p.Run {
 		argv[i] = strings.ReplaceAll(a, "{url}", t.URL())
@@ -175,8 +175,8 @@ func (s *schedule) preflight(run context.Context, p scenario.Preflight, t target
 // round at the plan's first concurrency, so the probe sends exactly what
 // the load sends first. Classes in absent and classes whose mode is off
 // are not probed; nil when none is.
-func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*baselines.AgreementResult, error) {
-	var res baselines.AgreementResult
+func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*benchdata.AgreementResult, error) {
+	var res benchdata.AgreementResult
 	client := &http.Client{
 		Transport: &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 2},
 		Timeout:   s.sc.Load.Timeout,
@@ -194,8 +194,8 @@ func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*ba
 			if _, gone := absent[c.Name]; gone || opt.Mode == scenario.AgreementOff || opt.Mode == "" || opt.Requests < 1 {
 				continue
 			}
-			ca := baselines.ClassAgreement{Variant: v.Name, Class: c.Name, Mode: opt.Mode, Agree: true}
-			src := source(baselines.Cell{Variant: v.Name, Class: c.Name, Concurrency: c0}, 0, 0)
+			ca := benchdata.ClassAgreement{Variant: v.Name, Class: c.Name, Mode: opt.Mode, Agree: true}
+			src := source(benchdata.Cell{Variant: v.Name, Class: c.Name, Concurrency: c0}, 0, 0)
 			for i := range opt.Requests {
 				req := src.Next()
 				if req == nil {
@@ -251,7 +251,7 @@ func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*ba
 // difference of their answers (nil when they agree) and the format they
 // were compared in. A request that fails is a difference, since nothing
 // can be said of its answer; a dead target or a cancellation is an error.
-func (s *schedule) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+func (s *schedule) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	var resp [2]agreement.Response
 	var fail [2]string
 	for i, t := range []target.Service{s.base, s.cand} {
@@ -271,7 +271,7 @@ func (s *schedule) probe(ctx context.Context, client *http.Client, req *scenario
 		r.Body = s.redactBody(r.Body)
 		resp[i] = r
 	}
-	d := &baselines.Disagreement{
+	d := &benchdata.Disagreement{
 		Method: req.Method, Target: req.Target,
 		BaselineStatus: resp[0].Status, CandidateStatus: resp[1].Status,
 	}
@@ -308,7 +308,7 @@ func (s *schedule) redactBody(b []byte) []byte {
 // (it holds the values of ${VAR}: load.defaults.query is where an API key
 // goes), what the targets wrote capped. The progress line, the report, the
 // comment, the summary and the annotations are all made of it.
-func (s *schedule) stored(d *baselines.Disagreement) *baselines.Disagreement {
+func (s *schedule) stored(d *benchdata.Disagreement) *benchdata.Disagreement {
 	d.Target = target.CapText(s.sc.Redact(d.Target), maxTarget)
 	d.Reason = target.CapText(d.Reason, maxReason)
 	d.Path = target.CapText(d.Path, maxPath)

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -62,7 +62,7 @@ classes:
 	return sc
 }
 
-func runGates(t *testing.T, sc *scenario.Scenario) (*baselines.Results, string) {
+func runGates(t *testing.T, sc *scenario.Scenario) (*benchdata.Results, string) {
 	t.Helper()
 	out := t.TempDir()
 	var progress syncBuffer
@@ -120,7 +120,7 @@ func TestAgreementOneValueDiffers(t *testing.T) {
 	})
 	res, progress := runGates(t, gatesScenario(t, base.URL, cand.URL, ""))
 	c := res.Gates.Agreement.Classes[0]
-	want := baselines.Disagreement{Index: 2, Method: "GET", Target: third, BaselineStatus: 200, CandidateStatus: 200,
+	want := benchdata.Disagreement{Index: 2, Method: "GET", Target: third, BaselineStatus: 200, CandidateStatus: 200,
 		Reason: "$.price: 12 vs 13", Path: "$.price"}
 	got := *c.First
 	got.Baseline, got.Candidate = "", ""
@@ -217,7 +217,7 @@ agreement: off
 		t.Errorf("no log: %+v", got[0])
 	}
 	// The failed lint guards class other: absent, not measured.
-	if !slices.Equal(res.Gates.Absent, []baselines.AbsentClass{{Class: "other", Reason: "pre-flight lint failed on candidate"}}) {
+	if !slices.Equal(res.Gates.Absent, []benchdata.AbsentClass{{Class: "other", Reason: "pre-flight lint failed on candidate"}}) {
 		t.Errorf("absent %+v", res.Gates.Absent)
 	}
 	for _, c := range res.Plan.Cells {
@@ -318,7 +318,7 @@ func TestAgreementMix(t *testing.T) {
     classes: [item]
 `
 	res, _ = runGates(t, gatesScenario(t, base.URL, cand.URL, extra))
-	want := []baselines.AbsentClass{
+	want := []benchdata.AbsentClass{
 		{Class: "item", Reason: "pre-flight item-check failed on baseline"},
 		{Class: "both", Reason: "it draws from item, absent: pre-flight item-check failed on baseline"},
 	}

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/scenario"
@@ -75,7 +75,7 @@ const (
 // Besides results.json, opts.OutDir gets <target>.log (every build's and
 // run's output) and <target>.bench.txt (the test binaries' standard
 // output as benchstat reads it).
-func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
+func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*benchdata.Results, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 		return nil, errors.New("runner: not a gobench scenario")
 	}
 	progress, getenv := opts.Progress, opts.Getenv
-	g := &goBench{sc: sc, gb: sc.GoBench, opts: opts, progress: progress, getenv: getenv, cells: map[baselines.Cell]bool{}}
+	g := &goBench{sc: sc, gb: sc.GoBench, opts: opts, progress: progress, getenv: getenv, cells: map[benchdata.Cell]bool{}}
 	g.sides[0] = &goSide{name: sc.Baseline.Name, spec: sc.Baseline}
 	g.sides[1] = &goSide{name: sc.Candidate.Name, spec: sc.Candidate}
 	for i, n := range []string{"baseline", "candidate"} {
@@ -116,14 +116,14 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 	target.SweepLeftovers(progress)
 
 	rounds := sc.Load.Repetitions
-	res := &baselines.Results{
-		Version:  baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version:  benchdata.FormatVersion,
 		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
 		Kind:     scenario.KindGoBench,
 		Scenario: scenarioInfo(sc),
 		Env:      environment(sc, opts.ToolVersion, runID()),
-		Plan:     baselines.Plan{Cells: []baselines.Cell{}, Rounds: rounds},
-		Rungs:    []baselines.Rung{},
+		Plan:     benchdata.Plan{Cells: []benchdata.Cell{}, Rounds: rounds},
+		Rungs:    []benchdata.Rung{},
 		Status:   "running",
 	}
 	for _, p := range sc.PinSets {
@@ -134,7 +134,7 @@ func RunGoBench(ctx context.Context, sc *scenario.Scenario, opts Options) (*base
 	g.res = res
 	cleanup := func() { g.cleanup(ctx) }
 	defer cleanup()
-	if err := baselines.Write(opts.OutDir, res); err != nil {
+	if err := benchdata.Write(opts.OutDir, res); err != nil {
 		return nil, err
 	}
 
@@ -150,7 +150,7 @@ type goBench struct {
 	sc       *scenario.Scenario
 	gb       *scenario.GoBench
 	opts     Options
-	res      *baselines.Results
+	res      *benchdata.Results
 	progress io.Writer
 	getenv   func(string) string
 
@@ -158,7 +158,7 @@ type goBench struct {
 	slots  []goSlot   // what a round runs, in order
 	tmp    string     // holds the worktrees; "" until one is made
 	binDir string     // a fresh opts.OutDir/.gobench-bin-*, absolute
-	cells  map[baselines.Cell]bool
+	cells  map[benchdata.Cell]bool
 	// perRound is the number of rungs of the first round, which gives the
 	// progress lines their total; 0 until it is known.
 	perRound int
@@ -341,7 +341,7 @@ func (g *goBench) rounds(ctx context.Context, pi int) error {
 					}
 				}
 				g.res.Rungs = append(g.res.Rungs, rungs...)
-				if err := baselines.Write(g.opts.OutDir, g.res); err != nil {
+				if err := benchdata.Write(g.opts.OutDir, g.res); err != nil {
 					return err
 				}
 				pos++
@@ -368,7 +368,7 @@ func (g *goBench) rounds(ctx context.Context, pi int) error {
 			g.perRound = len(g.res.Rungs)
 		}
 		g.res.RoundsDone[pinName] = round + 1
-		if err := baselines.Write(g.opts.OutDir, g.res); err != nil {
+		if err := benchdata.Write(g.opts.OutDir, g.res); err != nil {
 			return err
 		}
 	}
@@ -377,7 +377,7 @@ func (g *goBench) rounds(ctx context.Context, pi int) error {
 
 // runPackage runs one package's test binary on one side and returns a
 // rung per benchmark result, with the cell and the values set.
-func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int) ([]baselines.Rung, time.Duration, error) {
+func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int) ([]benchdata.Rung, time.Duration, error) {
 	s := g.sides[side]
 	args := []string{"-test.run=^$", "-test.bench=" + g.bench(s), "-test.benchmem", "-test.count=1"}
 	if len(g.gb.CPU) > 0 {
@@ -404,7 +404,7 @@ func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int)
 	if err != nil {
 		return nil, took, fail(fmt.Errorf("its output could not be read (a benchmark that writes to standard output breaks its own result line; b.Log and standard error do not): %w", err))
 	}
-	rungs := make([]baselines.Rung, 0, len(results))
+	rungs := make([]benchdata.Rung, 0, len(results))
 	seen := map[string]string{}
 	for _, r := range results {
 		pkg := r.Pkg
@@ -428,8 +428,8 @@ func (g *goBench) runPackage(run context.Context, side int, p *goPkg, round int)
 			s.raw = map[string]rawBench{}
 		}
 		s.raw[class] = rawBench{pkg: p, name: r.Name}
-		rungs = append(rungs, baselines.Rung{
-			Cell:     baselines.Cell{Class: class},
+		rungs = append(rungs, benchdata.Rung{
+			Cell:     benchdata.Cell{Class: class},
 			Start:    start,
 			Duration: took.Seconds(),
 			Values:   r.Values,

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target/process"
 )
@@ -17,7 +17,7 @@ import (
 // goPins is a pin set as a gobench run applies it to the test binaries.
 type goPins struct {
 	set     *scenario.Pins
-	info    *baselines.PinInfo
+	info    *benchdata.PinInfo
 	cpus    *unix.CPUSet       // nil: no CPU pin, or it cannot be had
 	cg      [2]*process.Cgroup // per side; nil: no memory pin, or none could be made
 	checked [2]bool            // the side's first start under the set was checked
@@ -27,7 +27,7 @@ type goPins struct {
 // preparePins resolves a pin set for the test binaries: the CPU set they
 // are started with and a memory cgroup per side. What cannot be had is
 // recorded as not applied, for both sides.
-func (g *goBench) preparePins(set *scenario.Pins, info *baselines.PinInfo) *goPins {
+func (g *goBench) preparePins(set *scenario.Pins, info *benchdata.PinInfo) *goPins {
 	ps := &goPins{set: set, info: info}
 	if c := strings.TrimSpace(set.CPUs); c != "" {
 		cpus, err := process.ParseCPUSet(c)

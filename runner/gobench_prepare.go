@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 	"github.com/benchgate/benchgate/target/process"
@@ -80,8 +80,8 @@ func (g *goBench) sideErr(s *goSide, field, format string, args ...any) error {
 // info identifies a side for the results: the commit a Ref resolved to,
 // else the override from the environment or the commit of a Dir's
 // repository, as a command target's Info does.
-func (s *goSide) info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
-	ti := baselines.TargetInfo{Name: s.name, Kind: scenario.KindGoBench, Spec: s.spec.Shown}
+func (s *goSide) info(ctx context.Context, getenv func(string) string) benchdata.TargetInfo {
+	ti := benchdata.TargetInfo{Name: s.name, Kind: scenario.KindGoBench, Spec: s.spec.Shown}
 	if ti.Spec == "" {
 		if s.spec.Ref != "" {
 			ti.Spec = "ref " + s.spec.Ref

@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -69,7 +69,7 @@ func (g *goBench) profileBenchmarks(ctx context.Context, pi int) error {
 		if err := cancelled(ctx, g.res); err != nil {
 			return err
 		}
-		cp := baselines.CellProfile{Cell: cell, Source: "cpuprofile"}
+		cp := benchdata.CellProfile{Cell: cell, Source: "cpuprofile"}
 		if n >= p.Cells {
 			cp.Skipped = fmt.Sprintf("beyond profiling.cells (%d)", p.Cells)
 		} else {
@@ -89,7 +89,7 @@ func (g *goBench) profileBenchmarks(ctx context.Context, pi int) error {
 				cp.Baseline.Requests, cp.Candidate.Requests, cp.Baseline.File, cp.Candidate.File)
 		}
 		g.res.Profiles = append(g.res.Profiles, cp)
-		if err := baselines.Write(g.opts.OutDir, g.res); err != nil {
+		if err := benchdata.Write(g.opts.OutDir, g.res); err != nil {
 			return err
 		}
 	}
@@ -99,7 +99,7 @@ func (g *goBench) profileBenchmarks(ctx context.Context, pi int) error {
 // profileBenchmark runs cell's benchmark on both sides in ABBA order,
 // each run under -test.cpuprofile, and writes each side's two profiles
 // merged, with the ops they ran.
-func (g *goBench) profileBenchmark(ctx context.Context, cell baselines.Cell, index int, cp *baselines.CellProfile) error {
+func (g *goBench) profileBenchmark(ctx context.Context, cell benchdata.Cell, index int, cp *benchdata.CellProfile) error {
 	var raws [2]rawBench
 	for i, s := range g.sides {
 		r, ok := s.raw[cell.Class]
@@ -158,7 +158,7 @@ func (g *goBench) profileBenchmark(ctx context.Context, cell baselines.Cell, ind
 		}
 		profs[side] = append(profs[side], pr)
 	}
-	sides := [2]*baselines.ProfileSide{&cp.Baseline, &cp.Candidate}
+	sides := [2]*benchdata.ProfileSide{&cp.Baseline, &cp.Candidate}
 	for i, name := range []string{"baseline", "candidate"} {
 		merged, err := profile.Merge(profs[i])
 		if err != nil {
@@ -172,7 +172,7 @@ func (g *goBench) profileBenchmark(ctx context.Context, cell baselines.Cell, ind
 		for _, p := range profs[i] {
 			secs += float64(p.DurationNanos) / 1e9
 		}
-		*sides[i] = baselines.ProfileSide{File: filepath.ToSlash(file), Requests: ops[i], Seconds: secs}
+		*sides[i] = benchdata.ProfileSide{File: filepath.ToSlash(file), Requests: ops[i], Seconds: secs}
 	}
 	return nil
 }

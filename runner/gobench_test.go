@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/gobench"
 	"github.com/benchgate/benchgate/scenario"
@@ -91,8 +91,8 @@ func goBenchScenario(module string, base, cand scenario.Target, rounds int) *sce
 func dirTarget(dir string) scenario.Target { return scenario.Target{Dir: dir, Shown: dir} }
 
 // rungsOf returns the rungs of a cell and target, by round.
-func rungsOf(res *baselines.Results, class, target string) []baselines.Rung {
-	var out []baselines.Rung
+func rungsOf(res *benchdata.Results, class, target string) []benchdata.Rung {
+	var out []benchdata.Rung
 	for _, r := range res.Rungs {
 		if r.Class == class && r.Target == target {
 			out = append(out, r)
@@ -101,7 +101,7 @@ func rungsOf(res *baselines.Results, class, target string) []baselines.Rung {
 	return out
 }
 
-func meanOf(rs []baselines.Rung, unit string) float64 {
+func meanOf(rs []benchdata.Rung, unit string) float64 {
 	s := 0.0
 	for _, r := range rs {
 		s += r.Values[unit]
@@ -109,7 +109,7 @@ func meanOf(rs []baselines.Rung, unit string) float64 {
 	return s / float64(len(rs))
 }
 
-func classes(cells []baselines.Cell) []string {
+func classes(cells []benchdata.Cell) []string {
 	var out []string
 	for _, c := range cells {
 		out = append(out, c.Class)
@@ -245,7 +245,7 @@ func TestGoBenchDirs(t *testing.T) {
 	if !strings.Contains(progress.String(), "baseline: built 2 test binaries") {
 		t.Errorf("no build line")
 	}
-	disk, err := baselines.Read(filepath.Join(out, "results.json"))
+	disk, err := benchdata.Read(filepath.Join(out, "results.json"))
 	if err != nil || disk.Status != "complete" || len(disk.Rungs) != len(res.Rungs) {
 		t.Fatalf("results.json: %v %+v", err, disk)
 	}
@@ -430,7 +430,7 @@ func TestGoBenchFailingBenchmark(t *testing.T) {
 	if res == nil || res.Status != "failed" || res.CompleteRounds() != 1 || len(res.Rungs) != 2*len(goBenchCells) {
 		t.Fatalf("results %+v", res)
 	}
-	disk, err := baselines.Read(filepath.Join(out, "results.json"))
+	disk, err := benchdata.Read(filepath.Join(out, "results.json"))
 	if err != nil || disk.Status != "failed" || !strings.Contains(disk.Error, "injected failure") || disk.CompleteRounds() != 1 {
 		t.Fatalf("results.json: %v %+v", err, disk)
 	}
@@ -445,16 +445,16 @@ func TestGoBenchCancel(t *testing.T) {
 	sc.GoBench.Benchtime = "20x"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var atStop *baselines.Results
+	var atStop *benchdata.Results
 	binsAtStop := false
 	opts := Options{OutDir: out, beforeStop: func() {
 		// The outcome is on disk before anything is removed.
-		atStop, _ = baselines.Read(filepath.Join(out, "results.json"))
+		atStop, _ = benchdata.Read(filepath.Join(out, "results.json"))
 		bins, _ := filepath.Glob(filepath.Join(out, ".gobench-bin-*"))
 		binsAtStop = len(bins) > 0
 	}}
 	type ret struct {
-		res *baselines.Results
+		res *benchdata.Results
 		err error
 	}
 	done := make(chan ret, 1)

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/benchgate/benchgate/agreement"
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/grpcload"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -165,7 +165,7 @@ func (s *schedule) grpcSideOf(t target.Service) *grpcSide {
 
 // grpcProbe is probe for gRPC: the call on both targets, the baseline
 // first, compared by status code and by the answers' JSON form.
-func (s *schedule) grpcProbe(ctx context.Context, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+func (s *schedule) grpcProbe(ctx context.Context, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	var codes [2]string
 	var bodies [2][]byte
 	var fail [2]string
@@ -190,7 +190,7 @@ func (s *schedule) grpcProbe(ctx context.Context, req *scenario.Request, opt agr
 		}
 		bodies[i] = s.redactBody(bodies[i])
 	}
-	d := &baselines.Disagreement{Method: "GRPC", Target: req.Target}
+	d := &benchdata.Disagreement{Method: "GRPC", Target: req.Target}
 	switch {
 	case fail[0] != "" || fail[1] != "":
 		d.Reason = fail[0]

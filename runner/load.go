@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/target"
@@ -18,7 +18,7 @@ import (
 // protocol, as a Rung (see rungOf). It asks source for every
 // worker's sequence before the clock starts, from this goroutine, and
 // appends each to sources; started is load.Loop.Started.
-func (s *schedule) generate(ctx context.Context, t target.Service, cell baselines.Cell, round int, source func(baselines.Cell, int, int) Source, started func(start, warmupEnd, windowEnd time.Time), sources *[]Source) (baselines.Rung, error) {
+func (s *schedule) generate(ctx context.Context, t target.Service, cell benchdata.Cell, round int, source func(benchdata.Cell, int, int) Source, started func(start, warmupEnd, windowEnd time.Time), sources *[]Source) (benchdata.Rung, error) {
 	l := load.Loop{
 		Concurrency: cell.Concurrency,
 		Warmup:      s.sc.Load.Warmup,
@@ -34,7 +34,7 @@ func (s *schedule) generate(ctx context.Context, t target.Service, cell baseline
 	}
 	res, err := s.proto.generate(ctx, t, l)
 	if err != nil {
-		return baselines.Rung{}, err
+		return benchdata.Rung{}, err
 	}
 	return rungOf(res)
 }
@@ -42,8 +42,8 @@ func (s *schedule) generate(ctx context.Context, t target.Service, cell baseline
 // rungOf is a measurement as a Rung, whatever the protocol: the
 // measurement fields are set, and the caller fills in the cell, round,
 // target and order. RPS counts the answered requests.
-func rungOf(res load.Result) (baselines.Rung, error) {
-	r := baselines.Rung{
+func rungOf(res load.Result) (benchdata.Rung, error) {
+	r := benchdata.Rung{
 		Start:    res.Start,
 		Duration: res.Duration.Seconds(),
 		Requests: res.Requests,
@@ -55,21 +55,21 @@ func rungOf(res load.Result) (baselines.Rung, error) {
 		Bytes:    res.Bytes,
 	}
 	// The load core's failure kinds follow its answers, in the order and
-	// with the names of baselines.ErrorKinds.
-	var errs [len(baselines.ErrorKinds)]int64
+	// with the names of benchdata.ErrorKinds.
+	var errs [len(benchdata.ErrorKinds)]int64
 	copy(errs[:], res.Errors[load.Status:])
 	r.SetErrors(errs)
 	r.SetValue(gate.RPS, float64(res.Answered)/r.Duration)
 	if err := r.SetLatency(res.Latency); err != nil {
-		return baselines.Rung{}, fmt.Errorf("load: %w", err)
+		return benchdata.Rung{}, fmt.Errorf("load: %w", err)
 	}
 	return r, nil
 }
 
 // sliceOf is one window of a slice-interleaved session as a Slice; the
 // caller sets Pair and Start.
-func sliceOf(res load.Result) baselines.Slice {
-	sl := baselines.Slice{
+func sliceOf(res load.Result) benchdata.Slice {
+	sl := benchdata.Slice{
 		Duration: res.Duration.Seconds(),
 		Requests: res.Requests,
 		Answered: res.Answered,

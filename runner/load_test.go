@@ -8,7 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/load"
 )
@@ -17,7 +17,7 @@ import (
 // sources do, so every count is exact.
 const long = time.Hour
 
-func decodeCount(t *testing.T, r baselines.Rung) int64 {
+func decodeCount(t *testing.T, r benchdata.Rung) int64 {
 	t.Helper()
 	h, err := hdrhistogram.Decode([]byte(r.Histogram))
 	if err != nil {
@@ -43,7 +43,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 // The load core's kinds map onto the results file's error kinds by name.
 func TestRungOfErrorKinds(t *testing.T) {
 	t.Parallel()
-	for i, name := range baselines.ErrorKinds {
+	for i, name := range benchdata.ErrorKinds {
 		k := load.Status + load.Kind(i)
 		if k.String() != name {
 			t.Errorf("error kind %d is %q in the results file, %q in load", i, name, k)
@@ -59,8 +59,8 @@ func TestRungOfErrorKinds(t *testing.T) {
 			t.Errorf("%s errors: %v", k, r.Errors)
 		}
 	}
-	if load.Status+load.Kind(len(baselines.ErrorKinds)) != load.NumKinds {
-		t.Errorf("%d error kinds in the results file, %d in load", len(baselines.ErrorKinds), load.NumKinds-load.Status)
+	if load.Status+load.Kind(len(benchdata.ErrorKinds)) != load.NumKinds {
+		t.Errorf("%d error kinds in the results file, %d in load", len(benchdata.ErrorKinds), load.NumKinds-load.Status)
 	}
 }
 

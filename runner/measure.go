@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/internal/linux"
 	"github.com/benchgate/benchgate/scenario"
@@ -118,7 +118,7 @@ func prepare(req Request, opts Options) (*scenario.Scenario, *environ.Filter, en
 // runs it with the engine its kind says (engineOf: Run or RunGoBench);
 // opts.Getenv is replaced by req's, filtered. The results come back with
 // the error whenever some were measured.
-func Measure(ctx context.Context, req Request, opts Options) (*baselines.Results, error) {
+func Measure(ctx context.Context, req Request, opts Options) (*benchdata.Results, error) {
 	sc, env, eng, err := prepare(req, opts)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/load"
 )
 
@@ -17,7 +17,7 @@ type Options struct {
 	// runs out the run stops with a *BudgetOutError (see there).
 	Budget      time.Duration
 	ToolVersion string
-	// Shard, when Count > 0, runs only the cells baselines.ShardOf deals
+	// Shard, when Count > 0, runs only the cells benchdata.ShardOf deals
 	// to shard Index (1-based) of Count; each pair keeps the order it has
 	// in the whole grid, so merged shards decide as one run.
 	Shard Shard
@@ -29,15 +29,15 @@ type Options struct {
 	// the open cells only. The CLI supplies its one decision; nil means a
 	// fixed design, repetitions rounds for every cell, whatever
 	// max_repetitions says (Plan.MaxRounds is then not recorded).
-	Open func(res *baselines.Results) ([]baselines.Cell, error)
+	Open func(res *benchdata.Results) ([]benchdata.Cell, error)
 	// Profile says which cells to profile after the measured rounds (the
 	// scenario's profiling section): the gated cells that regressed, or
 	// with all every gated cell, the first first. The CLI supplies its one
 	// decision (decide.ProfileCells); nil profiles nothing.
-	Profile func(res *baselines.Results, all bool) ([]baselines.Cell, error)
+	Profile func(res *benchdata.Results, all bool) ([]benchdata.Cell, error)
 
 	// source replaces sc.Stream; only tests set it.
-	source func(cell baselines.Cell, round, worker int) Source
+	source func(cell benchdata.Cell, round, worker int) Source
 	// beforeStop, when set, runs after a failed or cancelled run's status
 	// was written and before the targets are stopped; only tests set it.
 	beforeStop func()
@@ -48,7 +48,7 @@ type Options struct {
 	// slicing presets cells' slicing, which their first round would
 	// otherwise choose from its warm-up (ChooseSlicing); only tests set
 	// it, so that a loaded machine's slower answers cannot change it.
-	slicing map[baselines.Cell]Slicing
+	slicing map[benchdata.Cell]Slicing
 }
 
 // Source is one worker's request sequence, as the load core takes it.

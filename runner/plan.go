@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -40,7 +40,7 @@ func (s *Shard) Set(v string) error {
 type BudgetError struct {
 	Estimate time.Duration
 	Budget   time.Duration
-	Plan     baselines.Plan
+	Plan     benchdata.Plan
 	// GoBench is what a gobench plan's estimate counted ("6 rounds × 2
 	// targets × 12 benchmarks × 1s"); "" for a grid's plan.
 	GoBench string
@@ -58,8 +58,8 @@ func (e *BudgetError) Error() string {
 // PlanOf returns the grid of sc in schedule order: pin sets, then
 // variants, then classes, then concurrency levels. Pin sets are outermost
 // because the targets are restarted for each.
-func PlanOf(sc *scenario.Scenario) baselines.Plan {
-	var p baselines.Plan
+func PlanOf(sc *scenario.Scenario) benchdata.Plan {
+	var p benchdata.Plan
 	pinNames := []string{""}
 	if len(sc.PinSets) > 0 {
 		pinNames = pinNames[:0]
@@ -73,7 +73,7 @@ func PlanOf(sc *scenario.Scenario) baselines.Plan {
 			for _, c := range sc.Classes {
 				for _, n := range sc.Load.Concurrency {
 					for _, rate := range sc.Load.Rates() {
-						p.Cells = append(p.Cells, baselines.Cell{Pins: pn, Variant: v.Name, Class: c.Name, Concurrency: n, Rate: rate})
+						p.Cells = append(p.Cells, benchdata.Cell{Pins: pn, Variant: v.Name, Class: c.Name, Concurrency: n, Rate: rate})
 					}
 				}
 			}
@@ -93,20 +93,20 @@ func PlanOf(sc *scenario.Scenario) baselines.Plan {
 // It writes the plan's lines to w, as a run's first words, and refuses a
 // plan over opts.Budget with a *BudgetError. Run and DryRun share it, so
 // a dry run shows the very plan a run would follow.
-func planned(sc *scenario.Scenario, opts Options, w io.Writer) (baselines.Plan, *baselines.ShardInfo, error) {
+func planned(sc *scenario.Scenario, opts Options, w io.Writer) (benchdata.Plan, *benchdata.ShardInfo, error) {
 	plan := PlanOf(sc)
 	if opts.Open == nil {
 		plan.MaxRounds = 0
 	}
-	var shard *baselines.ShardInfo
+	var shard *benchdata.ShardInfo
 	if sh := opts.Shard; sh.Count > 0 {
 		if sh.Index < 1 || sh.Index > sh.Count {
 			return plan, nil, fmt.Errorf("runner: shard %d/%d does not exist", sh.Index, sh.Count)
 		}
-		shard = &baselines.ShardInfo{Index: sh.Index, Count: sh.Count, Grid: plan.Cells}
-		var mine []baselines.Cell
+		shard = &benchdata.ShardInfo{Index: sh.Index, Count: sh.Count, Grid: plan.Cells}
+		var mine []benchdata.Cell
 		for i, c := range plan.Cells {
-			if baselines.ShardOf(i, sh.Count) == sh.Index {
+			if benchdata.ShardOf(i, sh.Count) == sh.Index {
 				mine = append(mine, c)
 			}
 		}
@@ -172,7 +172,7 @@ const (
 // rewrites of results.json. It saturates at the longest time.Duration
 // rather than wrap, so that a plan too long to count is refused by any
 // budget.
-func estimate(sc *scenario.Scenario, p baselines.Plan) time.Duration {
+func estimate(sc *scenario.Scenario, p benchdata.Plan) time.Duration {
 	rungs := satMul(satMul(int64(max(0, p.Rounds)), int64(len(p.Cells))), 2)
 	d := satMul(rungs, int64(perTarget(sc)))
 	// Σ i·b/rate for i = 1..rungs, in floating point: it is quadratic.

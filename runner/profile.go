@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/profiler"
 	"github.com/benchgate/benchgate/scenario"
@@ -38,7 +38,7 @@ func (s *schedule) profileCells(ctx context.Context, pins *scenario.Pins) error 
 		fmt.Fprintf(s.progress, "profiling: none: deciding which cells to profile: %v\n", err)
 		return nil
 	}
-	var mine []baselines.Cell
+	var mine []benchdata.Cell
 	for _, c := range cells {
 		if c.Pins == name {
 			mine = append(mine, c)
@@ -48,7 +48,7 @@ func (s *schedule) profileCells(ctx context.Context, pins *scenario.Pins) error 
 		if err := cancelled(ctx, s.res); err != nil {
 			return err
 		}
-		cp := baselines.CellProfile{Cell: cell}
+		cp := benchdata.CellProfile{Cell: cell}
 		need := 4 * (profileWindows(p) + s.sc.Load.Warmup)
 		switch {
 		case i >= p.Cells:
@@ -76,7 +76,7 @@ func (s *schedule) profileCells(ctx context.Context, pins *scenario.Pins) error 
 				cp.Baseline.Requests, cp.Candidate.Requests, cp.Baseline.File, cp.Candidate.File)
 		}
 		s.res.Profiles = append(s.res.Profiles, cp)
-		if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
+		if err := benchdata.Write(s.opts.OutDir, s.res); err != nil {
 			return err
 		}
 	}
@@ -186,7 +186,7 @@ func (s *schedule) profileSource(ts [2]target.Service) (string, [2]func() taker,
 // profileCell runs cell's load on both sides in ABBA order, each window
 // under a CPU profile of its side, and writes each side's profile (its
 // two windows merged) under the out dir.
-func (s *schedule) profileCell(ctx context.Context, cell baselines.Cell, index int, cp *baselines.CellProfile) error {
+func (s *schedule) profileCell(ctx context.Context, cell benchdata.Cell, index int, cp *benchdata.CellProfile) error {
 	ts := [2]target.Service{s.base, s.cand}
 	source, takers, err := s.profileSource(ts)
 	if err != nil {
@@ -227,7 +227,7 @@ func (s *schedule) profileCell(ctx context.Context, cell baselines.Cell, index i
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	sides := [2]*baselines.ProfileSide{&cp.Baseline, &cp.Candidate}
+	sides := [2]*benchdata.ProfileSide{&cp.Baseline, &cp.Candidate}
 	for i, name := range []string{"baseline", "candidate"} {
 		merged, err := profile.Merge(profs[i])
 		if err != nil {
@@ -237,17 +237,17 @@ func (s *schedule) profileCell(ctx context.Context, cell baselines.Cell, index i
 		if err := writeProfile(filepath.Join(s.opts.OutDir, file), merged); err != nil {
 			return err
 		}
-		*sides[i] = baselines.ProfileSide{File: filepath.ToSlash(file), Requests: requests[i], Seconds: seconds[i]}
+		*sides[i] = benchdata.ProfileSide{File: filepath.ToSlash(file), Requests: requests[i], Seconds: seconds[i]}
 	}
 	return nil
 }
 
 // profiledRung is one rung of cell's load on t with a window of d, its
 // measured window under take's profile.
-func (s *schedule) profiledRung(ctx context.Context, t target.Service, cell baselines.Cell, round int, d time.Duration, take taker) (*profile.Profile, baselines.Rung, error) {
+func (s *schedule) profiledRung(ctx context.Context, t target.Service, cell benchdata.Cell, round int, d time.Duration, take taker) (*profile.Profile, benchdata.Rung, error) {
 	defer take.close()
 	if err := take.start(ctx); err != nil {
-		return nil, baselines.Rung{}, fmt.Errorf("the %s's profile: %w", t.Name(), err)
+		return nil, benchdata.Rung{}, fmt.Errorf("the %s's profile: %w", t.Name(), err)
 	}
 	got := make(chan error, 1)
 	pctx, cancel := context.WithCancel(ctx)

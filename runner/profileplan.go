@@ -2,7 +2,7 @@ package runner
 
 import (
 	"fmt"
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"time"
 
 	"github.com/benchgate/benchgate/profiler"
@@ -11,7 +11,7 @@ import (
 )
 
 // ProfileDir is where a run's profiles go, under its out dir.
-const ProfileDir = baselines.ProfileDir
+const ProfileDir = benchdata.ProfileDir
 
 // A profiled cell runs ABBA cycles until each side's profile holds
 // MinProfileSamples samples (a tenth of a second's CPU each at 100 Hz:

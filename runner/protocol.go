@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchgate/benchgate/agreement"
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/grpcload"
 	"github.com/benchgate/benchgate/httpload"
 	"github.com/benchgate/benchgate/load"
@@ -35,7 +35,7 @@ type protocol interface {
 	// probe sends req to both targets, the baseline first, and compares
 	// their answers (the agreement gate); client is the probe's HTTP
 	// client.
-	probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error)
+	probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error)
 	// close releases what prepare made for the last pin set.
 	close()
 	// kind is the results' Kind of a run of this protocol.
@@ -67,7 +67,7 @@ func (p httpProtocol) session(ctx context.Context, t target.Service, l load.Loop
 	return httpload.NewSession(ctx, p.load(t, l))
 }
 
-func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	return p.s.probe(ctx, client, req, opt)
 }
 
@@ -103,7 +103,7 @@ func (p grpcProtocol) session(ctx context.Context, t target.Service, l load.Loop
 	return grpcload.NewSession(ctx, p.load(ctx, t, l))
 }
 
-func (p grpcProtocol) probe(ctx context.Context, _ *http.Client, req *scenario.Request, opt agreement.Options) (*baselines.Disagreement, string, error) {
+func (p grpcProtocol) probe(ctx context.Context, _ *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	return p.s.grpcProbe(ctx, req, opt)
 }
 

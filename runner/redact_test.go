@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -68,7 +68,7 @@ gate: {fail_on: []}
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ti := range []baselines.TargetInfo{res.Env.Baseline, res.Env.Candidate} {
+	for _, ti := range []benchdata.TargetInfo{res.Env.Baseline, res.Env.Candidate} {
 		if ti.URL != "http://${HOST}" {
 			t.Errorf("%s: url %q, want http://${HOST}", ti.Name, ti.URL)
 		}
@@ -107,7 +107,7 @@ classes:
     request: GET /a
 `, map[string]string{"API_KEY": secretQuery})
 			tmplErr := errors.New(`executing "body" at <index "` + secretQuery + `" 99>: ` + strings.Repeat("x", huge))
-			source := func(cell baselines.Cell, round, worker int) Source {
+			source := func(cell benchdata.Cell, round, worker int) Source {
 				return &errSource{Seq: loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "/a")}, Loop: true}, err: tmplErr}
 			}
 			out := t.TempDir()

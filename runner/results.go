@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -20,13 +20,13 @@ func runID() string {
 // ScenarioInfo is what a results file records of sc: its identity, its
 // load settings and its gate section, so a file compared later is decided
 // by the rule declared before the run.
-func ScenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo { return scenarioInfo(sc) }
+func ScenarioInfo(sc *scenario.Scenario) benchdata.ScenarioInfo { return scenarioInfo(sc) }
 
-func scenarioInfo(sc *scenario.Scenario) baselines.ScenarioInfo {
-	info := baselines.ScenarioInfo{
+func scenarioInfo(sc *scenario.Scenario) benchdata.ScenarioInfo {
+	info := benchdata.ScenarioInfo{
 		Name: sc.Name, File: sc.File, Hash: sc.Hash, Profile: sc.Profile, Seed: sc.Seed, Source: sc.Source,
 		Gate: sc.Gate,
-		Load: baselines.LoadInfo{
+		Load: benchdata.LoadInfo{
 			Concurrency: sc.Load.Concurrency,
 			Rate:        sc.Load.Rate,
 			Duration:    sc.Load.Duration.Seconds(),

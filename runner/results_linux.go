@@ -7,14 +7,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
 // environment is what a results file records of this machine, the tool
 // and the pins; Run and RunGoBench fill it in at their start.
-func environment(sc *scenario.Scenario, toolVersion, runID string) baselines.Environment {
-	env := baselines.Environment{
+func environment(sc *scenario.Scenario, toolVersion, runID string) benchdata.Environment {
+	env := benchdata.Environment{
 		RunID:       runID,
 		CPUModel:    cpuModel(),
 		CPUs:        runtime.NumCPU(),
@@ -27,7 +27,7 @@ func environment(sc *scenario.Scenario, toolVersion, runID string) baselines.Env
 	}
 	env.Host, _ = os.Hostname()
 	for _, p := range sc.PinSets {
-		env.Pins = append(env.Pins, baselines.PinInfo{
+		env.Pins = append(env.Pins, benchdata.PinInfo{
 			Name: p.Name, CPUs: p.CPUs, Memory: p.MemoryText, GeneratorCPUs: p.GeneratorCPUs,
 		})
 	}

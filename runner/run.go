@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -62,7 +62,7 @@ func (o Options) withDefaults() (Options, error) {
 // ran out (a *BudgetOutError) or a target failed (a *target.TargetError);
 // a *BudgetError, a plan longer than the budget, comes with nil results.
 // opts.Budget bounds the whole run from here on, every phase of it.
-func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.Results, error) {
+func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*benchdata.Results, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -80,20 +80,20 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	if shard != nil {
 		grid = shard.Grid
 	}
-	orderIndex := map[baselines.Cell]int{}
+	orderIndex := map[benchdata.Cell]int{}
 	for i, c := range grid {
 		orderIndex[c] = i
 	}
 
 	target.SweepLeftovers(progress) // of killed runs, before anything starts
-	res := &baselines.Results{
-		Version:  baselines.FormatVersion,
+	res := &benchdata.Results{
+		Version:  benchdata.FormatVersion,
 		Tool:     strings.TrimSpace("benchgate " + opts.ToolVersion),
 		Scenario: scenarioInfo(sc),
 		Env:      environment(sc, opts.ToolVersion, runID()),
 		Plan:     plan,
 		Shard:    shard,
-		Rungs:    []baselines.Rung{},
+		Rungs:    []benchdata.Rung{},
 		Status:   "running",
 	}
 	s := &schedule{sc: sc, opts: opts, res: res, progress: progress, getenv: getenv, orderIndex: orderIndex,
@@ -101,10 +101,10 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 	s.proto = protocolOf(s)
 	res.Kind = s.proto.kind()
 	if s.slicing == nil {
-		s.slicing = map[baselines.Cell]Slicing{}
+		s.slicing = map[benchdata.Cell]Slicing{}
 	}
 	defer s.stopTargets()
-	if err := baselines.Write(opts.OutDir, res); err != nil {
+	if err := benchdata.Write(opts.OutDir, res); err != nil {
 		return nil, err
 	}
 
@@ -148,12 +148,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*baselines.R
 // goes to disk before stop runs: stopping may take the whole grace period,
 // and a CI system that sent SIGTERM sends SIGKILL a few seconds later. End
 // is rewritten once stop is done.
-func finish(ctx context.Context, res *baselines.Results, opts Options, err error, stop func()) (*baselines.Results, error) {
+func finish(ctx context.Context, res *benchdata.Results, opts Options, err error, stop func()) (*benchdata.Results, error) {
 	if err == nil {
 		stop()
 		res.Status = "complete"
 		res.Env.End = time.Now()
-		if werr := baselines.Write(opts.OutDir, res); werr != nil {
+		if werr := benchdata.Write(opts.OutDir, res); werr != nil {
 			return res, werr
 		}
 		return res, nil
@@ -164,14 +164,14 @@ func finish(ctx context.Context, res *baselines.Results, opts Options, err error
 	}
 	res.Error = err.Error()
 	res.Env.End = time.Now()
-	werr := baselines.Write(opts.OutDir, res)
+	werr := benchdata.Write(opts.OutDir, res)
 	if opts.beforeStop != nil {
 		opts.beforeStop()
 	}
 	stop()
 	res.Env.End = time.Now()
 	if werr == nil {
-		werr = baselines.Write(opts.OutDir, res)
+		werr = benchdata.Write(opts.OutDir, res)
 	}
 	if werr != nil {
 		return res, errors.Join(err, werr)
@@ -187,14 +187,14 @@ func isTargetError(err error) bool {
 type schedule struct {
 	sc         *scenario.Scenario
 	opts       Options
-	res        *baselines.Results
+	res        *benchdata.Results
 	progress   io.Writer
 	getenv     func(string) string
 	docker     *dockertarget.Env // nil unless a target is an image
 	base, cand target.Service    // of the current pin set
 	// orderIndex is each cell's index in the whole grid, which its pair's
 	// order is drawn from: a shard's pairs run as in an unsharded run.
-	orderIndex map[baselines.Cell]int
+	orderIndex map[benchdata.Cell]int
 	// proto is how requests reach the targets, chosen once (protocolOf).
 	proto protocol
 	// grpc are the current pin set's targets as gRPC services (baseline,
@@ -204,7 +204,7 @@ type schedule struct {
 	// slicing is each sliced cell's cut, chosen in its first round
 	// (ChooseSlicing) and kept for the others; a pin set is a cell
 	// dimension, so its cells are its own.
-	slicing map[baselines.Cell]Slicing
+	slicing map[benchdata.Cell]Slicing
 	// budget is the run's deadline and the phase it is in; nil without
 	// a budget.
 	budget *budgetClock
@@ -219,7 +219,7 @@ type schedule struct {
 // cancelled is the error a run of either engine ends with once ctx is
 // done: the cancellation, or the budget that ran out (*BudgetOutError),
 // after the rungs res holds; nil until then.
-func cancelled(ctx context.Context, res *baselines.Results) error {
+func cancelled(ctx context.Context, res *benchdata.Results) error {
 	if err := ctx.Err(); err != nil {
 		if bo := budgetOut(ctx, len(res.Rungs)); bo != nil {
 			return bo
@@ -231,7 +231,7 @@ func cancelled(ctx context.Context, res *baselines.Results) error {
 
 // cancelledOr reports a failure caused by cancellation as the
 // cancellation, not as a broken target.
-func cancelledOr(ctx context.Context, res *baselines.Results, err error) error {
+func cancelledOr(ctx context.Context, res *benchdata.Results, err error) error {
 	if cerr := cancelled(ctx, res); cerr != nil {
 		return cerr
 	}
@@ -258,7 +258,7 @@ func (s *schedule) stopped(ctx context.Context) error {
 // cells are still open and the round runs for them alone, each pair in
 // its usual order. A cell that was settled at one look stays settled, so
 // the set of active cells only shrinks and a cell's rounds follow each
-// other (baselines.RoundsOfCell relies on it). Under load.restart both
+// other (benchdata.RoundsOfCell relies on it). Under load.restart both
 // targets are replaced by fresh instances before every RestartEvery-th
 // round (see restart). The rounds end when no cell
 // is open, at the maximum, or when the next round would take the run past
@@ -270,7 +270,7 @@ func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 	if pins != nil {
 		name = pins.Name
 	}
-	var active []baselines.Cell
+	var active []benchdata.Cell
 	later := 0 // cells of the pin sets after this one
 	after := false
 	for _, ps := range plan.PinSets {
@@ -299,7 +299,7 @@ func (s *schedule) rounds(ctx context.Context, pins *scenario.Pins) error {
 			if err != nil {
 				return fmt.Errorf("after round %d: deciding which cells are still open: %w", round, err)
 			}
-			active = slices.DeleteFunc(active, func(c baselines.Cell) bool { return !slices.Contains(open, c) })
+			active = slices.DeleteFunc(active, func(c benchdata.Cell) bool { return !slices.Contains(open, c) })
 			var names []string
 			for _, c := range active {
 				names = append(names, c.String())
@@ -347,7 +347,7 @@ func (s *schedule) restarts(round int) bool {
 
 // cellRound runs one cell's round on both targets, in the pair's order,
 // and records its two rungs.
-func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int) error {
+func (s *schedule) cellRound(ctx context.Context, cell benchdata.Cell, round int) error {
 	order := Order(s.sc.Seed, round, s.orderIndex[cell])
 	pair := [2]target.Service{s.base, s.cand}
 	if order == "BA" {
@@ -369,7 +369,7 @@ func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int
 			r.Cell, r.Round, r.Target, r.Position, r.Order = cell, round, pair[pos].Name(), pos, order
 			s.res.Rungs = append(s.res.Rungs, r)
 		}
-		if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
+		if err := benchdata.Write(s.opts.OutDir, s.res); err != nil {
 			return err
 		}
 		for pos, r := range rungs {
@@ -389,7 +389,7 @@ func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int
 		r.Cell, r.Round, r.Target, r.Position, r.Order = cell, round, t.Name(), pos, order
 		r.Slicing = s.slicing[cell].info()
 		s.res.Rungs = append(s.res.Rungs, r)
-		if err := baselines.Write(s.opts.OutDir, s.res); err != nil {
+		if err := benchdata.Write(s.opts.OutDir, s.res); err != nil {
 			return err
 		}
 		s.rungLine(round, cell, t, r, len(s.res.Rungs), "")
@@ -398,7 +398,7 @@ func (s *schedule) cellRound(ctx context.Context, cell baselines.Cell, round int
 }
 
 // rungLine is the progress line of the n-th rung.
-func (s *schedule) rungLine(round int, cell baselines.Cell, t target.Service, r baselines.Rung, n int, extra string) {
+func (s *schedule) rungLine(round int, cell benchdata.Cell, t target.Service, r benchdata.Rung, n int, extra string) {
 	plan := s.res.Plan
 	rounds, total := strconv.Itoa(plan.Rounds), strconv.Itoa(plan.Rounds*len(plan.Cells)*2)
 	if plan.MaxRounds > plan.Rounds {
@@ -411,11 +411,11 @@ func (s *schedule) rungLine(round int, cell baselines.Cell, t target.Service, r 
 
 // source is where worker w of a cell's rung in a round gets its requests:
 // the scenario's stream, or the test's.
-func (s *schedule) source() func(cell baselines.Cell, round, worker int) Source {
+func (s *schedule) source() func(cell benchdata.Cell, round, worker int) Source {
 	if s.opts.source != nil {
 		return s.opts.source
 	}
-	return func(c baselines.Cell, round, worker int) Source {
+	return func(c benchdata.Cell, round, worker int) Source {
 		return s.sc.Stream(c.Variant, c.Class, c.Concurrency, round, worker)
 	}
 }
@@ -423,7 +423,7 @@ func (s *schedule) source() func(cell baselines.Cell, round, worker int) Source 
 // rung loads t for one cell. A target that dies under load ends the rung
 // at once rather than letting it count connection errors: the load runs
 // in a child of run, cancelled then.
-func (s *schedule) rung(run context.Context, t target.Service, cell baselines.Cell, round int) (baselines.Rung, error) {
+func (s *schedule) rung(run context.Context, t target.Service, cell benchdata.Cell, round int) (benchdata.Rung, error) {
 	ctx, cancel := context.WithCancel(run)
 	defer cancel()
 	if done := t.Done(); done != nil {
@@ -474,7 +474,7 @@ func (s *schedule) rung(run context.Context, t target.Service, cell baselines.Ce
 			continue
 		}
 		pu := <-ch
-		pr := baselines.PartResources{Name: parts[i].Name}
+		pr := benchdata.PartResources{Name: parts[i].Name}
 		if pu.ok {
 			pr.Source, pr.CPUSeconds, pr.MemMean, pr.MemPeak = pu.source, pu.cpu, pu.memMean, pu.memPeak
 		}

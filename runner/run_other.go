@@ -5,7 +5,7 @@ package runner
 import (
 	"context"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/linux"
 	"github.com/benchgate/benchgate/scenario"
 )
@@ -17,11 +17,11 @@ import (
 // anywhere, and then returns the refusal below as it is.
 
 // Run refuses off Linux: see above.
-func Run(context.Context, *scenario.Scenario, Options) (*baselines.Results, error) {
+func Run(context.Context, *scenario.Scenario, Options) (*benchdata.Results, error) {
 	return nil, linux.Required()
 }
 
 // RunGoBench refuses off Linux: see above.
-func RunGoBench(context.Context, *scenario.Scenario, Options) (*baselines.Results, error) {
+func RunGoBench(context.Context, *scenario.Scenario, Options) (*benchdata.Results, error) {
 	return nil, linux.Required()
 }

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
@@ -48,7 +48,7 @@ func testScenario(base, cand scenario.Target) *scenario.Scenario {
 
 // fixedSource stands in for sc.Stream, which only a scenario that
 // scenario.Load returned has: every worker sends GET /CLASS over and over.
-func fixedSource(cell baselines.Cell, round, worker int) Source {
+func fixedSource(cell benchdata.Cell, round, worker int) Source {
 	return &loadtest.Seq{Reqs: []scenario.Request{loadtest.Get(cell.Class, "/"+cell.Class)}, Loop: true}
 }
 
@@ -103,9 +103,9 @@ func allGone(t *testing.T, out string, names ...string) {
 	}
 }
 
-func readResults(t *testing.T, out string) *baselines.Results {
+func readResults(t *testing.T, out string) *benchdata.Results {
 	t.Helper()
-	r, err := baselines.Read(filepath.Join(out, "results.json"))
+	r, err := benchdata.Read(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestRunCancelledMidRung(t *testing.T) {
 	sc := testScenario(targettest.ServerSpec("baseline"), targettest.ServerSpec("candidate"))
 	sc.Load.Duration = time.Hour
 	var once sync.Once
-	source := func(cell baselines.Cell, round, worker int) Source {
+	source := func(cell benchdata.Cell, round, worker int) Source {
 		once.Do(func() { time.AfterFunc(50*time.Millisecond, cancel) })
 		return fixedSource(cell, round, worker)
 	}
@@ -553,7 +553,7 @@ func TestRunStreamError(t *testing.T) {
 	out := t.TempDir()
 	sc := testScenario(urlTarget(t, "baseline"), urlTarget(t, "candidate"))
 	tmplErr := errors.New(`template: body:1:2: executing "body" at <pick "x">: no data "x"`)
-	source := func(cell baselines.Cell, round, worker int) Source {
+	source := func(cell benchdata.Cell, round, worker int) Source {
 		src := &errSource{Seq: loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "/a")}, Loop: true}}
 		if cell.Concurrency == 2 && worker == 1 {
 			src.err = tmplErr
@@ -585,7 +585,7 @@ func TestRunWritesOutcomeBeforeStopping(t *testing.T) {
 			cancel()
 		}
 	}}
-	var before *baselines.Results
+	var before *benchdata.Results
 	var running []error
 	hook := func() {
 		before = readResults(t, out)
@@ -700,11 +700,11 @@ func TestRunOpenLoop(t *testing.T) {
 			sc.Load.Rate = []int{50, 100}
 			sc.Load.Duration = 200 * time.Millisecond
 			sc.Load.Interleave, sc.Load.Slice, sc.Load.Settle = interleave, 50*time.Millisecond, 10*time.Millisecond
-			want := []baselines.Cell{{Class: "a", Concurrency: 4, Rate: 50}, {Class: "a", Concurrency: 4, Rate: 100}}
+			want := []benchdata.Cell{{Class: "a", Concurrency: 4, Rate: 50}, {Class: "a", Concurrency: 4, Rate: 100}}
 			// The scenario's slices, which the warm-up would lengthen
 			// past the duration (20 calls at 50/s take 400 ms) and so turn
 			// into round interleaving.
-			cut := map[baselines.Cell]Slicing{}
+			cut := map[benchdata.Cell]Slicing{}
 			for _, c := range want {
 				cut[c] = Slicing{Slice: sc.Load.Slice, Settle: sc.Load.Settle, Pairs: sc.Load.SlicePairs()}
 			}
@@ -766,8 +766,8 @@ func TestRunOpenLoopWarmupInFlight(t *testing.T) {
 			// The scenario's slices, which a loaded machine's slower
 			// answers in the warm-up would otherwise lengthen, or turn
 			// into round interleaving.
-			cell := baselines.Cell{Class: "a", Concurrency: 4, Rate: 400}
-			cut := map[baselines.Cell]Slicing{cell: {Slice: sc.Load.Slice, Settle: sc.Load.Settle, Pairs: sc.Load.SlicePairs()}}
+			cell := benchdata.Cell{Class: "a", Concurrency: 4, Rate: 400}
+			cut := map[benchdata.Cell]Slicing{cell: {Slice: sc.Load.Slice, Settle: sc.Load.Settle, Pairs: sc.Load.SlicePairs()}}
 			res, err := Run(t.Context(), sc, Options{OutDir: t.TempDir(), source: fixedSource, slicing: cut})
 			if err != nil {
 				t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/target"
 )
@@ -49,7 +49,7 @@ type sliceSide struct {
 	windows chan sliceWindow
 	closed  bool // windows
 	usage   <-chan sliceUsage
-	slices  []baselines.Slice
+	slices  []benchdata.Slice
 	// measured and busy are each slice's measured part, and the time
 	// from the slice's start until its last request was answered.
 	measured []sliceWindow
@@ -80,8 +80,8 @@ type sliceSide struct {
 // themselves (see sliceResources for what a side's resources cover). A
 // target that dies, or a cancelled run, ends the session with the error
 // and no rung.
-func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round int, order string) ([2]baselines.Rung, error) {
-	var none [2]baselines.Rung
+func (s *schedule) sliceRound(run context.Context, cell benchdata.Cell, round int, order string) ([2]benchdata.Rung, error) {
+	var none [2]benchdata.Rung
 	ctx, cancel := context.WithCancel(run)
 	defer cancel()
 	pair := [2]target.Service{s.base, s.cand}
@@ -222,7 +222,7 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 		}
 	}
 
-	var rungs [2]baselines.Rung
+	var rungs [2]benchdata.Rung
 	closeWindows()
 	for i, sd := range sides {
 		// Both rungs start with the session.
@@ -244,7 +244,7 @@ func (s *schedule) sliceRound(run context.Context, cell baselines.Cell, round in
 		r.GenCPUSeconds = u.genCPU
 		for j, ch := range sd.partUsage {
 			pu := <-ch
-			pr := baselines.PartResources{Name: sd.parts[j].Name}
+			pr := benchdata.PartResources{Name: sd.parts[j].Name}
 			if cpu, ok := sliceResources(pu, sd.measured, sd.busy); ok {
 				pr.Source, pr.CPUSeconds, pr.MemMean, pr.MemPeak = pu.source, cpu, pu.memMean, pu.memPeak
 			}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -92,7 +92,7 @@ type seqSource struct {
 	req    scenario.Request
 }
 
-func newSeqSource(cell baselines.Cell, round, worker int) Source {
+func newSeqSource(cell benchdata.Cell, round, worker int) Source {
 	return &seqSource{prefix: fmt.Sprintf("/a?c=%d&r=%d&w=%d&i=", cell.Concurrency, round, worker), req: scenario.Request{Class: cell.Class, Method: "GET"}}
 }
 
@@ -148,7 +148,7 @@ type timed struct {
 	from, to time.Time
 }
 
-func sliceTimes(r baselines.Rung, side string) []timed {
+func sliceTimes(r benchdata.Rung, side string) []timed {
 	var out []timed
 	for _, sl := range r.Slices {
 		from := r.Start.Add(time.Duration(sl.Start * float64(time.Second)))
@@ -202,7 +202,7 @@ func TestRunSliceInterleaved(t *testing.T) {
 			if order == "BA" {
 				slices.Reverse(names)
 			}
-			var sides [2]baselines.Rung // baseline, candidate
+			var sides [2]benchdata.Rung // baseline, candidate
 			for pos, name := range names {
 				g := res.Rungs[i]
 				i++

@@ -5,7 +5,7 @@ import (
 	"github.com/benchgate/benchgate/internal/numtext"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -118,11 +118,11 @@ func ChooseSlicing(ls scenario.LoadSettings, rate int, warm [2]Warmed) Slicing {
 
 // info is sl as the results file records it on a cell's rungs; nil when
 // the scenario's slices stand.
-func (sl Slicing) info() *baselines.Slicing {
+func (sl Slicing) info() *benchdata.Slicing {
 	if sl.Why == "" {
 		return nil
 	}
-	i := &baselines.Slicing{Interleave: scenario.InterleaveSlice, Slice: sl.Slice.Seconds(), Settle: sl.Settle.Seconds(),
+	i := &benchdata.Slicing{Interleave: scenario.InterleaveSlice, Slice: sl.Slice.Seconds(), Settle: sl.Settle.Seconds(),
 		Latency: sl.Latency.Seconds(), Why: sl.Why}
 	if sl.Round {
 		i.Interleave = scenario.InterleaveRound

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // Build renders the site of records (Render) and writes it to dir,
@@ -28,7 +28,7 @@ import (
 // Records of more than MaxCells cells are refused (CellsError) before
 // anything is written. Each page is written as it is rendered, so the
 // site is never in memory whole; the Site returned has no Files.
-func Build(dir string, records []baselines.Record, opt Options) (*Site, error) {
+func Build(dir string, records []benchdata.Record, opt Options) (*Site, error) {
 	if err := CheckOut(dir); err != nil {
 		return nil, err
 	}

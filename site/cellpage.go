@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
@@ -30,14 +30,14 @@ const cellsDir = "cells"
 // only in case, differ in their hash). The path needs no escaping in a
 // URL or a file system, and is the same on every platform and in every
 // version of benchgate: links in old comments stay good.
-func CellPage(scenario string, c baselines.Cell) string {
+func CellPage(scenario string, c benchdata.Cell) string {
 	return cellsDir + "/" + cellSlug(scenario, c) + "-" + cellHash(scenario, c) + ".html"
 }
 
 // slugBytes caps a page name's readable part.
 const slugBytes = 48
 
-func cellSlug(scenario string, c baselines.Cell) string {
+func cellSlug(scenario string, c benchdata.Cell) string {
 	return textsafe.Slug(strings.ToLower(scenario+" "+c.String()), func(r rune) bool {
 		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
 	}, "-", slugBytes, "cell")
@@ -46,7 +46,7 @@ func cellSlug(scenario string, c baselines.Cell) string {
 // cellHash hashes the scenario and the cell's fields, each prefixed by
 // its length in bytes: an encoding in which no two distinct cells meet,
 // their bytes taken as they are (invalid UTF-8 included).
-func cellHash(scenario string, c baselines.Cell) string {
+func cellHash(scenario string, c benchdata.Cell) string {
 	h := sha256.New()
 	for _, f := range []string{scenario, c.Pins, c.Variant, c.Class, strconv.Itoa(c.Concurrency), strconv.Itoa(c.Rate)} {
 		h.Write(binary.AppendUvarint(nil, uint64(len(f))))

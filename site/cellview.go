@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
@@ -140,11 +140,11 @@ func (m *model) whereView(c *cell, sec *section, withTime bool) *whereView {
 			}
 			v := &whereView{Date: rowDate(r.date, withTime), RunID: show(r.runID), Source: show(w.Source), Unit: show(w.Unit),
 				Base: numtext.Value(w.Base, "ns"), Cand: numtext.Value(w.Cand, "ns"), Change: numtext.Change(w.Base, w.Cand)}
-			if baselines.CheckRunURL(rec.RunURL) == nil {
+			if benchdata.CheckRunURL(rec.RunURL) == nil {
 				v.RunURL = rec.RunURL
 			}
-			for _, f := range w.Funcs[:min(len(w.Funcs), baselines.MaxRecordFuncs)] {
-				v.Funcs = append(v.Funcs, whereFunc{Name: show(textsafe.Clip(f.Name, baselines.MaxRecordFuncName)),
+			for _, f := range w.Funcs[:min(len(w.Funcs), benchdata.MaxRecordFuncs)] {
+				v.Funcs = append(v.Funcs, whereFunc{Name: show(textsafe.Clip(f.Name, benchdata.MaxRecordFuncName)),
 					Base: numtext.Value(f.Base, "ns"), Cand: numtext.Value(f.Cand, "ns"),
 					Change: numtext.Change(f.Base, f.Cand), Share: numtext.Share(f.Share)})
 			}
@@ -163,7 +163,7 @@ func sortChanges(cs []changeView) {
 	}
 }
 
-func (m *model) changeView(mt *metric, f baselines.DriftFinding) changeView {
+func (m *model) changeView(mt *metric, f benchdata.DriftFinding) changeView {
 	sc := numtext.ScaleOf(gate.Metric(mt.name).Unit(), f.Change.Before, f.Change.After)
 	cv := changeView{
 		Metric: show(mt.name), Target: f.Target, Kind: kind(f), Change: percent(f.Change.Change),
@@ -184,21 +184,21 @@ func (m *model) changeView(mt *metric, f baselines.DriftFinding) changeView {
 
 // latestAt is the change point of the metric's target series whose first
 // run after it is at date.
-func (mt *metric) latestAt(target string, date time.Time) (baselines.DriftFinding, bool) {
+func (mt *metric) latestAt(target string, date time.Time) (benchdata.DriftFinding, bool) {
 	for _, f := range mt.findings {
 		if f.Target == target && f.ToDate.Equal(date) {
 			return f, true
 		}
 	}
-	return baselines.DriftFinding{}, false
+	return benchdata.DriftFinding{}, false
 }
 
 func (m *model) metricView(c *cell, sec *section, mt *metric, id string, baseChanges []baselineChange, withTime bool) metricView {
 	mv := metricView{ID: id + "-" + idPart(mt.name), Name: show(mt.name), Direction: direction(mt.higherIsBetter()), Changes: len(mt.findings)}
 
 	// The table: one row per run of the section.
-	index := func(s *series) map[int]baselines.SeriesPoint {
-		out := map[int]baselines.SeriesPoint{}
+	index := func(s *series) map[int]benchdata.SeriesPoint {
+		out := map[int]benchdata.SeriesPoint{}
 		if s != nil {
 			for j, p := range s.Points {
 				out[s.recs[j]] = p

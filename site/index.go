@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/numtext"
@@ -167,7 +167,7 @@ func (m *model) row(c *cell, metrics []string) rowView {
 			if len(pts) < m.needRuns() {
 				sp.Note = fmt.Sprintf("too few runs (%d of %d)", len(pts), m.needRuns())
 			}
-			if strings.HasPrefix(sec.id.fingerprint, baselines.MixedPrefix) {
+			if strings.HasPrefix(sec.id.fingerprint, benchdata.MixedPrefix) {
 				sp.Note = "mixed machines: not tested"
 			}
 		}
@@ -192,7 +192,7 @@ func (m *model) row(c *cell, metrics []string) rowView {
 // the cell's trend; the newest of all when none has.
 func (m *model) indexSection(c *cell) *section {
 	for _, sec := range c.sections {
-		if len(sec.runs) >= m.needRuns() && !strings.HasPrefix(sec.id.fingerprint, baselines.MixedPrefix) {
+		if len(sec.runs) >= m.needRuns() && !strings.HasPrefix(sec.id.fingerprint, benchdata.MixedPrefix) {
 			return sec
 		}
 	}

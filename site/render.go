@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/charts"
 	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/internal/textsafe"
@@ -39,7 +39,7 @@ const Marker = ".benchgate-site"
 // Marker, and .nojekyll (GitHub Pages then serves the files as they are).
 // Records of no cell give an index that says there is nothing yet.
 // Records of more than MaxCells cells are refused (CellsError).
-func Render(records []baselines.Record, opt Options) (*Site, error) {
+func Render(records []benchdata.Record, opt Options) (*Site, error) {
 	m, err := newModel(records, opt)
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func direction(higher bool) string {
 }
 
 // kind is a change's class and word: "worse", "better" or "" (none).
-func kind(f baselines.DriftFinding) string {
+func kind(f benchdata.DriftFinding) string {
 	switch {
 	case f.Worse:
 		return "worse"
@@ -154,7 +154,7 @@ func kind(f baselines.DriftFinding) string {
 	return ""
 }
 
-func markKind(f baselines.DriftFinding) charts.MarkKind {
+func markKind(f benchdata.DriftFinding) charts.MarkKind {
 	switch kind(f) {
 	case "worse":
 		return charts.MarkWorse
@@ -185,7 +185,7 @@ func (m *model) needRuns() int { return 2 * m.opt.ChangePoints.WithDefaults().Mi
 // cannot have any.
 func (m *model) sectionNote(sec *section) string {
 	switch {
-	case strings.HasPrefix(sec.id.fingerprint, baselines.MixedPrefix):
+	case strings.HasPrefix(sec.id.fingerprint, benchdata.MixedPrefix):
 		return "The shards of these runs ran on machines of different fingerprints: which one measured a cell is not known, so no change points are looked for."
 	case len(sec.runs) < m.needRuns():
 		return fmt.Sprintf("%d run(s): too few to look for change points (need %d).", len(sec.runs), m.needRuns())

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
 // Options are the settings of a site. DefaultOptions holds the defaults;
-// a zero ChangePoints field takes baselines' default.
+// a zero ChangePoints field takes benchdata's default.
 type Options struct {
 	// RepoURL, when set, is the repository's https address
 	// (https://github.com/OWNER/REPO): commits link to RepoURL/commit/SHA
@@ -27,13 +27,13 @@ type Options struct {
 	// from a history that only grows stays the same size.
 	Months int
 	// Now is the clock records' dates are checked against: a record dated
-	// after Now by more than baselines.ClockSkew, or before
-	// baselines.HistoryFloor, is refused (baselines.CheckDate). Zero
+	// after Now by more than benchdata.ClockSkew, or before
+	// benchdata.HistoryFloor, is refused (benchdata.CheckDate). Zero
 	// checks only the floor.
 	Now time.Time
 	// ChangePoints are the knobs of change-point detection, as history
 	// drift takes them.
-	ChangePoints baselines.ChangePointOptions
+	ChangePoints benchdata.ChangePointOptions
 }
 
 // DefaultOptions: a year of records, no commit links, drift's defaults.
@@ -54,11 +54,11 @@ func (o Options) Check() error {
 
 // MaxCells bounds the distinct cells (scenario and cell) of the records
 // a site shows, each a page: as many as one run may hold
-// (baselines.MaxCells). A page is 8 KB or more and a history may hold
-// 2,000,000 values (baselines.MaxHistoryCells), so without it one record
+// (benchdata.MaxCells). A page is 8 KB or more and a history may hold
+// 2,000,000 values (benchdata.MaxHistoryCells), so without it one record
 // of 20,000 cells made 20,000 pages, 169 MB on disk; at the bound a site
 // of one record is 10,000 pages, about 85 MB.
-const MaxCells = baselines.MaxCells
+const MaxCells = benchdata.MaxCells
 
 // CellsError refuses a site of more than MaxCells cells, before anything
 // is rendered or written.
@@ -78,7 +78,7 @@ func (e *CellsError) Error() string {
 }
 
 // countCells counts the distinct cells of records.
-func countCells(records []baselines.Record) int {
+func countCells(records []benchdata.Record) int {
 	seen := map[cellID]bool{}
 	for _, r := range records {
 		for _, c := range r.Cells {
@@ -151,7 +151,7 @@ func (s *Site) Bytes() int64 { return s.size }
 // cellID names a cell of the site: one page.
 type cellID struct {
 	scenario string
-	cell     baselines.Cell
+	cell     benchdata.Cell
 }
 
 // sectionID names a section of a cell's page: one machine and profile.
@@ -172,7 +172,7 @@ type run struct {
 // series is a series of the history with, for each point, the index in
 // model.records of the record it came from.
 type series struct {
-	*baselines.Series
+	*benchdata.Series
 	recs []int
 }
 
@@ -181,8 +181,8 @@ type series struct {
 type section struct {
 	id      sectionID
 	machine string
-	group   baselines.FingerprintGroup
-	metrics []*metric // in baselines.SeriesMetrics order
+	group   benchdata.FingerprintGroup
+	metrics []*metric // in benchdata.SeriesMetrics order
 	runs    []run     // every run of any series of the section, in date order
 }
 
@@ -191,7 +191,7 @@ type section struct {
 type metric struct {
 	name                string
 	baseline, candidate *series
-	findings            []baselines.DriftFinding // both targets, by date
+	findings            []benchdata.DriftFinding // both targets, by date
 }
 
 // higherIsBetter is the metric's direction, as its series have it.
@@ -213,17 +213,17 @@ type cell struct {
 type model struct {
 	opt      Options
 	repo     string
-	records  []baselines.Record // in date order, as HistorySeries orders points
+	records  []benchdata.Record // in date order, as HistorySeries orders points
 	dropped  int
-	drift    baselines.DriftResult
+	drift    benchdata.DriftResult
 	cells    []*cell
 	scenario map[string][]string // a scenario's metrics, in report order
 	// higher is a scenario's metrics' directions, as its newest series
-	// have them (baselines.Series.HigherIsBetter).
+	// have them (benchdata.Series.HigherIsBetter).
 	higher map[string]map[string]bool
 }
 
-func newModel(records []baselines.Record, opt Options) (*model, error) {
+func newModel(records []benchdata.Record, opt Options) (*model, error) {
 	if err := opt.Check(); err != nil {
 		return nil, err
 	}
@@ -231,11 +231,11 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 	// A date far from the others would stretch every chart's axis and
 	// outlast -months: refused, as reading a history refuses it.
 	for i, r := range records {
-		if err := baselines.CheckDate(r.Date, opt.Now); err != nil {
+		if err := benchdata.CheckDate(r.Date, opt.Now); err != nil {
 			return nil, fmt.Errorf("history record %d (run %s): field \"date\": %w", i+1, textsafe.Quote(r.RunID, textsafe.QuoteRunes), err)
 		}
 	}
-	kept, older := baselines.SplitHistory(records, opt.Months, opt.Now)
+	kept, older := benchdata.SplitHistory(records, opt.Months, opt.Now)
 	if n := countCells(kept); n > MaxCells {
 		return nil, &CellsError{Cells: n, Records: len(kept), Months: opt.Months}
 	}
@@ -243,34 +243,34 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 	// date in the order given: the records sorted the same way give each
 	// point its record, and each record is a run of its own.
 	kept = slices.Clone(kept)
-	slices.SortStableFunc(kept, func(a, b baselines.Record) int { return a.Date.Compare(b.Date) })
+	slices.SortStableFunc(kept, func(a, b benchdata.Record) int { return a.Date.Compare(b.Date) })
 	dropped := len(older)
 	m := &model{opt: opt, repo: repo, records: kept, dropped: dropped, scenario: map[string][]string{}}
-	m.drift = baselines.AnalyzeDrift(kept, opt.ChangePoints)
-	groups := map[string]baselines.FingerprintGroup{}
+	m.drift = benchdata.AnalyzeDrift(kept, opt.ChangePoints)
+	groups := map[string]benchdata.FingerprintGroup{}
 	for _, g := range m.drift.Fingerprints {
 		groups[g.Fingerprint] = g
 	}
 	type seriesID struct {
 		fp, scenario, profile string
-		cell                  baselines.Cell
+		cell                  benchdata.Cell
 		target, metric        string
 	}
-	findings := map[seriesID][]baselines.DriftFinding{}
+	findings := map[seriesID][]benchdata.DriftFinding{}
 	for _, f := range m.drift.Findings {
 		k := seriesID{f.Fingerprint, f.Scenario, f.Profile, f.Cell, f.Target, f.Metric}
 		findings[k] = append(findings[k], f)
 	}
 
-	all := baselines.HistorySeries(kept)
-	pointRecs := map[baselines.SeriesKey][]int{}
+	all := benchdata.HistorySeries(kept)
+	pointRecs := map[benchdata.SeriesKey][]int{}
 	for i, r := range kept {
 		for _, c := range r.Cells {
-			k := baselines.SeriesKey{Fingerprint: r.Fingerprint, Scenario: r.Scenario, Profile: r.Profile, Cell: c.Cell, Target: c.Target, Metric: c.Metric}
+			k := benchdata.SeriesKey{Fingerprint: r.Fingerprint, Scenario: r.Scenario, Profile: r.Profile, Cell: c.Cell, Target: c.Target, Metric: c.Metric}
 			pointRecs[k] = append(pointRecs[k], i)
 		}
 	}
-	byScenario := map[string][]baselines.Series{}
+	byScenario := map[string][]benchdata.Series{}
 	cells := map[cellID]*cell{}
 	sections := map[cellID]map[sectionID]*section{}
 	for i := range all {
@@ -316,7 +316,7 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 	}
 	m.higher = map[string]map[string]bool{}
 	for name, ss := range byScenario {
-		m.scenario[name] = baselines.SeriesMetrics(ss)
+		m.scenario[name] = benchdata.SeriesMetrics(ss)
 		h := map[string]bool{}
 		var newest = map[string]int64{}
 		for _, s := range ss {
@@ -335,7 +335,7 @@ func newModel(records []baselines.Record, opt Options) (*model, error) {
 				return cmp.Compare(slices.Index(order, a.name), slices.Index(order, b.name))
 			})
 			for _, mt := range sec.metrics {
-				slices.SortStableFunc(mt.findings, func(a, b baselines.DriftFinding) int { return a.ToDate.Compare(b.ToDate) })
+				slices.SortStableFunc(mt.findings, func(a, b benchdata.DriftFinding) int { return a.ToDate.Compare(b.ToDate) })
 			}
 			sec.runs = sectionRuns(sec)
 		}
@@ -378,13 +378,13 @@ func (s *section) last() time.Time {
 
 // latest is the newest change point of a series of the section's metric
 // (of the candidate, or the baseline), and whether there is one.
-func (mt *metric) latest(target string) (baselines.DriftFinding, bool) {
+func (mt *metric) latest(target string) (benchdata.DriftFinding, bool) {
 	for i := len(mt.findings) - 1; i >= 0; i-- {
 		if mt.findings[i].Target == target {
 			return mt.findings[i], true
 		}
 	}
-	return baselines.DriftFinding{}, false
+	return benchdata.DriftFinding{}, false
 }
 
 // baselineChange is a night whose record names another baseline commit

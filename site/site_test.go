@@ -14,20 +14,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // stepHistory is the history the tests know by heart: 60 nights of 8
 // cells on one machine, the candidate's p95 of cell 3 (Q01 c=64) 5× from
 // night 40 (commit c040) on, the baseline commit v1.0.0 → v1.1.0 from
 // night 20; then 5 nights of 2 cells on another machine.
-func stepHistory() []baselines.Record {
+func stepHistory() []benchdata.Record {
 	recs := synthesize(synthOptions{nights: 60, cells: 8, stepAt: 40, stepCell: 3, stepMetric: "p95", baselineAt: 20})
 	return append(recs, synthesize(synthOptions{nights: 5, cells: 2, fingerprint: "9e8d7c6b5a49", machine: "AMD EPYC 7763 × 4",
 		start: recs[len(recs)-1].Date.AddDate(0, 0, 1)})...)
 }
 
-func render(t *testing.T, recs []baselines.Record, opt Options) (*Site, map[string]string) {
+func render(t *testing.T, recs []benchdata.Record, opt Options) (*Site, map[string]string) {
 	t.Helper()
 	s, err := Render(recs, opt)
 	if err != nil {
@@ -174,15 +174,15 @@ func TestHostileNames(t *testing.T) {
 		recs[i].BaselineCommit = "../../evil?x=<b>#"
 		recs[i].RunURL = `javascript:alert(5)//https://x`
 		for j := range recs[i].Cells {
-			recs[i].Cells[j].Cell = baselines.Cell{Class: `Q"/><svg onload=alert(4)>`, Variant: "v\x1b[31m", Pins: "{{.}}", Concurrency: 8}
+			recs[i].Cells[j].Cell = benchdata.Cell{Class: `Q"/><svg onload=alert(4)>`, Variant: "v\x1b[31m", Pins: "{{.}}", Concurrency: 8}
 			if recs[i].Cells[j].Metric == "p50" {
 				recs[i].Cells[j].Metric = `B/op"><script>`
 			}
 		}
 	}
-	hostileCell := baselines.Cell{Class: `Q"/><svg onload=alert(4)>`, Variant: "v\x1b[31m", Pins: "{{.}}", Concurrency: 8}
-	recs[len(recs)-1].Where = []baselines.RecordWhere{{Cell: hostileCell, Source: "perf<script>", Unit: "request", Base: 1000, Cand: 5000,
-		Funcs: []baselines.RecordFunc{{Name: "main.<script>alert(6)</script>|*x*\u202e", Base: 100, Cand: 4100, Share: 1}}}}
+	hostileCell := benchdata.Cell{Class: `Q"/><svg onload=alert(4)>`, Variant: "v\x1b[31m", Pins: "{{.}}", Concurrency: 8}
+	recs[len(recs)-1].Where = []benchdata.RecordWhere{{Cell: hostileCell, Source: "perf<script>", Unit: "request", Base: 1000, Cand: 5000,
+		Funcs: []benchdata.RecordFunc{{Name: "main.<script>alert(6)</script>|*x*\u202e", Base: 100, Cand: 4100, Share: 1}}}}
 	_, files := render(t, recs, Options{RepoURL: "https://github.com/o/r/", Months: 0})
 	if len(files) != 5 {
 		t.Fatalf("%d files, want 5", len(files))
@@ -250,12 +250,12 @@ func TestCellPage(t *testing.T) {
 	// Stable: these paths are in PR comments already posted.
 	for _, c := range []struct {
 		scenario string
-		cell     baselines.Cell
+		cell     benchdata.Cell
 		want     string
 	}{
-		{"demo-api", baselines.Cell{Class: "Q01", Concurrency: 8}, "cells/demo-api-q01-c-8-"},
-		{"demo-api", baselines.Cell{Pins: "cpus=1", Variant: "csv", Class: "Search", Concurrency: 4, Rate: 100}, "cells/demo-api-cpus-1-csv-search-c-4-100-s-"},
-		{"", baselines.Cell{Class: "日本"}, "cells/cell-"},
+		{"demo-api", benchdata.Cell{Class: "Q01", Concurrency: 8}, "cells/demo-api-q01-c-8-"},
+		{"demo-api", benchdata.Cell{Pins: "cpus=1", Variant: "csv", Class: "Search", Concurrency: 4, Rate: 100}, "cells/demo-api-cpus-1-csv-search-c-4-100-s-"},
+		{"", benchdata.Cell{Class: "日本"}, "cells/cell-"},
 	} {
 		got := CellPage(c.scenario, c.cell)
 		if !strings.HasPrefix(got, c.want) {
@@ -265,26 +265,26 @@ func TestCellPage(t *testing.T) {
 			t.Errorf("CellPage(%q, %+v) is not stable", c.scenario, c.cell)
 		}
 	}
-	if got, want := CellPage("demo-api", baselines.Cell{Class: "Q01", Concurrency: 8}), "cells/demo-api-q01-c-8-"+cellHash("demo-api", baselines.Cell{Class: "Q01", Concurrency: 8})+".html"; got != want {
+	if got, want := CellPage("demo-api", benchdata.Cell{Class: "Q01", Concurrency: 8}), "cells/demo-api-q01-c-8-"+cellHash("demo-api", benchdata.Cell{Class: "Q01", Concurrency: 8})+".html"; got != want {
 		t.Errorf("CellPage = %q, want %q", got, want)
 	}
 	// The hash computed by a second tool (Python hashlib over the same bytes).
-	if got := cellHash("demo-api", baselines.Cell{Class: "Q01", Concurrency: 8}); got != "a2b400654a6b" {
+	if got := cellHash("demo-api", benchdata.Cell{Class: "Q01", Concurrency: 8}); got != "a2b400654a6b" {
 		t.Errorf("hash of demo-api Q01 c=8 = %s, want a2b400654a6b (changing it breaks every link already posted)", got)
 	}
 
 	// Distinct cells never share a page, however alike their names.
 	cells := []struct {
 		s string
-		c baselines.Cell
+		c benchdata.Cell
 	}{
-		{"a", baselines.Cell{Class: "Q01"}}, {"a", baselines.Cell{Class: "q01"}}, {"a", baselines.Cell{Class: "Q-01"}},
-		{"a", baselines.Cell{Class: "Q 01"}}, {"a b", baselines.Cell{Class: "Q01"}}, {"a", baselines.Cell{Class: "b Q01"}},
-		{"a", baselines.Cell{Variant: "b", Class: "Q01"}}, {"a", baselines.Cell{Pins: "b", Class: "Q01"}},
-		{"a", baselines.Cell{Class: "Q01", Concurrency: 8}}, {"a", baselines.Cell{Class: "Q01", Rate: 8}},
-		{"a", baselines.Cell{Class: "Q01 c=8"}}, {"a", baselines.Cell{Class: "\xff"}}, {"a", baselines.Cell{Class: "\xfe"}},
-		{"a", baselines.Cell{Class: "\ufffd"}}, {"", baselines.Cell{Class: "aQ01"}}, {"aQ", baselines.Cell{Class: "01"}},
-		{"a", baselines.Cell{Class: strings.Repeat("x", 200) + "1"}}, {"a", baselines.Cell{Class: strings.Repeat("x", 200) + "2"}},
+		{"a", benchdata.Cell{Class: "Q01"}}, {"a", benchdata.Cell{Class: "q01"}}, {"a", benchdata.Cell{Class: "Q-01"}},
+		{"a", benchdata.Cell{Class: "Q 01"}}, {"a b", benchdata.Cell{Class: "Q01"}}, {"a", benchdata.Cell{Class: "b Q01"}},
+		{"a", benchdata.Cell{Variant: "b", Class: "Q01"}}, {"a", benchdata.Cell{Pins: "b", Class: "Q01"}},
+		{"a", benchdata.Cell{Class: "Q01", Concurrency: 8}}, {"a", benchdata.Cell{Class: "Q01", Rate: 8}},
+		{"a", benchdata.Cell{Class: "Q01 c=8"}}, {"a", benchdata.Cell{Class: "\xff"}}, {"a", benchdata.Cell{Class: "\xfe"}},
+		{"a", benchdata.Cell{Class: "\ufffd"}}, {"", benchdata.Cell{Class: "aQ01"}}, {"aQ", benchdata.Cell{Class: "01"}},
+		{"a", benchdata.Cell{Class: strings.Repeat("x", 200) + "1"}}, {"a", benchdata.Cell{Class: strings.Repeat("x", 200) + "2"}},
 	}
 	seen := map[string]int{}
 	shape := regexp.MustCompile(`^cells/[a-z0-9-]{1,48}-[0-9a-f]{12}\.html$`)
@@ -423,15 +423,15 @@ func TestBuild(t *testing.T) {
 // point is marked on the run it names.
 func TestSameDateRuns(t *testing.T) {
 	t.Parallel()
-	rec := func(date, commit string, mean float64) baselines.Record {
+	rec := func(date, commit string, mean float64) benchdata.Record {
 		d, err := time.Parse(time.RFC3339, date)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return baselines.Record{Version: 1, Date: d, Scenario: "s", CandidateCommit: commit, Fingerprint: "fp",
-			Cells: []baselines.RecordCell{{Cell: baselines.Cell{Class: "Q", Concurrency: 1}, Target: "candidate", Metric: "rps", Mean: mean, N: 1}}}
+		return benchdata.Record{Version: 1, Date: d, Scenario: "s", CandidateCommit: commit, Fingerprint: "fp",
+			Cells: []benchdata.RecordCell{{Cell: benchdata.Cell{Class: "Q", Concurrency: 1}, Target: "candidate", Metric: "rps", Mean: mean, N: 1}}}
 	}
-	recs := []baselines.Record{rec("2026-02-02T02:00:00Z", "c2", 3), rec("2026-02-01T02:00:00Z", "c0", 1), rec("2026-02-01T02:00:00Z", "c1", 2)}
+	recs := []benchdata.Record{rec("2026-02-02T02:00:00Z", "c2", 3), rec("2026-02-01T02:00:00Z", "c0", 1), rec("2026-02-01T02:00:00Z", "c1", 2)}
 	_, files := render(t, recs, Options{})
 	page := files[CellPage("s", recs[0].Cells[0].Cell)]
 	for _, want := range []string{
@@ -477,10 +477,10 @@ func TestSameDateRuns(t *testing.T) {
 }
 
 // manyCells is one record of n cells of one metric, at date.
-func manyCells(n int, date time.Time) baselines.Record {
-	r := baselines.Record{Version: 1, Date: date, Scenario: "s", Fingerprint: "fp"}
+func manyCells(n int, date time.Time) benchdata.Record {
+	r := benchdata.Record{Version: 1, Date: date, Scenario: "s", Fingerprint: "fp"}
 	for i := range n {
-		r.Cells = append(r.Cells, baselines.RecordCell{Cell: baselines.Cell{Class: fmt.Sprintf("Q%05d", i), Concurrency: 1},
+		r.Cells = append(r.Cells, benchdata.RecordCell{Cell: benchdata.Cell{Class: fmt.Sprintf("Q%05d", i), Concurrency: 1},
 			Target: "candidate", Metric: "rps", Mean: 1, N: 1})
 	}
 	return r
@@ -492,7 +492,7 @@ func manyCells(n int, date time.Time) baselines.Record {
 func TestMaxCells(t *testing.T) {
 	t.Parallel()
 	newest := time.Date(2026, 2, 1, 2, 0, 0, 0, time.UTC)
-	recs := []baselines.Record{manyCells(MaxCells+1, newest)}
+	recs := []benchdata.Record{manyCells(MaxCells+1, newest)}
 	_, err := Render(recs, DefaultOptions)
 	var ce *CellsError
 	if !errors.As(err, &ce) || ce.Cells != MaxCells+1 {
@@ -516,7 +516,7 @@ func TestMaxCells(t *testing.T) {
 	}
 
 	// Two years ago: outside -months 12, its cells not the site's.
-	recs = []baselines.Record{manyCells(MaxCells+1, newest.AddDate(-2, 0, 0)), manyCells(2, newest)}
+	recs = []benchdata.Record{manyCells(MaxCells+1, newest.AddDate(-2, 0, 0)), manyCells(2, newest)}
 	s, _ := render(t, recs, DefaultOptions)
 	if s.Cells != 2 || s.Dropped != 1 {
 		t.Errorf("site of %d cells, %d records dropped; want 2, 1", s.Cells, s.Dropped)
@@ -613,16 +613,16 @@ func TestBuildFails(t *testing.T) {
 // would say lower.
 func TestDeclaredDirection(t *testing.T) {
 	t.Parallel()
-	var recs []baselines.Record
-	cell := baselines.Cell{Class: "bench"}
+	var recs []benchdata.Record
+	cell := benchdata.Cell{Class: "bench"}
 	for i := range 12 {
 		v := 100.0
 		if i >= 6 {
 			v = 50
 		}
-		recs = append(recs, baselines.Record{Version: baselines.HistoryVersion, Date: time.Date(2026, 5, 1+i, 2, 0, 0, 0, time.UTC),
+		recs = append(recs, benchdata.Record{Version: benchdata.HistoryVersion, Date: time.Date(2026, 5, 1+i, 2, 0, 0, 0, time.UTC),
 			Scenario: "suite", Fingerprint: "f1", CandidateCommit: fmt.Sprintf("c%02d", i), HigherBetter: map[string]bool{"score": true},
-			Cells: []baselines.RecordCell{{Cell: cell, Target: "candidate", Metric: "score", Mean: v * (1 + 0.001*float64(i%3)), HalfWidth: 1, N: 5}}})
+			Cells: []benchdata.RecordCell{{Cell: cell, Target: "candidate", Metric: "score", Mean: v * (1 + 0.001*float64(i%3)), HalfWidth: 1, N: 5}}})
 	}
 	s, files := render(t, recs, DefaultOptions)
 	if s.Worse != 1 {
@@ -639,17 +639,17 @@ func TestDeclaredDirection(t *testing.T) {
 func TestWhere(t *testing.T) {
 	t.Parallel()
 	recs := synthesize(synthOptions{nights: 8, cells: 2})
-	profiled, other := recs[0].Cells[0].Cell, baselines.Cell{}
+	profiled, other := recs[0].Cells[0].Cell, benchdata.Cell{}
 	for _, c := range recs[0].Cells {
 		if c.Cell != profiled {
 			other = c.Cell
 		}
 	}
-	recs[4].Where = []baselines.RecordWhere{{Cell: profiled, Source: "perf", Unit: "request", Base: 1000, Cand: 1500,
-		Funcs: []baselines.RecordFunc{{Name: "main.olderWork", Base: 100, Cand: 600, Share: 1}}}}
+	recs[4].Where = []benchdata.RecordWhere{{Cell: profiled, Source: "perf", Unit: "request", Base: 1000, Cand: 1500,
+		Funcs: []benchdata.RecordFunc{{Name: "main.olderWork", Base: 100, Cand: 600, Share: 1}}}}
 	recs[6].RunURL = "https://github.com/o/r/actions/runs/42"
-	recs[6].Where = []baselines.RecordWhere{{Cell: profiled, Source: "pprof", Unit: "request", Base: 1000, Cand: 5000,
-		Funcs: []baselines.RecordFunc{{Name: "main.search", Base: 600, Cand: 4400, Share: 0.95}, {Name: "main.newHelper", Cand: 200, Share: 0.05}}}}
+	recs[6].Where = []benchdata.RecordWhere{{Cell: profiled, Source: "pprof", Unit: "request", Base: 1000, Cand: 5000,
+		Funcs: []benchdata.RecordFunc{{Name: "main.search", Base: 600, Cand: 4400, Share: 0.95}, {Name: "main.newHelper", Cand: 200, Share: 0.05}}}}
 	_, files := render(t, recs, Options{Months: 0})
 	page := files[CellPage(recs[0].Scenario, profiled)]
 	for _, want := range []string{

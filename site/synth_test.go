@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // synthOptions describe a synthetic history.
@@ -34,14 +34,14 @@ var synthMetrics = []struct {
 	mean float64
 }{{"rps", 1000}, {"p50", 2}, {"p95", 10}, {"p99", 20}, {"error_rate", 0}, {"cpu_per_req", 0.5}, {"mem_peak", 64e6}}
 
-func synthCell(i int) baselines.Cell {
-	return baselines.Cell{Class: fmt.Sprintf("Q%02d", i/4+1), Concurrency: 1 << (i % 4 * 2)}
+func synthCell(i int) benchdata.Cell {
+	return benchdata.Cell{Class: fmt.Sprintf("Q%02d", i/4+1), Concurrency: 1 << (i % 4 * 2)}
 }
 
 // synthValue is the pattern value of night n.
 func synthPattern(n int) float64 { return 1 + 0.01*float64((n*7)%5-2) }
 
-func synthesize(o synthOptions) []baselines.Record {
+func synthesize(o synthOptions) []benchdata.Record {
 	if o.start.IsZero() {
 		o.start = time.Date(2025, 2, 1, 2, 0, 0, 0, time.UTC)
 	}
@@ -53,9 +53,9 @@ func synthesize(o synthOptions) []baselines.Record {
 		o.scenario = "demo-api"
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var recs []baselines.Record
+	var recs []benchdata.Record
 	for n := range o.nights {
-		r := baselines.Record{
+		r := benchdata.Record{
 			Version: 1, Date: o.start.AddDate(0, 0, n), Scenario: o.scenario, Profile: "nightly",
 			RunID: fmt.Sprintf("run-%s-%03d", o.fingerprint, n), BaselineCommit: "v1.0.0",
 			CandidateCommit: fmt.Sprintf("c%03d", n), Fingerprint: o.fingerprint, Machine: o.machine,
@@ -74,7 +74,7 @@ func synthesize(o synthOptions) []baselines.Record {
 					if target == "candidate" && c == o.stepCell && m.name == o.stepMetric && o.stepAt > 0 && n >= o.stepAt {
 						v *= 5
 					}
-					r.Cells = append(r.Cells, baselines.RecordCell{Cell: synthCell(c), Target: target, Metric: m.name,
+					r.Cells = append(r.Cells, benchdata.RecordCell{Cell: synthCell(c), Target: target, Metric: m.name,
 						Mean: v, HalfWidth: m.mean * 0.01, N: 5})
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 )
 
 // TestDateTicks: a chart's x ticks are at most maxDateTicks whatever its
@@ -46,7 +46,7 @@ func TestDateTicks(t *testing.T) {
 }
 
 // siteBytes is the size of the site of recs.
-func siteBytes(t *testing.T, recs []baselines.Record, opt Options) int {
+func siteBytes(t *testing.T, recs []benchdata.Record, opt Options) int {
 	t.Helper()
 	s, err := Render(recs, opt)
 	if err != nil {
@@ -67,7 +67,7 @@ func siteBytes(t *testing.T, recs []baselines.Record, opt Options) int {
 func TestSiteSizeBoundedBySpan(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	two := func(first, last time.Time) []baselines.Record {
+	two := func(first, last time.Time) []benchdata.Record {
 		a := synthesize(synthOptions{nights: 1, cells: 200, start: first})
 		b := synthesize(synthOptions{nights: 1, cells: 200, start: last})
 		b[0].RunID = "run-2"

@@ -14,7 +14,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -38,7 +38,7 @@ type Service interface {
 	// as a *TargetError with the tail of its output.
 	Done() <-chan struct{}
 	Died() error
-	Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo
+	Info(ctx context.Context, getenv func(string) string) benchdata.TargetInfo
 	// Usage reads the resources the service has used so far. It is called
 	// at the start and end of each measured window and every few tens of
 	// milliseconds in between, from one goroutine, so it must be cheap.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/report"
@@ -35,7 +35,7 @@ func (c *call) actionGate(args []string) error {
 		}
 		rep, gateErr = c.runGate(rf, format.Name, &gateHooks{
 			override: func(sc *scenario.Scenario) error { return sc.SetImages(in.Baseline, in.Candidate) },
-			annotate: func(r *baselines.Results) { r.GitHub = env.GitHubInfo() },
+			annotate: func(r *benchdata.Results) { r.GitHub = env.GitHubInfo() },
 		})
 		if rf.dryRun { // nothing ran: nothing to publish
 			return gateErr

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/ghaction"
@@ -40,7 +40,7 @@ func cmdCalibrate(c *call, fs *flag.FlagSet) (func() error, error) {
 		if env != nil {
 			rf.dropDefaultProfile(fs, env.Inputs, c.getenv)
 		}
-		var res *baselines.Results
+		var res *benchdata.Results
 		var err, runErr error
 		if results != "" {
 			for _, f := range []string{"scenario", "profile", "budget", "dry-run"} {
@@ -48,7 +48,7 @@ func cmdCalibrate(c *call, fs *flag.FlagSet) (func() error, error) {
 					return withCode(exitUsage, fmt.Errorf("-results %s and -%s: the results file is what was run; give one or the other", results, f))
 				}
 			}
-			if res, err = baselines.Read(results); err != nil {
+			if res, err = benchdata.Read(results); err != nil {
 				return withCode(exitUsage, err)
 			}
 			if err := os.MkdirAll(rf.out, 0o755); err != nil {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/export"
 	"github.com/benchgate/benchgate/report"
 )
@@ -45,7 +45,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	}
 	var src export.Source
 	if given(fs, "history") {
-		recs, err := baselines.ReadHistory(history)
+		recs, err := benchdata.ReadHistory(history)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
@@ -54,7 +54,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 			return withCode(exitUsage, err)
 		}
 	} else {
-		res, err := baselines.Read(results)
+		res, err := benchdata.Read(results)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
@@ -75,7 +75,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return withCode(exitRunFailed, err)
 	}
-	if err := baselines.WriteFile(out, write); err != nil {
+	if err := benchdata.WriteFile(out, write); err != nil {
 		return withCode(exitRunFailed, fmt.Errorf("export: %s: %w", out, err))
 	}
 	fmt.Fprintf(stderr, "export: %s\n", report.TerminalText(out))

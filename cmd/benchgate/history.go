@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/importers"
 	"github.com/benchgate/benchgate/report"
@@ -35,7 +35,7 @@ func historyAppend(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.StringVar(&opt.CandidateCommit, "candidate-commit", "", "record this candidate `commit` instead of the one in the results")
 	fs.StringVar(&opt.RunURL, "run-url", "", "the workflow run's page, an https `URL` the history site links a cell's latest profiles to (default: the action's run, when it ran the gate)")
 	return func() error {
-		res, err := baselines.Read(results)
+		res, err := benchdata.Read(results)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
@@ -50,13 +50,13 @@ func historyAppend(c *call, fs *flag.FlagSet) (func() error, error) {
 			return withCode(exitUsage, fmt.Errorf("%s: %w", results, err))
 		}
 		rec.Where = report.WhereRecords(report.LoadWhere(filepath.Dir(results), res))
-		if held, err := baselines.InHistory(file, rec); err != nil {
+		if held, err := benchdata.InHistory(file, rec); err != nil {
 			return withCode(exitUsage, err)
 		} else if held {
 			fmt.Fprintln(c.stderr, report.HistoryHeld(rec, file))
 			return nil
 		}
-		if err := baselines.AppendHistory(file, rec); err != nil {
+		if err := benchdata.AppendHistory(file, rec); err != nil {
 			return withCode(exitRunFailed, fmt.Errorf("history: %w", err))
 		}
 		fmt.Fprintln(c.stderr, report.HistoryAppended(rec, file))
@@ -67,29 +67,29 @@ func historyAppend(c *call, fs *flag.FlagSet) (func() error, error) {
 // changePointFlags are the change-point options show, drift and site share.
 type changePointFlags struct {
 	files importers.FileList
-	opt   baselines.ChangePointOptions
+	opt   benchdata.ChangePointOptions
 }
 
 func (f *changePointFlags) register(fs *flag.FlagSet) {
 	f.files = importers.FileList{defaultHistoryFile}
 	fs.Var(&f.files, "history", "history `files` (JSON Lines), comma-separated: one, or prune's monthly archives and the history, read as one")
-	fs.Float64Var(&f.opt.MaxPValue, "max-pvalue", baselines.DefaultMaxPValue, "a change point needs a t-test `p`-value below this")
-	fs.Float64Var(&f.opt.MinMagnitude, "min-magnitude", baselines.DefaultMinMagnitude, "and a relative change of the means of at least this `fraction` (a tiny value such as 1e-9 keeps all)")
-	fs.IntVar(&f.opt.MinWindow, "min-window", baselines.DefaultMinWindow, "fewest `points` on each side of a change point (at least 2)")
+	fs.Float64Var(&f.opt.MaxPValue, "max-pvalue", benchdata.DefaultMaxPValue, "a change point needs a t-test `p`-value below this")
+	fs.Float64Var(&f.opt.MinMagnitude, "min-magnitude", benchdata.DefaultMinMagnitude, "and a relative change of the means of at least this `fraction` (a tiny value such as 1e-9 keeps all)")
+	fs.IntVar(&f.opt.MinWindow, "min-window", benchdata.DefaultMinWindow, "fewest `points` on each side of a change point (at least 2)")
 }
 
 // read reads the history files as one history, its errors an exit code 2.
-func (f *changePointFlags) read() ([]baselines.Record, error) {
+func (f *changePointFlags) read() ([]benchdata.Record, error) {
 	if len(f.files) == 0 {
 		return nil, withCode(exitUsage, errors.New("-history: want a history file"))
 	}
-	recs, err := baselines.ReadHistories(f.files)
+	recs, err := benchdata.ReadHistories(f.files)
 	return recs, withCode(exitUsage, err)
 }
 
 func historyShow(c *call, fs *flag.FlagSet) (func() error, error) {
 	var cf changePointFlags
-	var sf baselines.SeriesFilter
+	var sf benchdata.SeriesFilter
 	var chartDir string
 	var last int
 	cf.register(fs)
@@ -131,7 +131,7 @@ func historyDrift(c *call, fs *flag.FlagSet) (func() error, error) {
 		if err != nil {
 			return err
 		}
-		d := baselines.AnalyzeDrift(recs, cf.opt)
+		d := benchdata.AnalyzeDrift(recs, cf.opt)
 		if err := report.Drift(c.stdout, report.DriftInput{Result: d, Records: len(recs), File: cf.files.String()}, format.Name); err != nil {
 			return withCode(exitRunFailed, err)
 		}
@@ -186,12 +186,12 @@ func historyPrune(c *call, fs *flag.FlagSet) (func() error, error) {
 		if months <= 0 {
 			return withCode(exitUsage, errors.New("-months: want the number of months to keep, 1 or more"))
 		}
-		recs, err := baselines.ReadHistory(file)
+		recs, err := benchdata.ReadHistory(file)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		p, err := baselines.PruneHistory(file, recs, months, archive, time.Now())
-		var link *baselines.LinkError
+		p, err := benchdata.PruneHistory(file, recs, months, archive, time.Now())
+		var link *benchdata.LinkError
 		switch {
 		case errors.As(err, &link): // the archive's, refused before anything is written
 			return withCode(exitUsage, err)

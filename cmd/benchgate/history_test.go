@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
-const nightlyHistory = "../../baselines/testdata/history/nightly.jsonl"
+const nightlyHistory = "../../benchdata/testdata/history/nightly.jsonl"
 
 // history runs "benchgate history ARGS" in-process and returns stdout,
 // stderr and the exit code.
@@ -33,15 +33,15 @@ func history(t *testing.T, args ...string) (string, string, int) {
 // rounds, the candidate's throughput rps.
 func historyResults(t *testing.T, dir string, start time.Time, commit string, rps float64, status string) string {
 	t.Helper()
-	cell := baselines.Cell{Class: "Q01", Concurrency: 8}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion, Tool: "benchgate test", Status: status,
-		Scenario: baselines.ScenarioInfo{Name: "demo-api", Profile: "nightly",
+	cell := benchdata.Cell{Class: "Q01", Concurrency: 8}
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion, Tool: "benchgate test", Status: status,
+		Scenario: benchdata.ScenarioInfo{Name: "demo-api", Profile: "nightly",
 			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, MaxErrorRate: 0.001, FailOn: []gate.Rule{{Metric: "rps"}}}},
-		Env: baselines.Environment{RunID: "run-" + commit, Start: start, CPUModel: "Xeon", CPUs: 8, Kernel: "6.8", OS: "linux", Arch: "amd64",
-			Baseline:  baselines.TargetInfo{Name: "baseline", Commit: "v1.0.0"},
-			Candidate: baselines.TargetInfo{Name: "candidate", Commit: commit}},
-		Plan: baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: 3},
+		Env: benchdata.Environment{RunID: "run-" + commit, Start: start, CPUModel: "Xeon", CPUs: 8, Kernel: "6.8", OS: "linux", Arch: "amd64",
+			Baseline:  benchdata.TargetInfo{Name: "baseline", Commit: "v1.0.0"},
+			Candidate: benchdata.TargetInfo{Name: "candidate", Commit: commit}},
+		Plan: benchdata.Plan{Cells: []benchdata.Cell{cell}, Rounds: 3},
 	}
 	for round := range 3 {
 		for _, target := range []string{"baseline", "candidate"} {
@@ -50,12 +50,12 @@ func historyResults(t *testing.T, dir string, start time.Time, commit string, rp
 				v = rps
 			}
 			v += float64(round)
-			res.Rungs = append(res.Rungs, baselines.Rung{Cell: cell, Round: round, Target: target, Order: "AB",
+			res.Rungs = append(res.Rungs, benchdata.Rung{Cell: cell, Round: round, Target: target, Order: "AB",
 				Duration: 10, Requests: int64(v * 10), Statuses: map[string]int64{"200": int64(v * 10)}, Values: map[string]float64{"rps": v, "mean": 0.002, "p50": 0.002, "p90": 0.003, "p95": 0.004, "p99": 0.005},
 			})
 		}
 	}
-	if err := baselines.Write(dir, res); err != nil {
+	if err := benchdata.Write(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "results.json")
@@ -80,7 +80,7 @@ func TestHistoryAppend(t *testing.T) {
 	if _, stderr, code := history(t, "append", "-results", r2, "-history", file, "-candidate-commit", "deadbeefcafe0123"); code != 0 {
 		t.Fatalf("append r2: exit %d\n%s", code, stderr)
 	}
-	recs, err := baselines.ReadHistory(file)
+	recs, err := benchdata.ReadHistory(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +107,10 @@ func TestHistoryAppend(t *testing.T) {
 		t.Errorf("cancelled: exit %d\n%s", code, stderr)
 	}
 	// Results without a start time need -date.
-	res, _ := baselines.Read(r2)
+	res, _ := benchdata.Read(r2)
 	res.Env.Start = time.Time{}
 	res.Env.RunID = ""
-	baselines.Write(filepath.Join(dir, "r4"), res)
+	benchdata.Write(filepath.Join(dir, "r4"), res)
 	r4 := filepath.Join(dir, "r4", "results.json")
 	if _, stderr, code = history(t, "append", "-results", r4, "-history", file); code != 2 || !strings.Contains(stderr, "give -date") {
 		t.Errorf("no start: exit %d\n%s", code, stderr)
@@ -124,7 +124,7 @@ func TestHistoryAppend(t *testing.T) {
 	if _, stderr, code = history(t, "append", "-results", filepath.Join(dir, "nope.json"), "-history", file); code != 2 || !strings.Contains(stderr, "nope.json") {
 		t.Errorf("missing results: exit %d\n%s", code, stderr)
 	}
-	if recs, _ := baselines.ReadHistory(file); len(recs) != 3 {
+	if recs, _ := benchdata.ReadHistory(file); len(recs) != 3 {
 		t.Errorf("%d records after the refusals, want 3", len(recs))
 	}
 }
@@ -174,10 +174,10 @@ func TestHistoryShowEscapes(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	for i := range 3 {
-		r := baselines.Record{Version: 1, Date: time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC),
+		r := benchdata.Record{Version: 1, Date: time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC),
 			Scenario: "evil\x1b]0;pwned\x07", CandidateCommit: "c\x1b[2J", Fingerprint: "f", Machine: "m\u202e",
-			Cells: []baselines.RecordCell{{Cell: baselines.Cell{Class: "Q\x1b[31mred\tx"}, Target: "candidate", Metric: "rps", Mean: 1, N: 1}}}
-		if err := baselines.AppendHistory(file, r); err != nil {
+			Cells: []benchdata.RecordCell{{Cell: benchdata.Cell{Class: "Q\x1b[31mred\tx"}, Target: "candidate", Metric: "rps", Mean: 1, N: 1}}}
+		if err := benchdata.AppendHistory(file, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -207,7 +207,7 @@ func TestHistoryDrift(t *testing.T) {
 	}
 
 	stdout, _, code = history(t, "drift", "-history", nightlyHistory, "-format", "json")
-	var d baselines.DriftResult
+	var d benchdata.DriftResult
 	if err := json.Unmarshal([]byte(stdout), &d); err != nil || code != 1 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, stdout)
 	}

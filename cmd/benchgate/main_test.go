@@ -21,7 +21,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/dockertest"
 	"github.com/benchgate/benchgate/internal/fakegithub"
 	"github.com/benchgate/benchgate/internal/workflows"
@@ -240,7 +240,7 @@ func cmdNoDockerLeftovers(ts *testscript.TestScript, neg bool, args []string, cl
 	if neg || len(args) != 1 || cli == nil {
 		ts.Fatalf("usage: no-docker-leftovers RESULTS (needs [docker])")
 	}
-	res, err := baselines.Read(ts.MkAbs(args[0]))
+	res, err := benchdata.Read(ts.MkAbs(args[0]))
 	if err != nil {
 		ts.Fatalf("%v", err)
 	}

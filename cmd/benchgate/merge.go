@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/report"
 )
 
@@ -18,15 +18,15 @@ func cmdMerge(c *call, fs *flag.FlagSet) (func() error, error) {
 		if len(files) == 0 {
 			return withCode(exitUsage, errors.New("merge: no shard results given (want DIR/results.json of each shard)"))
 		}
-		m, copies, err := baselines.MergeFiles(files)
+		m, copies, err := benchdata.MergeFiles(files)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
 		if err := os.MkdirAll(*out, 0o755); err != nil {
 			return withCode(exitRunFailed, err)
 		}
-		baselines.CopyProfiles(*out, m, copies)
-		if err := baselines.Write(*out, m); err != nil {
+		benchdata.CopyProfiles(*out, m, copies)
+		if err := benchdata.Write(*out, m); err != nil {
 			return withCode(exitRunFailed, err)
 		}
 		if err := report.Merged(c.stdout, m); err != nil {

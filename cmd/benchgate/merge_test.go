@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 )
 
@@ -14,20 +14,20 @@ import (
 // merged, decides every cell exactly as the unsharded results do.
 func TestMergeDecidesAsUnsharded(t *testing.T) {
 	t.Parallel()
-	whole, err := baselines.Read("testdata/recorded/results.json")
+	whole, err := benchdata.Read("testdata/recorded/results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 3
-	shardOf := map[baselines.Cell]int{}
+	shardOf := map[benchdata.Cell]int{}
 	for i, c := range whole.Plan.Cells {
-		shardOf[c] = baselines.ShardOf(i, n)
+		shardOf[c] = benchdata.ShardOf(i, n)
 	}
 	dir := t.TempDir()
 	var files []string
 	for idx := n; idx >= 1; idx-- { // any order
 		part := *whole
-		part.Shard = &baselines.ShardInfo{Index: idx, Count: n, Grid: whole.Plan.Cells}
+		part.Shard = &benchdata.ShardInfo{Index: idx, Count: n, Grid: whole.Plan.Cells}
 		part.Plan.Cells, part.Rungs = nil, nil
 		for _, c := range whole.Plan.Cells {
 			if shardOf[c] == idx {
@@ -42,7 +42,7 @@ func TestMergeDecidesAsUnsharded(t *testing.T) {
 		part.Env.RunID = "shard-" + string(rune('0'+idx))
 		part.Env.Host = "runner-" + string(rune('0'+idx))
 		d := filepath.Join(dir, part.Env.RunID)
-		if err := baselines.Write(d, &part); err != nil {
+		if err := benchdata.Write(d, &part); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, filepath.Join(d, "results.json"))
@@ -50,15 +50,15 @@ func TestMergeDecidesAsUnsharded(t *testing.T) {
 	if len(files) != n {
 		t.Fatal("no shards")
 	}
-	var parts []*baselines.Results
+	var parts []*benchdata.Results
 	for _, f := range files {
-		r, err := baselines.Read(f)
+		r, err := benchdata.Read(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, r)
 	}
-	merged, err := baselines.Merge(parts)
+	merged, err := benchdata.Merge(parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,17 +83,17 @@ func TestMergeDecidesAsUnsharded(t *testing.T) {
 
 	// A missing shard, a shard twice and a shard of another scenario are
 	// refused: their cells would be left out or counted twice.
-	for name, ps := range map[string][]*baselines.Results{
+	for name, ps := range map[string][]*benchdata.Results{
 		"missing": parts[:2],
 		"twice":   {parts[0], parts[0], parts[1], parts[2]},
 	} {
-		if _, err := baselines.Merge(ps); err == nil {
+		if _, err := benchdata.Merge(ps); err == nil {
 			t.Errorf("%s: merged", name)
 		}
 	}
 	other := *parts[1]
 	other.Scenario.Hash = "0000"
-	if _, err := baselines.Merge([]*baselines.Results{parts[0], &other, parts[2]}); err == nil {
+	if _, err := benchdata.Merge([]*benchdata.Results{parts[0], &other, parts[2]}); err == nil {
 		t.Error("a shard of another scenario merged")
 	}
 }

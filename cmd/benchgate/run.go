@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/doctor"
 	"github.com/benchgate/benchgate/ghaction"
@@ -190,7 +190,7 @@ func cmdRun(c *call, fs *flag.FlagSet) (func() error, error) {
 
 // measure runs rf's scenario (runner.Measure; -dry-run: runner.DryRun, the plan on stdout),
 // override changing it after loading (nil for none). Errors carry their exit code.
-func (c *call) measure(rf runFlags, override func(*scenario.Scenario) error) (res *baselines.Results, err error) {
+func (c *call) measure(rf runFlags, override func(*scenario.Scenario) error) (res *benchdata.Results, err error) {
 	if _, err := os.Stat(rf.scenario); errors.Is(err, fs.ErrNotExist) {
 		// The commonest first stumble: run where no scenario is.
 		return nil, withCode(exitUsage, fmt.Errorf("no scenario file %s: give -scenario FILE, or write one here with benchgate init",
@@ -248,7 +248,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 				return err
 			}
 			out = cmp.Or(out, "benchgate-results")
-			if err := baselines.Write(out, res); err != nil {
+			if err := benchdata.Write(out, res); err != nil {
 				return withCode(exitRunFailed, err)
 			}
 			_, err = c.decideAndReport(res, out, out, format.Name, string(dash))
@@ -260,7 +260,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 		case name != "":
 			return withCode(exitUsage, fmt.Errorf("-name names results read from files (OLD NEW or -import); %s keeps the name it was run under", results))
 		}
-		res, err := baselines.Read(results)
+		res, err := benchdata.Read(results)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
@@ -282,7 +282,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 // sameGate refuses a scenario given with a results file whose gate section
 // differs from the one the file recorded (decide.SameGate). Errors carry
 // their exit code.
-func (c *call) sameGate(res *baselines.Results, results, scenarioFile string) error {
+func (c *call) sameGate(res *benchdata.Results, results, scenarioFile string) error {
 	s, err := c.loadToDecide(scenarioFile)
 	if err != nil {
 		return err
@@ -292,7 +292,7 @@ func (c *call) sameGate(res *baselines.Results, results, scenarioFile string) er
 
 // readReports reads src into results with opt, decided by scenarioFile's
 // gate section when one is given. Errors carry their exit code.
-func (c *call) readReports(src importers.Sources, opt importers.Options, scenarioFile string) (*baselines.Results, error) {
+func (c *call) readReports(src importers.Sources, opt importers.Options, scenarioFile string) (*benchdata.Results, error) {
 	if scenarioFile != "" {
 		s, err := c.loadToDecide(scenarioFile)
 		if err != nil {
@@ -347,7 +347,7 @@ func gateFlags(rf *runFlags, format *report.FormatFlag) func(*flag.FlagSet) {
 // gateHooks are what the action adds to a gate run.
 type gateHooks struct {
 	override func(*scenario.Scenario) error // change the scenario after loading
-	annotate func(*baselines.Results)       // add to the results before they are decided
+	annotate func(*benchdata.Results)       // add to the results before they are decided
 }
 
 // runGate runs and decides, as "benchgate gate" does, prints the report
@@ -371,7 +371,7 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 	}
 	if hooks.annotate != nil {
 		hooks.annotate(res)
-		if err := baselines.Write(rf.out, res); err != nil {
+		if err := benchdata.Write(rf.out, res); err != nil {
 			return nil, withCode(exitRunFailed, err)
 		}
 	}
@@ -394,7 +394,7 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 // writes report.md and decisions.json into out, prints the report in
 // format on stdout ("": none), and returns the gate's outcome as an exit
 // error.
-func (c *call) decideAndReport(res *baselines.Results, dir, out, format, dashboard string) (*report.Input, error) {
+func (c *call) decideAndReport(res *benchdata.Results, dir, out, format, dashboard string) (*report.Input, error) {
 	comp, err := decide.Results(res)
 	if err != nil {
 		return nil, withCode(exitUsage, err)

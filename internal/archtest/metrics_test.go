@@ -20,7 +20,7 @@ var metricConsts = map[string]bool{
 // choice of their own, by file and what they are for.
 var listsAllowed = map[string]string{
 	"report/model.go":      "the gRPC verdict table's latency columns, the reference report's",
-	"baselines/results.go": "the fields in which results formats 1-3 held a rung's measurements (v3Measures), read once to upgrade them",
+	"benchdata/results.go": "the fields in which results formats 1-3 held a rung's measurements (v3Measures), read once to upgrade them",
 }
 
 // TestOneListOfMetrics: gate.Registry is the one list of metrics. No

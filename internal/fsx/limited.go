@@ -11,7 +11,7 @@ import (
 
 // Every file benchgate reads from an artifact or from the user (results,
 // history, decisions, profiles, go test -bench outputs, other tools'
-// reports) is opened here, with its kind's size limit (baselines'
+// reports) is opened here, with its kind's size limit (benchdata's
 // MaxResultsBytes and the rest): it must be a regular file, and it is
 // read through the limit. A size check by stat alone is not enough: a symlink to /dev/zero has
 // size 0 and never ends, and opening a FIFO blocks until a writer comes,

@@ -24,7 +24,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
@@ -774,8 +774,8 @@ func (s *Stack) Stop() error {
 // Info identifies the stack: its files and service as written, the load
 // service's address, and the commit from BENCHGATE_<NAME>_COMMIT or the
 // load service's image revision label.
-func (s *Stack) Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
-	ti := baselines.TargetInfo{Name: s.spec.Name, Kind: "compose", Spec: s.spec.Shown, URL: target.RedactText(s.redact, s.URL())}
+func (s *Stack) Info(ctx context.Context, getenv func(string) string) benchdata.TargetInfo {
+	ti := benchdata.TargetInfo{Name: s.spec.Name, Kind: "compose", Spec: s.spec.Shown, URL: target.RedactText(s.redact, s.URL())}
 	ti.Commit = getenv("BENCHGATE_" + strings.ToUpper(s.spec.Name) + "_COMMIT")
 	if ti.Commit == "" && s.images != nil {
 		ti.Commit = s.images[s.spec.Service].revision

@@ -19,7 +19,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
@@ -432,8 +432,8 @@ func (t *Target) saveLogs(ctx context.Context) error {
 // Info identifies the target for the results file. The commit comes from
 // BENCHGATE_BASELINE_COMMIT / BENCHGATE_CANDIDATE_COMMIT when set, else
 // from the image's revision label.
-func (t *Target) Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
-	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: "image", Spec: t.spec.Shown, URL: target.RedactText(t.redact, t.url)}
+func (t *Target) Info(ctx context.Context, getenv func(string) string) benchdata.TargetInfo {
+	ti := benchdata.TargetInfo{Name: t.spec.Name, Kind: "image", Spec: t.spec.Shown, URL: target.RedactText(t.redact, t.url)}
 	if ti.Spec == "" {
 		ti.Spec = target.RedactText(t.redact, t.spec.Image)
 	}

@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
@@ -328,9 +328,9 @@ func (t *Target) Stop() error {
 // Info identifies the target for the results file. The commit comes from
 // BENCHGATE_BASELINE_COMMIT / BENCHGATE_CANDIDATE_COMMIT when set, else
 // from git in the target's directory when that works.
-func (t *Target) Info(ctx context.Context, getenv func(string) string) baselines.TargetInfo {
+func (t *Target) Info(ctx context.Context, getenv func(string) string) benchdata.TargetInfo {
 	// A url target's URL may hold a ${VAR}: it is shown as "reached at".
-	ti := baselines.TargetInfo{Name: t.spec.Name, Kind: t.Kind(), URL: target.RedactText(t.redact, t.url)}
+	ti := benchdata.TargetInfo{Name: t.spec.Name, Kind: t.Kind(), URL: target.RedactText(t.redact, t.url)}
 	switch {
 	case t.spec.Shown != "":
 		// As written, before ${VAR} expansion: results and reports end up

@@ -25,7 +25,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
@@ -60,7 +60,7 @@ func run(args []string, w io.Writer) error {
 	var order []string
 	fmt.Fprintf(w, "# file\tdesign\tcell\trounds\tsd_round_means\thalf_width_log\tspread\tverdict\n")
 	for _, path := range fs.Args() {
-		res, err := baselines.Read(path)
+		res, err := benchdata.Read(path)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func run(args []string, w io.Writer) error {
 
 // roundMean is the mean log ratio of cell's round r alone: the paired
 // ratio decide.Results makes of a results file holding that round only.
-func roundMean(res *baselines.Results, c baselines.Cell, r int, m gate.Metric) (float64, error) {
+func roundMean(res *benchdata.Results, c benchdata.Cell, r int, m gate.Metric) (float64, error) {
 	one := *res
 	one.Rungs = nil
 	for _, g := range res.Rungs {
@@ -156,7 +156,7 @@ func roundMean(res *baselines.Results, c baselines.Cell, r int, m gate.Metric) (
 			one.Rungs = append(one.Rungs, g)
 		}
 	}
-	one.Plan.Cells = []baselines.Cell{c}
+	one.Plan.Cells = []benchdata.Cell{c}
 	one.Plan.Rounds, one.Plan.MaxRounds = 1, 0
 	one.Scenario.Load.Repetitions, one.Scenario.Load.MaxRepetitions = 1, 1
 	cmp, err := decide.Results(&one)
@@ -177,7 +177,7 @@ func roundMean(res *baselines.Results, c baselines.Cell, r int, m gate.Metric) (
 }
 
 // decision is cell c's decision of m in cmp; nil when there is none.
-func decision(cmp gate.Comparison, c baselines.Cell, m gate.Metric) *gate.Decision {
+func decision(cmp gate.Comparison, c benchdata.Cell, m gate.Metric) *gate.Decision {
 	for i := range cmp.Cells {
 		if cmp.Cells[i].Key != gate.CellKey(c) {
 			continue

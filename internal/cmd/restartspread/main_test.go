@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -16,27 +16,27 @@ import (
 // baseline's 1000 rps in round i; restartEvery is its load.restart.
 func writeResults(t *testing.T, dir string, restartEvery int, logs []float64) string {
 	t.Helper()
-	cell := baselines.Cell{Class: "search", Concurrency: 1}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion, Status: "complete",
-		Plan: baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: len(logs)},
-		Scenario: baselines.ScenarioInfo{
+	cell := benchdata.Cell{Class: "search", Concurrency: 1}
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion, Status: "complete",
+		Plan: benchdata.Plan{Cells: []benchdata.Cell{cell}, Rounds: len(logs)},
+		Scenario: benchdata.ScenarioInfo{
 			Gate: gate.Section{Rule: gate.RulePaired, Confidence: 0.95, TieWithin: 0.1, FailOn: []gate.Rule{{Metric: "rps"}}},
-			Load: baselines.LoadInfo{Concurrency: []int{1}, Duration: 1, Repetitions: len(logs), RestartEvery: restartEvery},
+			Load: benchdata.LoadInfo{Concurrency: []int{1}, Duration: 1, Repetitions: len(logs), RestartEvery: restartEvery},
 		},
 	}
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for i, l := range logs {
 		for pos, rps := range []float64{1000, 1000 * math.Exp(l)} {
 			n := int64(rps)
-			res.Rungs = append(res.Rungs, baselines.Rung{
+			res.Rungs = append(res.Rungs, benchdata.Rung{
 				Cell: cell, Round: i, Target: []string{"baseline", "candidate"}[pos], Position: pos, Order: "AB",
 				Start: t0.Add(time.Duration(10*i) * time.Second), Duration: 1,
 				Requests: n, Statuses: map[string]int64{"200": n}, Values: map[string]float64{"rps": rps},
 			})
 		}
 	}
-	if err := baselines.Write(dir, res); err != nil {
+	if err := benchdata.Write(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "results.json")

@@ -45,7 +45,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/internal/fsx"
 )
 
@@ -274,7 +274,7 @@ func (r *gateRun) read() {
 		r.broken = fmt.Sprintf("exit %d", r.exit)
 		return
 	}
-	b, err := fsx.ReadFileLimited(filepath.Join(r.dir, "decisions.json"), baselines.MaxDecisionsBytes)
+	b, err := fsx.ReadFileLimited(filepath.Join(r.dir, "decisions.json"), benchdata.MaxDecisionsBytes)
 	if err != nil {
 		r.broken = fmt.Sprintf("exit %d without decisions.json", r.exit)
 		return

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
 )
 
@@ -129,13 +129,13 @@ func TestBadRuns(t *testing.T) {
 // after the last.
 func writeResults(t *testing.T, dir string, ratios []float64) {
 	t.Helper()
-	cell := baselines.Cell{Class: "search", Concurrency: 1}
-	res := &baselines.Results{
-		Version: baselines.FormatVersion, Status: "complete",
-		Plan: baselines.Plan{Cells: []baselines.Cell{cell}, Rounds: len(ratios)},
-		Scenario: baselines.ScenarioInfo{
+	cell := benchdata.Cell{Class: "search", Concurrency: 1}
+	res := &benchdata.Results{
+		Version: benchdata.FormatVersion, Status: "complete",
+		Plan: benchdata.Plan{Cells: []benchdata.Cell{cell}, Rounds: len(ratios)},
+		Scenario: benchdata.ScenarioInfo{
 			Gate: gate.Section{Confidence: 0.95, TieWithin: 0.1, FailOn: []gate.Rule{{Metric: "rps"}}},
-			Load: baselines.LoadInfo{Concurrency: []int{1}, Duration: 1, Repetitions: len(ratios)},
+			Load: benchdata.LoadInfo{Concurrency: []int{1}, Duration: 1, Repetitions: len(ratios)},
 		},
 	}
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -145,14 +145,14 @@ func writeResults(t *testing.T, dir string, ratios []float64) {
 			rps  float64
 		}{{"baseline", 1000}, {"candidate", 1000 * q}} {
 			n := int64(side.rps)
-			res.Rungs = append(res.Rungs, baselines.Rung{
+			res.Rungs = append(res.Rungs, benchdata.Rung{
 				Cell: cell, Round: i, Target: side.name, Position: pos, Order: "AB",
 				Start: t0.Add(time.Duration(10*i) * time.Second), Duration: 1,
 				Requests: n, Statuses: map[string]int64{"200": n}, Values: map[string]float64{"rps": side.rps},
 			})
 		}
 	}
-	if err := baselines.Write(dir, res); err != nil {
+	if err := benchdata.Write(dir, res); err != nil {
 		t.Fatal(err)
 	}
 }

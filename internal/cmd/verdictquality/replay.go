@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/baselines"
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 )
@@ -41,7 +41,7 @@ func (r *gateRun) replay(d design) {
 		r.broken = fmt.Sprintf("exit %d", r.exit)
 		return
 	}
-	res, err := baselines.Read(filepath.Join(r.dir, "results.json"))
+	res, err := benchdata.Read(filepath.Join(r.dir, "results.json"))
 	if err != nil {
 		r.broken = err.Error()
 		return
@@ -67,7 +67,7 @@ func (r *gateRun) replay(d design) {
 		maxReps = max(reps, d.maxReps)
 	}
 	type cellRound struct {
-		cell  baselines.Cell
+		cell  benchdata.Cell
 		round int
 	}
 	starts := map[cellRound]time.Time{}
@@ -105,13 +105,13 @@ func (r *gateRun) replay(d design) {
 	all := res.Rungs
 	load.Repetitions, load.MaxRepetitions = reps, maxReps
 	res.Plan.Rounds, res.Plan.MaxRounds = reps, maxReps
-	rounds := map[baselines.Cell]int{} // rounds each cell takes
+	rounds := map[benchdata.Cell]int{} // rounds each cell takes
 	for _, c := range res.Plan.Cells {
 		rounds[c] = reps
 	}
 	var cmp gate.Comparison
 	for look := reps; ; look++ {
-		res.Rungs = slices.DeleteFunc(slices.Clone(all), func(g baselines.Rung) bool { return g.Round >= rounds[g.Cell] })
+		res.Rungs = slices.DeleteFunc(slices.Clone(all), func(g benchdata.Rung) bool { return g.Round >= rounds[g.Cell] })
 		if cmp, err = decide.Results(res); err != nil {
 			r.broken = err.Error()
 			return

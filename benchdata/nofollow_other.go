@@ -1,6 +1,6 @@
 //go:build !unix
 
-package baselines
+package benchdata
 
 // oNoFollow is none where the system has no O_NOFOLLOW: the Lstat before
 // the open still refuses a link found there.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package baselines
+package benchdata
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package baselines
+package benchdata
 
 import (
 	"bytes"
@@ -197,7 +197,7 @@ func TestHistoryTestdata(t *testing.T) {
 		}
 	}
 	if !same {
-		t.Fatalf("%s is not what the generator makes: run go test ./baselines -run TestHistoryTestdata -update", path)
+		t.Fatalf("%s is not what the generator makes: run go test ./benchdata -run TestHistoryTestdata -update", path)
 	}
 	d := AnalyzeDrift(read, ChangePointOptions{})
 	if len(d.Findings) != 1 || d.Findings[0].FromCommit != "c36" || d.Findings[0].ToCommit != "c37" || !d.Findings[0].Worse {

@@ -1,4 +1,4 @@
-package baselines
+package benchdata
 
 // File size limits. A file above its limit is refused, never read in part.
 const (

@@ -1,4 +1,4 @@
-package baselines
+package benchdata
 
 import (
 	"encoding"
@@ -171,7 +171,7 @@ func (s *schema) build(t reflect.Type, path string, seen map[reflect.Type]bool) 
 	switch t.Kind() {
 	case reflect.Struct:
 		if seen[t] {
-			panic("baselines: recursive type " + t.String() + " in a file schema")
+			panic("benchdata: recursive type " + t.String() + " in a file schema")
 		}
 		seen[t] = true
 		defer delete(seen, t)
@@ -192,7 +192,7 @@ func (s *schema) build(t reflect.Type, path string, seen map[reflect.Type]bool) 
 		sh.elem = s.build(t.Elem(), path+"{}", seen)
 		return sh
 	case reflect.Interface:
-		panic("baselines: interface field at " + path + " in a file schema: its size cannot be bounded")
+		panic("benchdata: interface field at " + path + " in a file schema: its size cannot be bounded")
 	}
 	return &shape{kind: leaf}
 }

@@ -1,5 +1,6 @@
-// Package baselines holds benchgate's measurements on disk and what is
-// computed from them alone, with no machine, clock or network.
+// Package benchdata holds benchgate's data on disk, the results of runs
+// and the history of nights, and what is computed from them alone, with no
+// machine, clock or network.
 //
 // A results file (Results, written by Write after every rung and read back
 // by Read) is one run: the scenario's plan and gate section, both targets'
@@ -11,8 +12,5 @@
 // ChangePoints and AnalyzeDrift find the steps in its series, never
 // comparing records of two machine fingerprints.
 //
-// The name is historical: what a pull request is compared against is the
-// baseline side of a results file, and the history is the baselines of
-// past nights. Deciding a results file is package decide's; drawing it is
-// report's.
-package baselines
+// Deciding a results file is package decide's; drawing it is report's.
+package benchdata
