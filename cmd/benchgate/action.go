@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/scenario"
@@ -23,11 +24,11 @@ func (c *call) actionGate(args []string) error {
 		return err
 	}
 	if err := env.CheckGate(); err != nil {
-		return withCode(exitUsage, err)
+		return cli.WithCode(cli.ExitUsage, err)
 	}
 	in := env.Inputs
 	format := report.ForFormatFlag()
-	fs, gateErr := parseFlagSet("gate", "[flags]", args, 0, c.stderr, gateFlags(&rf, &format))
+	fs, gateErr := c.line().ParseFlagSet("gate", "[flags]", args, 0, gateFlags(&rf, &format))
 	var rep *report.Input
 	if gateErr == nil {
 		if rf.dropDefaultProfile(fs, in, c.getenv) {
@@ -43,9 +44,9 @@ func (c *call) actionGate(args []string) error {
 	}
 	run := ghaction.GateRun{Report: rep, ResultsDir: rf.out, Scenario: rf.scenario, Workspace: c.getenv("GITHUB_WORKSPACE")}
 	if err := env.PublishGate(c.ctx, run, c.stdout, c.stderr); err != nil {
-		return withCode(exitRunFailed, fmt.Errorf("action outputs: %w", err))
+		return cli.WithCode(cli.ExitRunFailed, fmt.Errorf("action outputs: %w", err))
 	}
-	if exitCode(gateErr) == exitRegression && !in.FailOnRegression {
+	if cli.ExitCode(gateErr) == cli.ExitRegression && !in.FailOnRegression {
 		ghaction.Notice(c.stderr, "regressions found, but fail-on-regression is false: the step passes")
 		return nil
 	}
@@ -58,13 +59,13 @@ func (c *call) actionGate(args []string) error {
 func actionEnv(getenv func(string) string) (*ghaction.Env, runFlags, error) {
 	env, err := ghaction.Load(getenv)
 	if err != nil {
-		return nil, runFlags{}, withCode(exitUsage, fmt.Errorf("action: %w", err))
+		return nil, runFlags{}, cli.WithCode(cli.ExitUsage, fmt.Errorf("action: %w", err))
 	}
 	in := env.Inputs
 	rf := runFlags{scenario: in.Scenario, profile: in.Profile, out: in.ResultsDir, dashboard: dashboardFlag(in.DashboardURL)}
 	if in.Budget != "" {
 		if rf.budget, err = time.ParseDuration(in.Budget); err != nil {
-			return nil, rf, withCode(exitUsage, fmt.Errorf("action: input budget: %w", err))
+			return nil, rf, cli.WithCode(cli.ExitUsage, fmt.Errorf("action: input budget: %w", err))
 		}
 	}
 	return env, rf, nil
@@ -75,7 +76,7 @@ func actionEnv(getenv func(string) string) (*ghaction.Env, runFlags, error) {
 // fail on a default nobody chose; it says whether it did. A -profile given
 // on the command line is kept. The scenario looked at is the input's.
 func (f *runFlags) dropDefaultProfile(fs *flag.FlagSet, in ghaction.Inputs, getenv func(string) string) bool {
-	if f.profile != ghaction.DefaultInputs().Profile || given(fs, "profile") ||
+	if f.profile != ghaction.DefaultInputs().Profile || cli.Given(fs, "profile") ||
 		scenario.HasProfile(in.Scenario, f.profile, environ.NewFilter(getenv).Getenv) {
 		return false
 	}
@@ -96,22 +97,22 @@ func cmdComment(c *call, fs *flag.FlagSet) (func() error, error) {
 	return func() error {
 		env, err := ghaction.Load(c.getenv)
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("comment: %w", err))
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("comment: %w", err))
 		}
-		if given(fs, "remove-label") {
+		if cli.Given(fs, "remove-label") {
 			if err := ghaction.CheckLabel(label); err != nil {
-				return withCode(exitUsage, fmt.Errorf("-remove-label: %w", err))
+				return cli.WithCode(cli.ExitUsage, fmt.Errorf("-remove-label: %w", err))
 			}
 			env.Inputs.RemoveLabel = label
 		}
-		if given(fs, "dashboard-url") {
+		if cli.Given(fs, "dashboard-url") {
 			env.Inputs.DashboardURL = string(dash)
 		}
 		url, rep, err := env.PostResults(c.ctx, results, pr, issue, c.stderr)
 		if errors.Is(err, ghaction.ErrRefused) {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		} else if err != nil {
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		if url != "" {
 			fmt.Fprintln(c.stdout, url)

@@ -10,6 +10,7 @@ import (
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
@@ -44,15 +45,15 @@ func cmdCalibrate(c *call, fs *flag.FlagSet) (func() error, error) {
 		var err, runErr error
 		if results != "" {
 			for _, f := range []string{"scenario", "profile", "budget", "dry-run"} {
-				if given(fs, f) {
-					return withCode(exitUsage, fmt.Errorf("-results %s and -%s: the results file is what was run; give one or the other", results, f))
+				if cli.Given(fs, f) {
+					return cli.WithCode(cli.ExitUsage, fmt.Errorf("-results %s and -%s: the results file is what was run; give one or the other", results, f))
 				}
 			}
 			if res, err = benchdata.Read(results); err != nil {
-				return withCode(exitUsage, err)
+				return cli.WithCode(cli.ExitUsage, err)
 			}
 			if err := os.MkdirAll(rf.out, 0o755); err != nil {
-				return withCode(exitRunFailed, err)
+				return cli.WithCode(cli.ExitRunFailed, err)
 			}
 			if base, cand := res.Env.Baseline, res.Env.Candidate; base.Spec != cand.Spec || base.Commit != cand.Commit {
 				fmt.Fprintf(c.stderr, "warning: %s compares %s with %s: calibrate projects a runner's noise from a build against itself, and a real change between the two sides reads as noise\n",
@@ -69,14 +70,14 @@ func cmdCalibrate(c *call, fs *flag.FlagSet) (func() error, error) {
 		}
 		comp, err := decide.Results(res)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		cal := report.CalibrationInput{Results: res, Comparison: comp, Calibrations: gate.Calibrate(comp)}
 		if err := report.WriteCalibration(rf.out, cal); err != nil {
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		if err := report.Calibration(c.stdout, cal, format.Name); err != nil {
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		if env != nil {
 			if err := env.WriteCalibrationSummary(cal); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/benchgate/benchgate/doctor"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 )
@@ -23,13 +24,13 @@ func cmdDoctor(machine doctor.Options, connect func() (doctor.Engine, func())) f
 		fs.Var(&format, "format", "output `format`: terminal or json")
 		return func() error {
 			if profile != "" && file == "" {
-				return withCode(exitUsage, fmt.Errorf("-profile %s needs -scenario", profile))
+				return cli.WithCode(cli.ExitUsage, fmt.Errorf("-profile %s needs -scenario", profile))
 			}
 			opts := doctor.Options{Root: machine.Root, Sample: machine.Sample}
 			if file != "" {
 				sc, err := runner.Load(runner.Request{Scenario: file, Profile: profile, Getenv: c.getenv})
 				if err != nil {
-					return withCode(exitUsage, err)
+					return cli.WithCode(cli.ExitUsage, err)
 				}
 				opts.Scenario = sc
 			}
@@ -41,9 +42,9 @@ func cmdDoctor(machine doctor.Options, connect func() (doctor.Engine, func())) f
 				return err
 			}
 			if err := doctor.Write(c.stdout, rep, format.Name, report.ColorFor(c.stdout)); err != nil {
-				return withCode(exitRunFailed, err)
+				return cli.WithCode(cli.ExitRunFailed, err)
 			}
-			return withCode(exitRegression, rep.Err())
+			return cli.WithCode(cli.ExitRegression, rep.Err())
 		}, nil
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/system"
 
 	"github.com/benchgate/benchgate/doctor"
+	"github.com/benchgate/benchgate/internal/cli"
 )
 
 // fakeMachine is a fake machine of the doctor package's testdata, for
@@ -38,11 +39,11 @@ func runDoctor(t *testing.T, machine doctor.Options, args ...string) (stdout, st
 	var out, errb bytes.Buffer
 	noEngine := func() (doctor.Engine, func()) { return noEngine{}, func() {} }
 	c := &call{ctx: context.Background(), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
-	err := c.exec(command{define: cmdDoctor(machine, noEngine)}, "doctor", args)
+	err := cli.Exec(c.line(), c, command{Define: cmdDoctor(machine, noEngine)}, "doctor", args)
 	if err != nil {
 		errb.WriteString(err.Error())
 	}
-	return out.String(), errb.String(), exitCode(err)
+	return out.String(), errb.String(), cli.ExitCode(err)
 }
 
 // pinsScenario writes a scenario of two command targets pinned to memory.
@@ -149,7 +150,7 @@ func TestDoctorThisMachine(t *testing.T) {
 	var out, errb bytes.Buffer
 	start := time.Now()
 	err := run(context.Background(), []string{"doctor", "-format", "json"}, &out, &errb, os.Getenv)
-	if code := exitCode(err); code != 0 && code != 1 {
+	if code := cli.ExitCode(err); code != 0 && code != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, err, errb.String())
 	}
 	var rep doctor.Report

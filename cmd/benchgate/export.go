@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/export"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/report"
 )
 
@@ -21,7 +22,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	format.Name = "" // required: no format is the obvious one
 	var results, history, out string
 	var opt export.Options
-	fs, err := parseFlagSet("export", "[flags]", args, 0, stderr, func(fs *flag.FlagSet) {
+	fs, err := (cli.Line{Stderr: stderr, Help: help}).ParseFlagSet("export", "[flags]", args, 0, func(fs *flag.FlagSet) {
 		fs.Var(&format, "format", "the `format`: bmf (Bencher), gab (github-action-benchmark) or csv; customSmallerIsBetter and customBiggerIsBetter are gab of that -direction")
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` of a complete run")
 		fs.StringVar(&history, "history", "", "export this history `file` (JSON Lines) instead of a results file")
@@ -36,47 +37,47 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	opt.Format = format.Name
 	switch {
 	case format.Name == "":
-		return withCode(exitUsage, errors.New("export needs -format: bmf, gab or csv"))
-	case given(fs, "results") && given(fs, "history"):
-		return withCode(exitUsage, errors.New("-results and -history: give one, the file to export"))
+		return cli.WithCode(cli.ExitUsage, errors.New("export needs -format: bmf, gab or csv"))
+	case cli.Given(fs, "results") && cli.Given(fs, "history"):
+		return cli.WithCode(cli.ExitUsage, errors.New("-results and -history: give one, the file to export"))
 	}
 	if err := opt.Check(); err != nil {
-		return withCode(exitUsage, err)
+		return cli.WithCode(cli.ExitUsage, err)
 	}
 	var src export.Source
-	if given(fs, "history") {
+	if cli.Given(fs, "history") {
 		recs, err := benchdata.ReadHistory(history)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		src, err = export.FromHistory(recs, history)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 	} else {
 		res, err := benchdata.Read(results)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		if src, err = export.FromResults(res, results); err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 	}
 	write, err := export.New(src, opt)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return cli.WithCode(cli.ExitUsage, err)
 	}
 	if out == "" {
-		return withCode(exitRunFailed, write(stdout))
+		return cli.WithCode(cli.ExitRunFailed, write(stdout))
 	}
 	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-		return withCode(exitUsage, fmt.Errorf("-out %s: a directory: want the file to write", out))
+		return cli.WithCode(cli.ExitUsage, fmt.Errorf("-out %s: a directory: want the file to write", out))
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return withCode(exitRunFailed, err)
+		return cli.WithCode(cli.ExitRunFailed, err)
 	}
 	if err := benchdata.WriteFile(out, write); err != nil {
-		return withCode(exitRunFailed, fmt.Errorf("export: %s: %w", out, err))
+		return cli.WithCode(cli.ExitRunFailed, fmt.Errorf("export: %s: %w", out, err))
 	}
 	fmt.Fprintf(stderr, "export: %s\n", report.TerminalText(out))
 	return nil

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
-	"io"
-	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 )
@@ -46,48 +41,6 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.budget, "budget", f.budget, "refuse a plan longer than this `duration`, and stop the run (builds, start-up, gates, rounds) once it has run this long, keeping what it measured (0: no limit)")
 	fs.BoolVar(&f.allowDataOutside, "allow-data-outside", f.allowDataOutside, "let the scenario's data files be outside its directory tree (they must still be regular files)")
 	fs.BoolVar(&f.dryRun, "dry-run", f.dryRun, "load and check the scenario as a run would, print its plan (targets, cells, rounds, planned time) and exit 0: nothing is built, started or written")
-}
-
-// parseFlagSet parses args into a flag set register defines (parse), for
-// a command that parses its own arguments.
-func parseFlagSet(name, usage string, args []string, max int, stderr io.Writer, register func(*flag.FlagSet)) (*flag.FlagSet, error) {
-	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
-	register(fs)
-	return fs, parse(fs, name, usage, args, max, stderr)
-}
-
-// parse parses args into fs, the flags of the command name, whose errors
-// and -h go to stderr, -h showing the command's help text (help) and
-// usage, what follows the command in its usage line. Up to max arguments
-// may follow the flags (fs.Args). A -h returns errSilent with exit 0; a
-// bad flag or argument, exit 2.
-func parse(fs *flag.FlagSet, name, usage string, args []string, max int, stderr io.Writer) error {
-	// The flag package prints a bad flag's error and then the usage; the
-	// whole usage after it would scroll the error away, so it is printed
-	// for -h only, and an error ends with where the flags are listed.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "Usage: benchgate %s %s\n\n%s\n\nFlags:\n", name, usage, strings.TrimSuffix(help(name), "\n"))
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
-			return withCode(exitPass, errSilent)
-		}
-		return withCode(exitUsage, fmt.Errorf("%s: %v; benchgate %s -h lists its flags", name, err, name))
-	}
-	if fs.NArg() > max {
-		return withCode(exitUsage, fmt.Errorf("%s: unexpected argument %s; benchgate %s -h says what it takes",
-			name, textsafe.Quote(fs.Arg(max), textsafe.QuoteRunes), name))
-	}
-	return nil
-}
-
-// given reports whether the flag name was set on the command line.
-func given(fs *flag.FlagSet, name string) bool {
-	found := false
-	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
-	return found
 }
 
 // dashboardFlag is -dashboard-url: the published history site that the

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchgate/benchgate/internal/cli"
 )
 
 // benchgate comment reads an artifact a fork uploaded. Each forgery below
@@ -67,8 +69,8 @@ func TestCommentRefusesForgedResults(t *testing.T) {
 				}()
 				select {
 				case err := <-done:
-					if exitCode(err) != exitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
-						t.Errorf("exit %d, %v; want exit 2 and %q", exitCode(err), err, c.want)
+					if cli.ExitCode(err) != cli.ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
+						t.Errorf("exit %d, %v; want exit 2 and %q", cli.ExitCode(err), err, c.want)
 					}
 				case <-time.After(20 * time.Second):
 					t.Fatal("benchgate comment still runs after 20 s")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/benchgate/benchgate/importers"
+	"github.com/benchgate/benchgate/internal/cli"
 )
 
 // TestHelpTexts: every help file is its command's text, exactly as -h
@@ -41,7 +42,7 @@ func TestHelpTexts(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), args, &stdout, &stderr, func(string) string { return "" })
-		if code := exitCode(err); code != exitPass {
+		if code := cli.ExitCode(err); code != cli.ExitPass {
 			t.Errorf("%s: exit %d (%v)", strings.Join(args, " "), code, err)
 		}
 		switch name {

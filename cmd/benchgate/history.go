@@ -10,6 +10,7 @@ import (
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/decide"
 	"github.com/benchgate/benchgate/importers"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/site"
 )
@@ -17,12 +18,12 @@ import (
 const defaultHistoryFile = "benchgate-history/history.jsonl"
 
 // historyCommands is "benchgate history": append, show, drift, site and prune.
-var historyCommands = command{name: "history", missing: "history needs a command: append, show, drift, site or prune", sub: []command{
-	{name: "append", define: historyAppend},
-	{name: "show", define: historyShow},
-	{name: "drift", define: historyDrift},
-	{name: "site", define: historySite},
-	{name: "prune", define: historyPrune},
+var historyCommands = command{Name: "history", Missing: "history needs a command: append, show, drift, site or prune", Sub: []command{
+	{Name: "append", Define: historyAppend},
+	{Name: "show", Define: historyShow},
+	{Name: "drift", Define: historyDrift},
+	{Name: "site", Define: historySite},
+	{Name: "prune", Define: historyPrune},
 }}
 
 func historyAppend(c *call, fs *flag.FlagSet) (func() error, error) {
@@ -37,27 +38,27 @@ func historyAppend(c *call, fs *flag.FlagSet) (func() error, error) {
 	return func() error {
 		res, err := benchdata.Read(results)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		if date != "" {
 			if opt.Date, err = time.Parse(time.RFC3339, date); err != nil {
-				return withCode(exitUsage, fmt.Errorf("-date: want an RFC 3339 time such as 2026-01-31T02:00:00Z: %v", err))
+				return cli.WithCode(cli.ExitUsage, fmt.Errorf("-date: want an RFC 3339 time such as 2026-01-31T02:00:00Z: %v", err))
 			}
 		}
 		opt.Now = time.Now()
 		rec, err := decide.Record(res, opt)
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("%s: %w", results, err))
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s: %w", results, err))
 		}
 		rec.Where = report.WhereRecords(report.LoadWhere(filepath.Dir(results), res))
 		if held, err := benchdata.InHistory(file, rec); err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		} else if held {
 			fmt.Fprintln(c.stderr, report.HistoryHeld(rec, file))
 			return nil
 		}
 		if err := benchdata.AppendHistory(file, rec); err != nil {
-			return withCode(exitRunFailed, fmt.Errorf("history: %w", err))
+			return cli.WithCode(cli.ExitRunFailed, fmt.Errorf("history: %w", err))
 		}
 		fmt.Fprintln(c.stderr, report.HistoryAppended(rec, file))
 		return nil
@@ -81,10 +82,10 @@ func (f *changePointFlags) register(fs *flag.FlagSet) {
 // read reads the history files as one history, its errors an exit code 2.
 func (f *changePointFlags) read() ([]benchdata.Record, error) {
 	if len(f.files) == 0 {
-		return nil, withCode(exitUsage, errors.New("-history: want a history file"))
+		return nil, cli.WithCode(cli.ExitUsage, errors.New("-history: want a history file"))
 	}
 	recs, err := benchdata.ReadHistories(f.files)
-	return recs, withCode(exitUsage, err)
+	return recs, cli.WithCode(cli.ExitUsage, err)
 }
 
 func historyShow(c *call, fs *flag.FlagSet) (func() error, error) {
@@ -101,10 +102,10 @@ func historyShow(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.StringVar(&chartDir, "charts", "", "also write each series' trend as an SVG chart into this `dir`")
 	return func() error {
 		if err := errors.Join(cf.opt.Check(), sf.Check()); err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		if last < 0 {
-			return withCode(exitUsage, errors.New("-last: want 0 or more runs"))
+			return cli.WithCode(cli.ExitUsage, errors.New("-last: want 0 or more runs"))
 		}
 		recs, err := cf.read()
 		if err != nil {
@@ -112,9 +113,9 @@ func historyShow(c *call, fs *flag.FlagSet) (func() error, error) {
 		}
 		in, err := report.SelectHistory(recs, sf, cf.opt, last)
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("%s: %w", cf.files.String(), err))
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s: %w", cf.files.String(), err))
 		}
-		return withCode(exitRunFailed, report.ShowHistory(c.stdout, in, chartDir))
+		return cli.WithCode(cli.ExitRunFailed, report.ShowHistory(c.stdout, in, chartDir))
 	}, nil
 }
 
@@ -125,7 +126,7 @@ func historyDrift(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.Var(&format, "format", report.FormatUsage)
 	return func() error {
 		if err := cf.opt.Check(); err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		recs, err := cf.read()
 		if err != nil {
@@ -133,9 +134,9 @@ func historyDrift(c *call, fs *flag.FlagSet) (func() error, error) {
 		}
 		d := benchdata.AnalyzeDrift(recs, cf.opt)
 		if err := report.Drift(c.stdout, report.DriftInput{Result: d, Records: len(recs), File: cf.files.String()}, format.Name); err != nil {
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
-		return withCode(exitRegression, report.DriftOutcome(d))
+		return cli.WithCode(cli.ExitRegression, report.DriftOutcome(d))
 	}, nil
 }
 
@@ -150,14 +151,14 @@ func historySite(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.IntVar(&opt.Months, "months", opt.Months, "keep only the last `n` months of records before the newest (0: all)")
 	return func() error {
 		if out == "" {
-			return withCode(exitUsage, errors.New("-out: want a directory to write the site into"))
+			return cli.WithCode(cli.ExitUsage, errors.New("-out: want a directory to write the site into"))
 		}
 		opt.ChangePoints = cf.opt
 		if err := errors.Join(cf.opt.Check(), opt.Check()); err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		if err := site.CheckOut(out); err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		recs, err := cf.read()
 		if err != nil {
@@ -167,9 +168,9 @@ func historySite(c *call, fs *flag.FlagSet) (func() error, error) {
 		var tooMany *site.CellsError
 		switch {
 		case errors.As(err, &tooMany): // the history's, refused before anything is written
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		case err != nil:
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		fmt.Fprintln(c.stderr, s.Summary(out))
 		return nil
@@ -184,19 +185,19 @@ func historyPrune(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.StringVar(&archive, "archive", "", "append the older records to `dir`/YYYY-MM.jsonl, their month's archive (default: drop them)")
 	return func() error {
 		if months <= 0 {
-			return withCode(exitUsage, errors.New("-months: want the number of months to keep, 1 or more"))
+			return cli.WithCode(cli.ExitUsage, errors.New("-months: want the number of months to keep, 1 or more"))
 		}
 		recs, err := benchdata.ReadHistory(file)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		p, err := benchdata.PruneHistory(file, recs, months, archive, time.Now())
 		var link *benchdata.LinkError
 		switch {
 		case errors.As(err, &link): // the archive's, refused before anything is written
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		case err != nil:
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		fmt.Fprintln(c.stderr, report.HistoryPruned(p, file, archive))
 		return nil

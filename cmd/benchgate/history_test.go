@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/internal/cli"
 )
 
 const nightlyHistory = "../../benchdata/testdata/history/nightly.jsonl"
@@ -23,10 +24,10 @@ func history(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	err := run(context.Background(), append([]string{"history"}, args...), &out, &errb, func(string) string { return "" })
-	if err != nil && err != errSilent && exitCode(err) != exitPass {
+	if err != nil && err != cli.ErrSilent && cli.ExitCode(err) != cli.ExitPass {
 		fmt.Fprintf(&errb, "benchgate: %v\n", err)
 	}
-	return out.String(), errb.String(), exitCode(err)
+	return out.String(), errb.String(), cli.ExitCode(err)
 }
 
 // historyResults writes a results file of a complete run: one cell, three

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/benchgate/benchgate/ghaction"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/internal/environ"
 	"github.com/benchgate/benchgate/internal/supervise"
 )
@@ -25,7 +26,7 @@ func main() { os.Exit(mainExit(os.Args[1:])) }
 // mainExit runs the CLI and returns the exit code. The CLI runs in a
 // supervised child of this process (package supervise): Go exits 2 on a
 // crash, the code of an invalid scenario, and only a parent can tell the
-// two apart, so a crash exits exitRunFailed and says it is one. Each of
+// two apart, so a crash exits cli.ExitRunFailed and says it is one. Each of
 // the two processes first overwrites the runner's credentials in its
 // initial environment block (package environ), which /proc/PID/environ
 // shows to anything it starts.
@@ -69,25 +70,25 @@ func runCLI(args []string, supervised bool) int {
 		}()
 	}
 	err := run(ctx, args, os.Stdout, os.Stderr, os.Getenv)
-	if err != nil && !errors.Is(err, errSilent) {
+	if err != nil && !errors.Is(err, cli.ErrSilent) {
 		printError("benchgate: " + err.Error())
 	}
-	return exitCode(err)
+	return cli.ExitCode(err)
 }
 
 // supervisedExit is the exit code of a supervised child's end. A crash
 // says so after the runtime's report (which the child printed on stderr)
-// and is exitRunFailed: never a code that blames the input.
+// and is cli.ExitRunFailed: never a code that blames the input.
 func supervisedExit(ex supervise.Exit) int {
 	switch {
 	case ex.Crashed():
-		printError(crashMessage(ex.Reason()))
-		return exitRunFailed
+		printError(cli.CrashMessage(ex.Reason()))
+		return cli.ExitRunFailed
 	case ex.KilledBy != 0:
 		// Run could not die of the second signal (process 1 of a
 		// container ignores it): the run was stopped all the same.
 		printError("benchgate: stopped at once by a second " + ex.KilledBy.String())
-		return exitRunFailed
+		return cli.ExitRunFailed
 	}
 	return ex.Code
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/benchgate/benchgate/benchdata"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/report"
 )
 
@@ -16,21 +17,21 @@ func cmdMerge(c *call, fs *flag.FlagSet) (func() error, error) {
 	return func() error {
 		files := fs.Args()
 		if len(files) == 0 {
-			return withCode(exitUsage, errors.New("merge: no shard results given (want DIR/results.json of each shard)"))
+			return cli.WithCode(cli.ExitUsage, errors.New("merge: no shard results given (want DIR/results.json of each shard)"))
 		}
 		m, copies, err := benchdata.MergeFiles(files)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		benchdata.CopyProfiles(*out, m, copies)
 		if err := benchdata.Write(*out, m); err != nil {
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		if err := report.Merged(c.stdout, m); err != nil {
-			return withCode(exitRunFailed, err)
+			return cli.WithCode(cli.ExitRunFailed, err)
 		}
 		fmt.Fprintf(c.stderr, "results: %s\n", filepath.Join(*out, "results.json"))
 		return nil

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/benchgate/benchgate/benchdata"
@@ -19,6 +18,7 @@ import (
 	"github.com/benchgate/benchgate/ghaction"
 	"github.com/benchgate/benchgate/importers"
 	"github.com/benchgate/benchgate/internal/buildinfo"
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/internal/scaffold"
 	"github.com/benchgate/benchgate/internal/textsafe"
 	"github.com/benchgate/benchgate/report"
@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		c.stderr, flushErr = ghaction.StepLog(stderr)
 		defer flushErr()
 	}
-	return c.dispatch(benchgate, args)
+	return cli.Dispatch(c.line(), c, benchgate, args)
 }
 
 // call is one run of a command: its context, where it prints, and the
@@ -57,102 +57,29 @@ type call struct {
 	getenv         func(string) string
 }
 
-// command is one of benchgate's commands, or a family of them (sub,
-// missing being what a family says when no command is given). define
-// registers a command's flags on fs and returns what runs once they are
-// parsed; raw parses its arguments itself. args is what follows the
-// command in its usage line ("[flags]" when empty), max how many
-// arguments may follow its flags.
-type command struct {
-	name, args, missing string
-	aliases             []string
-	max                 int
-	define              func(c *call, fs *flag.FlagSet) (func() error, error)
-	raw                 func(c *call, args []string) error
-	sub                 []command
+// command is one of benchgate's commands, or a family of them.
+type command = cli.Command[*call]
+
+// line is where c prints, with benchgate's help texts.
+func (c *call) line() cli.Line {
+	return cli.Line{Stdout: c.stdout, Stderr: c.stderr, Help: help, DidYouMean: scenario.DidYouMean}
 }
 
 // benchgate is the CLI: its commands in the order unknownCommand lists
 // them, "help" last.
-var benchgate = command{missing: "no command given", sub: []command{
-	{name: "run", define: cmdRun},
-	{name: "compare", args: "[flags] [OLD.txt NEW.txt]", max: 2, define: cmdCompare},
-	{name: "gate", raw: cmdGate},
-	{name: "comment", define: cmdComment},
-	{name: "merge", args: "[flags] SHARD/results.json...", max: 1 << 16, define: cmdMerge},
+var benchgate = command{Missing: "no command given", Sub: []command{
+	{Name: "run", Define: cmdRun},
+	{Name: "compare", Args: "[flags] [OLD.txt NEW.txt]", Max: 2, Define: cmdCompare},
+	{Name: "gate", Raw: cmdGate},
+	{Name: "comment", Define: cmdComment},
+	{Name: "merge", Args: "[flags] SHARD/results.json...", Max: 1 << 16, Define: cmdMerge},
 	historyCommands,
-	{name: "export", raw: func(c *call, args []string) error { return cmdExport(args, c.stdout, c.stderr) }},
-	{name: "doctor", define: cmdDoctor(doctor.Options{Root: "/"}, doctor.DockerFromEnv)},
-	{name: "calibrate", define: cmdCalibrate},
-	{name: "init", define: cmdInit},
-	{name: "version", aliases: []string{"-version", "--version"}, raw: cmdVersion},
+	{Name: "export", Raw: func(c *call, args []string) error { return cmdExport(args, c.stdout, c.stderr) }},
+	{Name: "doctor", Define: cmdDoctor(doctor.Options{Root: "/"}, doctor.DockerFromEnv)},
+	{Name: "calibrate", Define: cmdCalibrate},
+	{Name: "init", Define: cmdInit},
+	{Name: "version", Aliases: []string{"-version", "--version"}, Raw: cmdVersion},
 }}
-
-// dispatch runs the command of the family fam that args name, or its
-// help.
-func (c *call) dispatch(fam command, args []string) error {
-	text := cmp.Or(fam.name, "usage")
-	if len(args) == 0 {
-		fmt.Fprint(c.stderr, help(text))
-		return withCode(exitUsage, errors.New(fam.missing))
-	}
-	name, rest := args[0], args[1:]
-	switch name {
-	case "help", "-h", "-help", "--help":
-		if len(rest) > 0 && name == "help" {
-			// "benchgate help gate" is "benchgate gate -h", and
-			// "benchgate history help drift" "benchgate history drift -h".
-			if fam.name != "" {
-				rest = rest[:1]
-			}
-			return c.dispatch(fam, append(slices.Clone(rest), "-h"))
-		}
-		fmt.Fprint(c.stdout, help(text))
-		return nil
-	}
-	var names []string
-	for _, cmd := range fam.sub {
-		if cmd.name == name || slices.Contains(cmd.aliases, name) {
-			return c.exec(cmd, strings.TrimSpace(fam.name+" "+cmd.name), rest)
-		}
-		names = append(names, cmd.name)
-	}
-	return withCode(exitUsage, unknownCommand(fam.name, name, append(names, "help")))
-}
-
-// exec runs cmd, named name ("history drift"), with args.
-func (c *call) exec(cmd command, name string, args []string) error {
-	switch {
-	case cmd.sub != nil:
-		return c.dispatch(cmd, args)
-	case cmd.raw != nil:
-		return cmd.raw(c, args)
-	}
-	fs := flag.NewFlagSet("benchgate "+name, flag.ContinueOnError)
-	run, err := cmd.define(c, fs)
-	if err != nil {
-		return err
-	}
-	if err := parse(fs, name, cmp.Or(cmd.args, "[flags]"), args, cmd.max, c.stderr); err != nil {
-		return err
-	}
-	return run()
-}
-
-// unknownCommand is the error of a command not among names, under parent
-// ("" or "history"): the closest name when one is close, and where the
-// list is, never the whole usage, which would scroll the error away.
-func unknownCommand(parent, cmd string, names []string) error {
-	what, list := "command", "benchgate help"
-	if parent != "" {
-		what, list = parent+" command", "benchgate "+parent+" help"
-	}
-	msg := fmt.Sprintf("unknown %s %s", what, textsafe.Quote(cmd, textsafe.QuoteRunes))
-	if d := scenario.DidYouMean(cmd, names); d != "" {
-		msg += fmt.Sprintf(" (did you mean %s?)", d)
-	}
-	return fmt.Errorf("%s; %s lists them", msg, list)
-}
 
 func cmdVersion(c *call, _ []string) error {
 	v := buildinfo.Version(version)
@@ -171,7 +98,7 @@ func cmdInit(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.BoolVar(&opts.Force, "force", false, "overwrite those files when they are there")
 	return func() error {
 		_, err := scaffold.Init(dir, opts)
-		return withCode(exitUsage, err)
+		return cli.WithCode(cli.ExitUsage, err)
 	}, nil
 }
 
@@ -193,7 +120,7 @@ func cmdRun(c *call, fs *flag.FlagSet) (func() error, error) {
 func (c *call) measure(rf runFlags, override func(*scenario.Scenario) error) (res *benchdata.Results, err error) {
 	if _, err := os.Stat(rf.scenario); errors.Is(err, fs.ErrNotExist) {
 		// The commonest first stumble: run where no scenario is.
-		return nil, withCode(exitUsage, fmt.Errorf("no scenario file %s: give -scenario FILE, or write one here with benchgate init",
+		return nil, cli.WithCode(cli.ExitUsage, fmt.Errorf("no scenario file %s: give -scenario FILE, or write one here with benchgate init",
 			textsafe.Quote(rf.scenario, textsafe.QuoteRunes)))
 	}
 	req := runner.Request{Scenario: rf.scenario, Profile: rf.profile, AllowDataOutside: rf.allowDataOutside, Override: override, Getenv: c.getenv}
@@ -212,9 +139,9 @@ func (c *call) measure(rf runFlags, override func(*scenario.Scenario) error) (re
 		res, err = runner.Measure(c.ctx, req, opts)
 	}
 	if ue := (*runner.UsageError)(nil); errors.As(err, &ue) {
-		return res, withCode(exitUsage, err)
+		return res, cli.WithCode(cli.ExitUsage, err)
 	}
-	return res, withCode(exitRunFailed, err)
+	return res, cli.WithCode(cli.ExitRunFailed, err)
 }
 
 func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
@@ -237,10 +164,10 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 		files := fs.Args()
 		switch {
 		case len(files) == 1:
-			return withCode(exitUsage, errors.New("compare of files needs two: the baseline's go test -bench output and the candidate's"))
+			return cli.WithCode(cli.ExitUsage, errors.New("compare of files needs two: the baseline's go test -bench output and the candidate's"))
 		case len(files) == 2 || tool != "":
 			if len(files) == 2 && tool != "" {
-				return withCode(exitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
+				return cli.WithCode(cli.ExitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
 			}
 			res, err := c.readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand},
 				importers.Options{Class: class, Name: string(name)}, scenarioFile)
@@ -249,20 +176,20 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 			}
 			out = cmp.Or(out, "benchgate-results")
 			if err := benchdata.Write(out, res); err != nil {
-				return withCode(exitRunFailed, err)
+				return cli.WithCode(cli.ExitRunFailed, err)
 			}
 			_, err = c.decideAndReport(res, out, out, format.Name, string(dash))
 			return err
-		case given(fs, "baseline") || given(fs, "candidate") || class != "":
+		case cli.Given(fs, "baseline") || cli.Given(fs, "candidate") || class != "":
 			// Given at all: a list that names no file ("-baseline ,") is
 			// still meant for -import.
-			return withCode(exitUsage, errors.New("-baseline, -candidate and -class go with -import"))
+			return cli.WithCode(cli.ExitUsage, errors.New("-baseline, -candidate and -class go with -import"))
 		case name != "":
-			return withCode(exitUsage, fmt.Errorf("-name names results read from files (OLD NEW or -import); %s keeps the name it was run under", results))
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("-name names results read from files (OLD NEW or -import); %s keeps the name it was run under", results))
 		}
 		res, err := benchdata.Read(results)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		if scenarioFile != "" {
 			if err := c.sameGate(res, results, scenarioFile); err != nil {
@@ -270,10 +197,10 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 			}
 		}
 		_, err = c.decideAndReport(res, filepath.Dir(results), cmp.Or(out, filepath.Dir(results)), format.Name, string(dash))
-		if unfinished := decide.Unfinished(res); unfinished != nil && exitCode(err) != exitUsage {
+		if unfinished := decide.Unfinished(res); unfinished != nil && cli.ExitCode(err) != cli.ExitUsage {
 			// What it measured is reported, and the exit code says the run
 			// failed.
-			return withCode(exitRunFailed, unfinished)
+			return cli.WithCode(cli.ExitRunFailed, unfinished)
 		}
 		return err
 	}, nil
@@ -287,7 +214,7 @@ func (c *call) sameGate(res *benchdata.Results, results, scenarioFile string) er
 	if err != nil {
 		return err
 	}
-	return withCode(exitUsage, decide.SameGate(res.Scenario.Gate, s.Gate, results, scenarioFile))
+	return cli.WithCode(cli.ExitUsage, decide.SameGate(res.Scenario.Gate, s.Gate, results, scenarioFile))
 }
 
 // readReports reads src into results with opt, decided by scenarioFile's
@@ -301,7 +228,7 @@ func (c *call) readReports(src importers.Sources, opt importers.Options, scenari
 		opt.Scenario = &importers.Scenario{Scenario: s, Info: runner.ScenarioInfo(s)}
 	}
 	res, err := importers.ReadSources(src, opt, "benchgate "+buildinfo.Version(version))
-	return res, withCode(exitUsage, err)
+	return res, cli.WithCode(cli.ExitUsage, err)
 }
 
 // loadToDecide loads scenarioFile to decide results it did not run
@@ -313,7 +240,7 @@ func (c *call) readReports(src importers.Sources, opt importers.Options, scenari
 func (c *call) loadToDecide(scenarioFile string) (*scenario.Scenario, error) {
 	s, err := runner.Load(runner.Request{Scenario: scenarioFile, Getenv: c.getenv, Decide: true})
 	if err != nil {
-		return nil, withCode(exitUsage, err)
+		return nil, cli.WithCode(cli.ExitUsage, err)
 	}
 	if s.Kind == scenario.KindGoBench {
 		for _, w := range s.Warnings {
@@ -328,7 +255,7 @@ func cmdGate(c *call, args []string) error {
 		return c.actionGate(args)
 	}
 	rf, format := defaultRunFlags(), report.ForFormatFlag()
-	if _, err := parseFlagSet("gate", "[flags]", args, 0, c.stderr, gateFlags(&rf, &format)); err != nil {
+	if _, err := c.line().ParseFlagSet("gate", "[flags]", args, 0, gateFlags(&rf, &format)); err != nil {
 		return err
 	}
 	_, err := c.runGate(rf, format.Name, nil)
@@ -363,7 +290,7 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 	}
 	// A report left by an earlier run must never be taken for this one's.
 	if err := report.RemoveFiles(rf.out); err != nil {
-		return nil, withCode(exitRunFailed, err)
+		return nil, cli.WithCode(cli.ExitRunFailed, err)
 	}
 	res, runErr := c.measure(rf, hooks.override)
 	if res == nil {
@@ -372,7 +299,7 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 	if hooks.annotate != nil {
 		hooks.annotate(res)
 		if err := benchdata.Write(rf.out, res); err != nil {
-			return nil, withCode(exitRunFailed, err)
+			return nil, cli.WithCode(cli.ExitRunFailed, err)
 		}
 	}
 	if len(res.Rungs) == 0 {
@@ -397,11 +324,11 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 func (c *call) decideAndReport(res *benchdata.Results, dir, out, format, dashboard string) (*report.Input, error) {
 	comp, err := decide.Results(res)
 	if err != nil {
-		return nil, withCode(exitUsage, err)
+		return nil, cli.WithCode(cli.ExitUsage, err)
 	}
 	in := report.Input{Results: res, Comparison: comp, Dashboard: dashboard, Where: report.LoadWhere(dir, res)}
 	if err := report.Publish(out, in, format, c.stdout, c.stderr); err != nil {
-		return nil, withCode(exitRunFailed, err)
+		return nil, cli.WithCode(cli.ExitRunFailed, err)
 	}
-	return &in, withCode(exitRegression, decide.Outcome(in.Comparison))
+	return &in, cli.WithCode(cli.ExitRegression, decide.Outcome(in.Comparison))
 }

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+)
+
+// TestDispatch: arguments find their command in a family, its flags
+// parsed; a mistyped command is exit 2 with the closest name; -h prints
+// the help and usage and is exit 0 and silent; a stray argument is exit 2.
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	var ran []string
+	table := Command[*[]string]{Missing: "no command given", Sub: []Command[*[]string]{
+		{Name: "greet", Define: func(c *[]string, fs *flag.FlagSet) (func() error, error) {
+			who := fs.String("who", "world", "whom to `greet`")
+			return func() error { *c = append(*c, "hello "+*who); return nil }, nil
+		}},
+		{Name: "fail", Raw: func(c *[]string, args []string) error { return WithCode(ExitRegression, errors.New("regressed")) }},
+	}}
+	var out, errw bytes.Buffer
+	l := Line{Stdout: &out, Stderr: &errw, Help: func(name string) string { return "help of " + name + "\n" },
+		DidYouMean: func(name string, names []string) string {
+			if name == "gret" {
+				return "greet"
+			}
+			return ""
+		}}
+	if err := Dispatch(l, &ran, table, []string{"greet", "-who", "you"}); err != nil || strings.Join(ran, ",") != "hello you" {
+		t.Fatalf("greet: %v, ran %v", err, ran)
+	}
+	if err := Dispatch(l, &ran, table, []string{"fail"}); ExitCode(err) != ExitRegression {
+		t.Errorf("a command's own code: %v, exit %d", err, ExitCode(err))
+	}
+	err := Dispatch(l, &ran, table, []string{"gret"})
+	if ExitCode(err) != ExitUsage || err.Error() != `unknown command "gret" (did you mean greet?); benchgate help lists them` {
+		t.Errorf("mistyped: %v, exit %d", err, ExitCode(err))
+	}
+	err = Dispatch(l, &ran, table, []string{"greet", "-h"})
+	if ExitCode(err) != ExitPass || !errors.Is(err, ErrSilent) || !strings.Contains(errw.String(), "Usage: benchgate greet [flags]\n\nhelp of greet\n\nFlags:\n  -who greet") {
+		t.Errorf("-h: %v, exit %d, stderr %q", err, ExitCode(err), errw.String())
+	}
+	err = Dispatch(l, &ran, table, []string{"greet", "stray"})
+	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), `greet: unexpected argument "stray"`) {
+		t.Errorf("a stray argument: %v", err)
+	}
+	if err := Dispatch(l, &ran, table, nil); ExitCode(err) != ExitUsage || err.Error() != "no command given" || !strings.Contains(errw.String(), "help of usage") {
+		t.Errorf("no command: %v", err)
+	}
+	if ExitCode(nil) != ExitPass || ExitCode(errors.New("x")) != ExitRunFailed || WithCode(ExitUsage, nil) != nil {
+		t.Error("ExitCode of nil and of a plain error, or WithCode of nil")
+	}
+}
