@@ -13,7 +13,7 @@ import (
 	"github.com/benchgate/benchgate/internal/dockertest"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
-	dockertarget "github.com/benchgate/benchgate/target/docker"
+	"github.com/benchgate/benchgate/target/docker"
 	"github.com/benchgate/benchgate/target/targettest"
 )
 
@@ -40,7 +40,7 @@ func testDockerWindowPeak(t *testing.T) {
 		}
 	})
 	runID := fmt.Sprintf("test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
-	env, err := dockertarget.NewEnv(ctx, runID, nil)
+	env, err := docker.NewEnv(ctx, runID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func testDockerWindowPeak(t *testing.T) {
 		}
 	})
 	spec := scenario.Target{Name: "candidate", Image: img, Port: 8080, Health: "/healthz", StartupTimeout: 30 * time.Second}
-	d := dockertarget.New(env, spec, target.Options{OutDir: t.TempDir(), Pins: &scenario.Pins{Memory: 256 << 20, MemoryText: "256MiB"}})
+	d := docker.New(env, spec, target.Options{OutDir: t.TempDir(), Pins: &scenario.Pins{Memory: 256 << 20, MemoryText: "256MiB"}})
 	defer d.Stop()
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)

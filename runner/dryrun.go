@@ -8,7 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	dockertarget "github.com/benchgate/benchgate/target/docker"
+	"github.com/benchgate/benchgate/target/docker"
 	"io"
 	"maps"
 	"slices"
@@ -92,9 +92,9 @@ func (loadEngine) plan(ctx context.Context, sc *scenario.Scenario, opts Options,
 			}
 			// The files are read as the run reads them, without the
 			// engine: what the target names must be in them.
-			p, err := dockertarget.LoadProject(ctx, t, os.Getenv)
+			p, err := docker.LoadProject(ctx, t, os.Getenv)
 			if err == nil {
-				err = dockertarget.CheckProject(t, p)
+				err = docker.CheckProject(t, p)
 				line += ", services " + strings.Join(slices.Sorted(slices.Values(p.ServiceNames())), " ")
 			}
 			if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
-	dockertarget "github.com/benchgate/benchgate/target/docker"
+	"github.com/benchgate/benchgate/target/docker"
 	"github.com/benchgate/benchgate/target/process"
 )
 
@@ -20,10 +20,10 @@ func (s *schedule) services(pins *scenario.Pins) (base, cand target.Service) {
 	opts := target.Options{OutDir: s.opts.OutDir, Pins: pins, Redact: s.sc}
 	mk := func(spec scenario.Target) target.Service {
 		if len(spec.Compose) > 0 && s.docker != nil {
-			return dockertarget.NewStack(s.docker, spec, opts)
+			return docker.NewStack(s.docker, spec, opts)
 		}
 		if spec.Image != "" && s.docker != nil {
-			return dockertarget.New(s.docker, spec, opts)
+			return docker.New(s.docker, spec, opts)
 		}
 		return process.New(spec, opts)
 	}

@@ -38,7 +38,7 @@ import (
 	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
-	dockertarget "github.com/benchgate/benchgate/target/docker"
+	"github.com/benchgate/benchgate/target/docker"
 )
 
 // withDefaults checks o and fills in its defaults: no progress shown, the
@@ -110,7 +110,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opts Options) (*benchdata.R
 
 	if usesDocker(sc) {
 		budget.enter("the connection to Docker")
-		s.docker, err = dockertarget.NewEnv(ctx, res.Env.RunID, progress)
+		s.docker, err = docker.NewEnv(ctx, res.Env.RunID, progress)
 		if s.docker != nil {
 			// Close removes every container and the network of this run,
 			// whatever ended it: it runs uncancelled, with its own
@@ -190,8 +190,8 @@ type schedule struct {
 	res        *benchdata.Results
 	progress   io.Writer
 	getenv     func(string) string
-	docker     *dockertarget.Env // nil unless a target is an image
-	base, cand target.Service    // of the current pin set
+	docker     *docker.Env    // nil unless a target is an image
+	base, cand target.Service // of the current pin set
 	// orderIndex is each cell's index in the whole grid, which its pair's
 	// order is drawn from: a shard's pairs run as in an unsharded run.
 	orderIndex map[benchdata.Cell]int

@@ -21,7 +21,7 @@ import (
 // Service is one side of the comparison as the schedule drives it: a
 // process benchgate starts (*process.Target with a command), a service
 // already running (*process.Target with a url), or a container
-// (*dockertarget.Target). The schedule builds and starts both services of
+// (*docker.Target). The schedule builds and starts both services of
 // a pin set before any load, keeps them up for all its rounds (or, under
 // load.restart, replaces both with new ones every few rounds), and stops
 // them before the next pin set.

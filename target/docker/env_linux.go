@@ -1,11 +1,11 @@
-// Package dockertarget runs image targets: a container per target and
+// Package docker runs image targets: a container per target and
 // pin set, of an image built beforehand (benchgate never pulls), on a
 // network of the run's own, with the pin set's CPU and memory limits set
 // by the engine. Everything it creates in the engine carries the run's
 // labels, so that Close removes it whatever ended the run, and a later
 // run's Sweep removes what a crashed one left (docs/docker.md). Its
 // package name keeps it apart from github.com/docker/docker's packages.
-package dockertarget
+package docker
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package dockertarget
+package docker
 
 import (
 	"context"

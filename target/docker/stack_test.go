@@ -1,6 +1,6 @@
 //go:build linux
 
-package dockertarget
+package docker
 
 import (
 	"context"
