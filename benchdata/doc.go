@@ -5,7 +5,7 @@
 // A results file (Results, written by Write after every rung and read back
 // by Read) is one run: the scenario's plan and gate section, both targets'
 // build and pins, and every rung measured so far with its histogram,
-// slices, resources and gates; reading is bounded (see limits.go) because a
+// slices, resources and gates; reading is bounded because a
 // results file may come from a fork. Merge joins the shards of one nightly
 // grid run on several runners into one such file. A history file
 // (Record, AppendHistory, ReadHistory) keeps one summary line per night, and

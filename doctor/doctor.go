@@ -6,9 +6,8 @@
 //
 // Everything is read below a root directory ("/" by default), so the
 // checks run against fake /sys and /proc trees in tests. Nothing is
-// changed on the machine. The checks are made on Linux only
-// (check_linux.go), the one system benchgate measures on; elsewhere Check
-// says so (check_other.go).
+// changed on the machine. The checks are made on Linux only, the one system benchgate measures
+// on; elsewhere Check says so.
 //
 // The statuses mean:
 //   - OK: as it should be for benchmarking;

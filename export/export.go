@@ -14,7 +14,7 @@
 //
 // Names come from the scenario, which a pull request controls. JSON is
 // written by encoding/json, so any name stays a string; CSV cells that a
-// spreadsheet would run as a formula get a leading apostrophe (csv.go).
+// spreadsheet would run as a formula get a leading apostrophe.
 package export
 
 import (

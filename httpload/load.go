@@ -5,7 +5,7 @@
 // (counting its bytes) so the connection is reused, and tells a status
 // the class does not expect from a transport failure, classified by kind.
 //
-// Two clients speak it. The fast one (fast.go), the default, is a minimal
+// Two clients speak it. The fast one, the default, is a minimal
 // HTTP/1.1 client at the cost per request of wrk's: one keep-alive
 // connection per worker, requests rendered into bytes, responses parsed
 // in place. NetHTTP is net/http's Transport, shared by the workers, for

@@ -6,10 +6,10 @@
 // environment), and a stable JSON document.
 //
 // Every reporter reads the same value, an Input, through one table model
-// (model.go) so the three formats can never disagree about a number or a
+// so the three formats can never disagree about a number or a
 // verdict; the renderers only lay that model out. The package decides
-// nothing itself: Decide takes verdicts, reasons and the outcome from the
-// one decision path (packages decide and gate), and
+// nothing itself: verdicts, reasons and the outcome come from the one
+// decision path (packages decide and gate, in the Input's Comparison), and
 // counts of errors, resource figures, latency distributions and what the
 // correctness gates found come from the results file. Names of classes,
 // variants, pin sets, scenarios, target specs, commits, error texts, the

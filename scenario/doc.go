@@ -1,24 +1,21 @@
-// Package scenario reads a benchgate.yml into a Scenario (model.go): the
-// checked model the CLI, the runner and doctor read, so that nothing
-// downstream validates the file again. Load turns the text into a tree of
-// nodes that keep their line and column, with anchors resolved and
-// ${VAR} expanded (node.go), and reads each section from that tree:
-// load.go holds the entry points and the order of the sections, and each
-// section has its file (targets.go, pins.go, loadsettings.go, data.go,
-// variants.go, classes.go, gate.go, profiles.go, gobench.go, grpc.go;
-// gates.go for agreement and preflight). Every problem becomes an Error
-// naming file, line, column and field, gathered into one ErrorList in
-// file order (errors.go), which the CLI prints and exits 2 on. Load looks
-// at the file and the paths it names (data files, target directories),
-// never at the machine's CPUs, so that whether a file is valid does not
-// depend on where it is read; the one check that does, pins naming CPUs
-// the machine lacks, is CheckCPUs, which a run calls before it starts
-// anything, with errors of the same form. Because the file comes from a
-// pull request, everything it may ask for is bounded at load (limits.go,
-// templimit.go, yamlcheck.go), and values from the environment are kept
-// for Redact (secrets.go). Request fields are templates, compiled and
-// tried once at load (template.go); Stream then yields each worker's
-// requests as a pure function of the seed, variant, class, concurrency,
-// round and worker (stream.go), so the baseline and the candidate receive
-// the identical sequence.
+// Package scenario reads a benchgate.yml into a Scenario: the checked
+// model the CLI, the runner and doctor read, so that nothing downstream
+// validates the file again.
+//
+// Load turns the text into a tree of nodes that keep their line and
+// column, with anchors resolved and ${VAR} expanded, and reads each
+// section from it. Every problem becomes an Error naming file, line,
+// column and field, gathered into one ErrorList in file order, which the
+// CLI prints and exits 2 on. Load looks at the file and the paths it names
+// (data files, target directories), never at the machine's CPUs, so that
+// whether a file is valid does not depend on where it is read; the one
+// check that does, pins naming CPUs the machine lacks, is CheckCPUs, which
+// a run calls before it starts anything, with errors of the same form.
+//
+// Because the file comes from a pull request, everything it may ask for is
+// bounded at load, and values from the environment are kept for Redact.
+// Request fields are templates, compiled and tried once at load; Stream
+// then yields each worker's requests as a pure function of the seed,
+// variant, class, concurrency, round and worker, so the baseline and the
+// candidate receive the identical sequence.
 package scenario

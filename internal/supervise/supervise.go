@@ -10,8 +10,7 @@
 // SIGINT and SIGTERM, kills the child at once on a second one, and has the
 // kernel kill the child if the supervisor dies. It costs one exec.
 //
-// That is Linux's (supervise_linux.go): elsewhere nothing is supervised
-// (supervise_other.go says why).
+// That is Linux's: elsewhere nothing is supervised.
 package supervise
 
 import (
