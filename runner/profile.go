@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/benchgate/benchgate/benchdata"
@@ -153,12 +152,12 @@ func (s *schedule) profileSource(ts [2]target.Service) (string, [2]func() taker,
 	var takers [2]func() taker
 	prof := [2]*scenario.TargetProfile{s.sc.Baseline.Profile, s.sc.Candidate.Profile}
 	if prof[0] != nil && prof[0].PProf != "" && prof[1] != nil && prof[1].PProf != "" {
-		if s.proto.kind() == scenario.KindGRPC {
-			return "", takers, errors.New("a pprof endpoint is reached over HTTP, and a gRPC target's address is not an HTTP server's")
-		}
 		client := &http.Client{}
 		for i, t := range ts {
-			u := strings.TrimRight(t.URL(), "/") + prof[i].PProf
+			u, err := s.proto.pprofURL(t, prof[i].PProf)
+			if err != nil {
+				return "", takers, err
+			}
 			takers[i] = func() taker { return &pprofTaker{client: client, url: u} }
 		}
 		return "pprof", takers, nil

@@ -4,6 +4,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -38,6 +39,9 @@ type protocol interface {
 	probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error)
 	// close releases what prepare made for the last pin set.
 	close()
+	// pprofURL is where t's net/http/pprof endpoint at path answers, or
+	// why this protocol cannot reach one.
+	pprofURL(t target.Service, path string) (string, error)
 	// kind is the results' Kind of a run of this protocol.
 	kind() string
 }
@@ -72,6 +76,10 @@ func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *scena
 }
 
 func (httpProtocol) close() {}
+
+func (httpProtocol) pprofURL(t target.Service, path string) (string, error) {
+	return strings.TrimRight(t.URL(), "/") + path, nil
+}
 
 // kind: an HTTP run's results leave Kind empty, as they always have.
 func (httpProtocol) kind() string { return "" }
@@ -108,5 +116,9 @@ func (p grpcProtocol) probe(ctx context.Context, _ *http.Client, req *scenario.R
 }
 
 func (p grpcProtocol) close() { p.s.grpcClose() }
+
+func (grpcProtocol) pprofURL(target.Service, string) (string, error) {
+	return "", errors.New("a pprof endpoint is reached over HTTP, and a gRPC target's address is not an HTTP server's")
+}
 
 func (grpcProtocol) kind() string { return scenario.KindGRPC }
