@@ -84,6 +84,13 @@ func MergeFiles(paths []string) (*Results, []ProfileCopy, error) {
 // the run's profiles.
 const ProfileDir = "profiles"
 
+// ProfileFile is the name, relative to a results directory, of a file of
+// the run's index-th profiled cell (from 1): "profiles/cell01-NAME", NAME
+// such as "baseline.pb.gz" or "flame.svg".
+func ProfileFile(index int, name string) string {
+	return path.Join(ProfileDir, fmt.Sprintf("cell%02d-%s", index, name))
+}
+
 // ProfileCopy is a shard's profile file a merge takes along: From, its
 // path; To, its name relative to the merged results' directory.
 type ProfileCopy struct {

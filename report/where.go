@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -38,7 +37,7 @@ type Where struct {
 // Flame is the file of w's flame graph, relative to the results
 // directory (beside its profiles).
 func (w Where) Flame() string {
-	return path.Join(benchdata.ProfileDir, fmt.Sprintf("cell%02d-flame.svg", w.Index))
+	return benchdata.ProfileFile(w.Index, "flame.svg")
 }
 
 // LoadWhere reads the profiles res records (its Profiles, files relative

@@ -158,34 +158,11 @@ func (g *goBench) profileBenchmark(ctx context.Context, cell benchdata.Cell, ind
 		}
 		profs[side] = append(profs[side], pr)
 	}
-	sides := [2]*benchdata.ProfileSide{&cp.Baseline, &cp.Candidate}
-	for i, name := range []string{"baseline", "candidate"} {
-		merged, err := profile.Merge(profs[i])
-		if err != nil {
-			return fmt.Errorf("the %s's two profiles: %w", name, err)
-		}
-		file := filepath.Join(ProfileDir, fmt.Sprintf("cell%02d-%s.pb.gz", index, name))
-		if err := writeProfile(filepath.Join(g.opts.OutDir, file), merged); err != nil {
-			return err
-		}
-		var secs float64
+	var secs [2]float64
+	for i := range profs {
 		for _, p := range profs[i] {
-			secs += float64(p.DurationNanos) / 1e9
+			secs[i] += float64(p.DurationNanos) / 1e9
 		}
-		*sides[i] = benchdata.ProfileSide{File: filepath.ToSlash(file), Requests: ops[i], Seconds: secs}
 	}
-	return nil
-}
-
-// writeProfile writes p, gzipped, to path.
-func writeProfile(path string, p *profile.Profile) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	werr := p.Write(f)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return saveProfiles(g.opts.OutDir, index, profs, ops, secs, cp)
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/benchgate/benchgate/benchdata"
@@ -222,23 +220,7 @@ func (s *schedule) profileCell(ctx context.Context, cell benchdata.Cell, index i
 			seconds[side] += window.Seconds()
 		}
 	}
-	dir := filepath.Join(s.opts.OutDir, ProfileDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	sides := [2]*benchdata.ProfileSide{&cp.Baseline, &cp.Candidate}
-	for i, name := range []string{"baseline", "candidate"} {
-		merged, err := profile.Merge(profs[i])
-		if err != nil {
-			return fmt.Errorf("the %s's two profiles: %w", name, err)
-		}
-		file := filepath.Join(ProfileDir, fmt.Sprintf("cell%02d-%s.pb.gz", index+1, name))
-		if err := writeProfile(filepath.Join(s.opts.OutDir, file), merged); err != nil {
-			return err
-		}
-		*sides[i] = benchdata.ProfileSide{File: filepath.ToSlash(file), Requests: requests[i], Seconds: seconds[i]}
-	}
-	return nil
+	return saveProfiles(s.opts.OutDir, index+1, profs, requests, seconds, cp)
 }
 
 // profiledRung is one rung of cell's load on t with a window of d, its

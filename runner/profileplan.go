@@ -2,9 +2,11 @@ package runner
 
 import (
 	"fmt"
-	"github.com/benchgate/benchgate/benchdata"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/profiler"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/google/pprof/profile"
@@ -65,4 +67,39 @@ func profilePlanLine(sc *scenario.Scenario) string {
 	}
 	return fmt.Sprintf("profiling: after the measured rounds, up to %d %s, each %v (both sides, ABBA, under a CPU profile; again, up to %d times in all, while a side has fewer than %d samples; profiling.when: never turns it off)",
 		p.Cells, which, per, MaxProfileCycles, MinProfileSamples)
+}
+
+// saveProfiles merges each side's profiles of the run's index-th profiled
+// cell (from 1), writes them under outDir's ProfileDir and records them in
+// cp with the units (requests or ops) and seconds each side profiled.
+func saveProfiles(outDir string, index int, profs [2][]*profile.Profile, units [2]int64, secs [2]float64, cp *benchdata.CellProfile) error {
+	if err := os.MkdirAll(filepath.Join(outDir, ProfileDir), 0o755); err != nil {
+		return err
+	}
+	sides := [2]*benchdata.ProfileSide{&cp.Baseline, &cp.Candidate}
+	for i, name := range []string{"baseline", "candidate"} {
+		merged, err := profile.Merge(profs[i])
+		if err != nil {
+			return fmt.Errorf("the %s's profiles: %w", name, err)
+		}
+		file := benchdata.ProfileFile(index, name+".pb.gz")
+		if err := writeProfile(filepath.Join(outDir, filepath.FromSlash(file)), merged); err != nil {
+			return err
+		}
+		*sides[i] = benchdata.ProfileSide{File: file, Requests: units[i], Seconds: secs[i]}
+	}
+	return nil
+}
+
+// writeProfile writes p, gzipped, to path.
+func writeProfile(path string, p *profile.Profile) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	werr := p.Write(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
 }

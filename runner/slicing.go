@@ -2,10 +2,10 @@ package runner
 
 import (
 	"fmt"
-	"github.com/benchgate/benchgate/internal/numtext"
 	"time"
 
 	"github.com/benchgate/benchgate/benchdata"
+	"github.com/benchgate/benchgate/internal/numtext"
 	"github.com/benchgate/benchgate/scenario"
 )
 
