@@ -62,7 +62,7 @@ func actionEnv(getenv func(string) string) (*ghaction.Env, runFlags, error) {
 		return nil, runFlags{}, cli.WithCode(cli.ExitUsage, fmt.Errorf("action: %w", err))
 	}
 	in := env.Inputs
-	rf := runFlags{scenario: in.Scenario, profile: in.Profile, out: in.ResultsDir, dashboard: dashboardFlag(in.DashboardURL)}
+	rf := runFlags{scenario: in.Scenario, profile: in.Profile, out: in.ResultsDir, dashboard: report.DashboardURL(in.DashboardURL)}
 	if in.Budget != "" {
 		if rf.budget, err = time.ParseDuration(in.Budget); err != nil {
 			return nil, rf, cli.WithCode(cli.ExitUsage, fmt.Errorf("action: input budget: %w", err))
@@ -88,12 +88,12 @@ func (f *runFlags) dropDefaultProfile(fs *flag.FlagSet, in ghaction.Inputs, gete
 func cmdComment(c *call, fs *flag.FlagSet) (func() error, error) {
 	var results, label string
 	var pr, issue int
-	var dash dashboardFlag
+	var dash report.DashboardURL
 	fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
 	fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
 	fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
 	fs.StringVar(&label, "remove-label", "", "then remove this `label` from the pull request (default: the remove-label input)")
-	dash.register(fs)
+	fs.Var(&dash, "dashboard-url", dashboardUsage)
 	return func() error {
 		env, err := ghaction.Load(c.getenv)
 		if err != nil {

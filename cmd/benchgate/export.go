@@ -5,10 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/export"
 	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/report"
@@ -40,44 +37,24 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 		return cli.WithCode(cli.ExitUsage, errors.New("export needs -format: bmf, gab or csv"))
 	case cli.Given(fs, "results") && cli.Given(fs, "history"):
 		return cli.WithCode(cli.ExitUsage, errors.New("-results and -history: give one, the file to export"))
+	case cli.Given(fs, "history") && history == "":
+		return cli.WithCode(cli.ExitUsage, errors.New("-history: want the history file to export"))
 	}
 	if err := opt.Check(); err != nil {
 		return cli.WithCode(cli.ExitUsage, err)
 	}
-	var src export.Source
+	files := export.Files{Results: results, Out: out}
 	if cli.Given(fs, "history") {
-		recs, err := benchdata.ReadHistory(history)
-		if err != nil {
-			return cli.WithCode(cli.ExitUsage, err)
-		}
-		src, err = export.FromHistory(recs, history)
-		if err != nil {
-			return cli.WithCode(cli.ExitUsage, err)
-		}
-	} else {
-		res, err := benchdata.Read(results)
-		if err != nil {
-			return cli.WithCode(cli.ExitUsage, err)
-		}
-		if src, err = export.FromResults(res, results); err != nil {
-			return cli.WithCode(cli.ExitUsage, err)
-		}
+		files = export.Files{History: history, Out: out}
 	}
-	write, err := export.New(src, opt)
-	if err != nil {
+	if err := files.Export(opt, stdout); err != nil {
+		if we := (*export.WriteError)(nil); errors.As(err, &we) {
+			return cli.WithCode(cli.ExitRunFailed, err)
+		}
 		return cli.WithCode(cli.ExitUsage, err)
 	}
 	if out == "" {
-		return cli.WithCode(cli.ExitRunFailed, write(stdout))
-	}
-	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-		return cli.WithCode(cli.ExitUsage, fmt.Errorf("-out %s: a directory: want the file to write", out))
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return cli.WithCode(cli.ExitRunFailed, err)
-	}
-	if err := benchdata.WriteFile(out, write); err != nil {
-		return cli.WithCode(cli.ExitRunFailed, fmt.Errorf("export: %s: %w", out, err))
+		return nil
 	}
 	fmt.Fprintf(stderr, "export: %s\n", report.TerminalText(out))
 	return nil

@@ -20,8 +20,8 @@ type runFlags struct {
 	// allowDataOutside lifts the confinement of data files to the
 	// scenario's directory tree (scenario.LoadOptions).
 	allowDataOutside bool
-	dryRun           bool          // check and print the plan, run nothing (runner.DryRun)
-	dashboard        dashboardFlag // gate only
+	dryRun           bool                // check and print the plan, run nothing (runner.DryRun)
+	dashboard        report.DashboardURL // gate only
 	// calibrate marks calibrate's flags, whose -out holds its own files.
 	calibrate bool
 }
@@ -43,36 +43,6 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.dryRun, "dry-run", f.dryRun, "load and check the scenario as a run would, print its plan (targets, cells, rounds, planned time) and exit 0: nothing is built, started or written")
 }
 
-// dashboardFlag is -dashboard-url: the published history site that the
-// report and the comment link (report.Input.Dashboard), checked as it is
-// parsed.
-type dashboardFlag string
-
-func (d *dashboardFlag) register(fs *flag.FlagSet) {
-	fs.Var(d, "dashboard-url", "link the history site published at this `URL` (benchgate history site) and each failing cell's page")
-}
-
-func (d *dashboardFlag) String() string { return string(*d) }
-
-func (d *dashboardFlag) Set(s string) error {
-	if err := report.CheckDashboardURL(s); err != nil {
-		return err
-	}
-	*d = dashboardFlag(s)
-	return nil
-}
-
-// nameFlag is compare's -name: the scenario name of results read from
-// files, which history keys its series by, checked as it is parsed
-// (report.CheckName).
-type nameFlag string
-
-func (n *nameFlag) String() string { return string(*n) }
-
-func (n *nameFlag) Set(s string) error {
-	if err := report.CheckName(s); err != nil {
-		return err
-	}
-	*n = nameFlag(s)
-	return nil
-}
+// dashboardUsage is -dashboard-url's: the published history site that the
+// report and the comment link (report.Input.Dashboard).
+const dashboardUsage = "link the history site published at this `URL` (benchgate history site) and each failing cell's page"

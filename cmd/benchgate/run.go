@@ -148,8 +148,8 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 	format := report.ForFormatFlag()
 	var results, out, scenarioFile, tool, class string
 	var base, cand importers.FileList
-	var dash dashboardFlag
-	var name nameFlag
+	var dash report.DashboardURL
+	var name report.Name
 	fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
 	fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
 	fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them); with -results, refused unless its gate section is the one the file recorded")
@@ -158,7 +158,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
 	fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
 	fs.Var(&name, "name", "with files (OLD NEW or -import): the results' scenario `name`, which history keeps its series by (default: -scenario's name, else \""+importers.DefaultGoBenchName+"\" for go test -bench outputs, \"imported TOOL results\" for -import)")
-	dash.register(fs)
+	fs.Var(&dash, "dashboard-url", dashboardUsage)
 	fs.Var(&format, "format", report.FormatUsage)
 	return func() error {
 		files := fs.Args()
@@ -266,7 +266,7 @@ func cmdGate(c *call, args []string) error {
 func gateFlags(rf *runFlags, format *report.FormatFlag) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		rf.register(fs)
-		rf.dashboard.register(fs)
+		fs.Var(&rf.dashboard, "dashboard-url", dashboardUsage)
 		fs.Var(format, "format", report.FormatUsage)
 	}
 }
