@@ -207,14 +207,7 @@ func (l *loader) checkLoad(n *node, profile string) {
 	chose := func(k string) bool {
 		return l.chosen["load."+k] || (profile != "" && l.chosen[join("profiles", profile)+"."+k])
 	}
-	// The defaults give way where they cannot apply. gRPC classes are
-	// sliced when the scenario asks (load.interleave: slice); their
-	// default stays round interleaving until verdict-quality measures
-	// slices on them (docs/grpc.md).
-	if l.s.Kind == KindGRPC && !chose("interleave") {
-		ls.Interleave = InterleaveRound
-		return
-	}
+	// The defaults give way where they cannot apply.
 	if ls.Slice > ls.Duration && !chose("slice") {
 		ls.Slice = ls.Duration
 	}
