@@ -9,7 +9,6 @@ import (
 
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/load/loadtest"
-	"github.com/benchgate/benchgate/scenario"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -30,7 +29,7 @@ func BenchmarkGenerate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`),
+	req := load.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`),
 		Header: map[string][]string{"X-Tenant": {"acme"}}}
 	for _, c := range []int{1, 8} {
 		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {

@@ -22,7 +22,6 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/benchgate/benchgate/load"
-	"github.com/benchgate/benchgate/scenario"
 )
 
 // Call is one unary method ready to be called with requests written as
@@ -142,7 +141,7 @@ func protoError(err error) string {
 // answered is a result, not an error; err is set when the request does not
 // fit the message type or the call got no answer from the server (ctx
 // ended, or the connection failed).
-func (c *Call) Invoke(ctx context.Context, conn grpc.ClientConnInterface, req *scenario.Request) (code string, responseJSON []byte, err error) {
+func (c *Call) Invoke(ctx context.Context, conn grpc.ClientConnInterface, req *load.Request) (code string, responseJSON []byte, err error) {
 	e := c.encode(req.Body)
 	if e.err != nil {
 		return "", nil, e.err

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/benchgate/benchgate/load"
-	"github.com/benchgate/benchgate/scenario"
 )
 
 // Load is one rung of closed-loop unary gRPC load. A request's Target is
@@ -153,7 +152,7 @@ type wcall struct {
 }
 
 // Prepare finds r's Call and encodes its message.
-func (c *caller) Prepare(r *scenario.Request) error {
+func (c *caller) Prepare(r *load.Request) error {
 	wc := c.call(r.Target)
 	if wc.err != nil {
 		return wc.err

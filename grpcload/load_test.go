@@ -12,16 +12,15 @@ import (
 
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/load/loadtest"
-	"github.com/benchgate/benchgate/scenario"
 )
 
 // forever is a source repeating req without end.
-func forever(req scenario.Request) func(int) load.Source {
-	return func(int) load.Source { return &loadtest.Seq{Reqs: []scenario.Request{req}, Loop: true} }
+func forever(req load.Request) func(int) load.Source {
+	return func(int) load.Source { return &loadtest.Seq{Reqs: []load.Request{req}, Loop: true} }
 }
 
 // generate is a short rung against addr: every worker sends req.
-func generate(t testing.TB, addr string, req scenario.Request, c int, mod func(*Load)) (load.Result, error) {
+func generate(t testing.TB, addr string, req load.Request, c int, mod func(*Load)) (load.Result, error) {
 	t.Helper()
 	d := FromReflection(context.Background(), testConn(t, addr))
 	var mu sync.Mutex
@@ -65,7 +64,7 @@ func TestGenerate(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	var started []time.Time
-	req := scenario.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`),
+	req := load.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`),
 		Header: http.Header{"X-Tenant": {"acme"}}}
 	// A window of a second: a loaded machine answers some calls in it
 	// (200 ms once saw none).
@@ -103,7 +102,7 @@ func TestGenerate(t *testing.T) {
 // bounded is a rung of n calls by each worker, with no warm-up and a
 // window far longer than they take: every call is counted, however slowly
 // a loaded machine makes them (a short window may see none).
-func bounded(n int, req scenario.Request) func(*Load) {
+func bounded(n int, req load.Request) func(*Load) {
 	return func(l *Load) {
 		l.Warmup, l.Duration = 0, time.Hour
 		l.Source = loadtest.Finite(n, req)
@@ -113,7 +112,7 @@ func bounded(n int, req scenario.Request) func(*Load) {
 func TestGenerateStatuses(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
-	req := scenario.Request{Target: "/bench.v1.Bench/Lookup", Body: []byte(`{"id":"x"}`)}
+	req := load.Request{Target: "/bench.v1.Bench/Lookup", Body: []byte(`{"id":"x"}`)}
 	// 100 lookups; the server answers every tenth NotFound.
 	r, err := generate(t, ts.addr, req, 2, bounded(50, req))
 	if err != nil {
@@ -138,7 +137,7 @@ func TestGenerateTimeout(t *testing.T) {
 	ts := startServer(t, serverOpts{reflection: "v1"})
 	// The server would answer in a minute; the timeout ends each call
 	// long before.
-	req := scenario.Request{Target: "bench.v1.Bench/Slow", Body: []byte(`{"ms":60000}`)}
+	req := load.Request{Target: "bench.v1.Bench/Slow", Body: []byte(`{"ms":60000}`)}
 	r, err := generate(t, ts.addr, req, 2, func(l *Load) {
 		bounded(3, req)(l)
 		l.Timeout = 40 * time.Millisecond
@@ -165,7 +164,7 @@ func TestGenerateConnect(t *testing.T) {
 	}
 	down := lis.Addr().String()
 	lis.Close()
-	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{}`)}
+	req := load.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{}`)}
 	r, err := generate(t, ts.addr, req, 1, func(l *Load) {
 		bounded(3, req)(l)
 		l.Target = down
@@ -181,7 +180,7 @@ func TestGenerateConnect(t *testing.T) {
 func TestGenerateBadRequest(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
-	for _, req := range []scenario.Request{
+	for _, req := range []load.Request{
 		{Target: "bench.v1.Bench/Echo", Body: []byte(`{"nope":1}`)},
 		{Target: "bench.v1.Bench/Nope", Body: []byte(`{}`)},
 	} {
@@ -197,7 +196,7 @@ func TestGenerateBadRequest(t *testing.T) {
 
 func TestGenerateRefuses(t *testing.T) {
 	t.Parallel()
-	src := loadtest.Finite(1, scenario.Request{})
+	src := loadtest.Finite(1, load.Request{})
 	res := func(string) (*Call, error) { return nil, errors.New("x") }
 	for _, tc := range []struct {
 		l    Load
@@ -219,7 +218,7 @@ func TestGenerateRefuses(t *testing.T) {
 func TestGenerateCancelled(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
-	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{}`)}
+	req := load.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{}`)}
 	d := FromReflection(testCtx(t), testConn(t, ts.addr))
 	c, err := Prepare(testCtx(t), d, req.Target)
 	if err != nil {
@@ -242,7 +241,7 @@ func TestGenerateCancelled(t *testing.T) {
 func TestGenerateSourceEnds(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
-	req := scenario.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{"n":1}`)}
+	req := load.Request{Target: "bench.v1.Bench/Echo", Body: []byte(`{"n":1}`)}
 	// The window is an hour: waiting it out, Generate would end with the
 	// test's context, in error.
 	r, err := generate(t, ts.addr, req, 3, bounded(5, req))
@@ -264,15 +263,15 @@ func TestInvoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, js, err := c.Invoke(ctx, conn, &scenario.Request{Body: []byte(`{"text":"hi","n":3}`), Header: http.Header{"X-Tenant": {"acme"}}})
+	code, js, err := c.Invoke(ctx, conn, &load.Request{Body: []byte(`{"text":"hi","n":3}`), Header: http.Header{"X-Tenant": {"acme"}}})
 	if err != nil || code != "OK" || string(js) != `{"text":"hi","n":3,"tenant":"acme"}` {
 		t.Errorf("echo: %s %s %v", code, js, err)
 	}
-	code, js, err = c.Invoke(ctx, conn, &scenario.Request{})
+	code, js, err = c.Invoke(ctx, conn, &load.Request{})
 	if err != nil || code != "OK" || string(js) != `{}` {
 		t.Errorf("empty: %s %s %v", code, js, err)
 	}
-	if _, _, err := c.Invoke(ctx, conn, &scenario.Request{Body: []byte(`{"txt":"hi"}`)}); err == nil || !strings.Contains(err.Error(), `unknown field "txt"`) {
+	if _, _, err := c.Invoke(ctx, conn, &load.Request{Body: []byte(`{"txt":"hi"}`)}); err == nil || !strings.Contains(err.Error(), `unknown field "txt"`) {
 		t.Errorf("bad request: %v", err)
 	}
 
@@ -282,7 +281,7 @@ func TestInvoke(t *testing.T) {
 	}
 	var codes []string
 	for range 10 {
-		code, js, err := lookup.Invoke(ctx, conn, &scenario.Request{Body: []byte(`{"id":"i1"}`)})
+		code, js, err := lookup.Invoke(ctx, conn, &load.Request{Body: []byte(`{"id":"i1"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +301,7 @@ func TestInvoke(t *testing.T) {
 	lis, _ := net.Listen("tcp", "127.0.0.1:0")
 	down := lis.Addr().String()
 	lis.Close()
-	code, _, err = c.Invoke(ctx, testConn(t, down), &scenario.Request{})
+	code, _, err = c.Invoke(ctx, testConn(t, down), &load.Request{})
 	if err == nil || code != "Unavailable" {
 		t.Errorf("down: %s %v", code, err)
 	}
@@ -310,7 +309,7 @@ func TestInvoke(t *testing.T) {
 	slow, _ := Prepare(ctx, d, "bench.v1.Bench/Slow")
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
-	code, _, err = slow.Invoke(sctx, conn, &scenario.Request{Body: []byte(`{"ms":1000}`)})
+	code, _, err = slow.Invoke(sctx, conn, &load.Request{Body: []byte(`{"ms":1000}`)})
 	if err == nil || code != "DeadlineExceeded" {
 		t.Errorf("slow: %s %v", code, err)
 	}
@@ -343,7 +342,7 @@ func TestClassify(t *testing.T) {
 func TestGenerateOpenLoop(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, serverOpts{reflection: "v1"})
-	req := scenario.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`)}
+	req := load.Request{Class: "echo", Target: "bench.v1.Bench/Echo", Body: []byte(`{"text":"hello","n":7}`)}
 	r, err := generate(t, ts.addr, req, 4, func(l *Load) { l.Rate = 100 })
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/benchgate/benchgate/load"
-	"github.com/benchgate/benchgate/scenario"
 )
 
 const (
@@ -138,7 +137,7 @@ type constReq struct {
 
 // Prepare renders r, or takes the rendering of a constant request of the
 // same class.
-func (fc *fastCaller) Prepare(r *scenario.Request) error {
+func (fc *fastCaller) Prepare(r *load.Request) error {
 	fc.class = r.Class
 	fc.head = r.Method == "HEAD"
 	fc.idempotent = idempotent(r)
@@ -176,7 +175,7 @@ func (fc *fastCaller) Prepare(r *scenario.Request) error {
 
 // idempotent reports whether net/http would send r again after its reused
 // connection broke before any answer (Request.isReplayable).
-func idempotent(r *scenario.Request) bool {
+func idempotent(r *load.Request) bool {
 	switch r.Method {
 	case "", "GET", "HEAD", "OPTIONS", "TRACE":
 		return true

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -140,7 +141,7 @@ func FuzzRender(f *testing.F) {
 			return
 		}
 		key = http.CanonicalHeaderKey(key)
-		r := scenario.Request{Method: method, Target: target, Header: http.Header{key: {value}}, Body: body}
+		r := load.Request{Method: method, Target: target, Header: http.Header{key: {value}}, Body: body}
 		fast, ferr := renderRequest(nil, &r, "127.0.0.1:8080")
 		nerr := netHTTPRefuses(&r)
 		if (ferr == nil) != (nerr == nil) {
@@ -156,7 +157,7 @@ func FuzzRender(f *testing.F) {
 }
 
 // netHTTPRefuses is the refusal of net/http's Transport to send r, or nil.
-func netHTTPRefuses(r *scenario.Request) error {
+func netHTTPRefuses(r *load.Request) error {
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return nil, errNoDial
 	}}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/load/loadtest"
-	"github.com/benchgate/benchgate/scenario"
 )
 
 // rawServer answers every request on a loopback listener with what
@@ -117,7 +116,7 @@ func both(t *testing.T, l Load) load.Result {
 	return f
 }
 
-func finite(c, n int, reqs ...scenario.Request) load.Loop {
+func finite(c, n int, reqs ...load.Request) load.Loop {
 	return load.Loop{Concurrency: c, Duration: long, Timeout: 5 * time.Second, Source: loadtest.Finite(n, reqs...)}
 }
 
@@ -268,7 +267,7 @@ func TestFastMalformedAnswers(t *testing.T) {
 
 func TestFastContinue(t *testing.T) {
 	t.Parallel()
-	post := scenario.Request{Class: "a", Method: "POST", Target: "/", Body: []byte("payload"),
+	post := load.Request{Class: "a", Method: "POST", Target: "/", Body: []byte("payload"),
 		Header: http.Header{"Expect": {"100-continue"}}}
 	// net/http's server says 100 Continue when the handler reads the body.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -307,7 +306,7 @@ func TestFastNoBody(t *testing.T) {
 		}
 		return true
 	})
-	head := scenario.Request{Class: "a", Method: "HEAD", Target: "/"}
+	head := load.Request{Class: "a", Method: "HEAD", Target: "/"}
 	l := Load{URL: raw, StatusOK: func(_ string, code int) bool { return code < 400 },
 		Loop: finite(2, 12, head, loadtest.Get("a", "/204"), loadtest.Get("a", "/304"))}
 	r := both(t, l)
@@ -337,7 +336,7 @@ func TestFastSendsNetHTTPsBytes(t *testing.T) {
 		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
 		return true
 	})
-	reqs := []scenario.Request{
+	reqs := []load.Request{
 		loadtest.Get("a", "/a?x=1&y=%20"),
 		{Class: "b", Method: "POST", Target: "/b", Header: http.Header{"X-Z": {"1"}, "Accept": {"a", "b"}, "User-Agent": {"mine"}}, Body: []byte("{}")},
 		{Class: "c", Method: "DELETE", Target: "/c"},
@@ -369,7 +368,7 @@ func TestFastRefusesWhatNetHTTPRefuses(t *testing.T) {
 		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
 		return true
 	})
-	for _, r := range []scenario.Request{
+	for _, r := range []load.Request{
 		{Class: "a", Method: "GET", Target: "/a\nb"},
 		{Class: "a", Method: "GET", Target: "/", Header: http.Header{"X": {"a\r\nInjected: 1"}}},
 		{Class: "a", Method: "GET", Target: "/", Header: http.Header{"Bad Name": {"1"}}},
@@ -397,7 +396,7 @@ func TestFastUnsolicitedBytes(t *testing.T) {
 
 func TestRenderMatchesNetHTTP(t *testing.T) {
 	t.Parallel()
-	for _, r := range []scenario.Request{
+	for _, r := range []load.Request{
 		loadtest.Get("a", "/"),
 		loadtest.Get("a", "/p/%2F?q=a%20b&r"),
 		loadtest.Get("a", "/p?"),
@@ -423,7 +422,7 @@ func TestRenderMatchesNetHTTP(t *testing.T) {
 
 // netHTTPBytes is what net/http writes for r, prepared as the net/http
 // client prepares it.
-func netHTTPBytes(t testing.TB, r *scenario.Request, host string) string {
+func netHTTPBytes(t testing.TB, r *load.Request, host string) string {
 	t.Helper()
 	b, err := netHTTPWrite(r, host)
 	if err != nil {
@@ -432,7 +431,7 @@ func netHTTPBytes(t testing.TB, r *scenario.Request, host string) string {
 	return b
 }
 
-func netHTTPWrite(r *scenario.Request, host string) (string, error) {
+func netHTTPWrite(r *load.Request, host string) (string, error) {
 	p := &netClient{origin: url.URL{Scheme: "http", Host: host}, statusOK: func(string, int) bool { return true }}
 	c := p.Caller(0).(*netCaller)
 	if err := c.Prepare(r); err != nil {

@@ -162,7 +162,7 @@ type netCaller struct {
 
 // Prepare points the worker's URL at r's target and takes r's method,
 // header and body.
-func (c *netCaller) Prepare(r *scenario.Request) error {
+func (c *netCaller) Prepare(r *load.Request) error {
 	path, query, hasQuery := strings.Cut(r.Target, "?")
 	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
 		// Opaque is sent verbatim: the stream's encoding reaches the

@@ -27,7 +27,7 @@ import (
 const long = time.Hour
 
 // loop is worker w's source: reqs over and over.
-func loop(reqs ...scenario.Request) func(int) load.Source {
+func loop(reqs ...load.Request) func(int) load.Source {
 	return func(int) load.Source { return &loadtest.Seq{Reqs: reqs, Loop: true} }
 }
 
@@ -165,10 +165,10 @@ func TestGenerateSendsTheSequence(t *testing.T) {
 	defer srv.Close()
 
 	source := func(w int) load.Source {
-		var reqs []scenario.Request
+		var reqs []load.Request
 		for i := range 15 {
 			h := http.Header{"X-Worker": {strconv.Itoa(w)}, "Accept": {"application/json"}}
-			r := scenario.Request{Class: "q", Method: "GET", Target: fmt.Sprintf("/s/a%%2Fb?i=%d&w=%d&q=x+y%%20z", i, w), Header: h}
+			r := load.Request{Class: "q", Method: "GET", Target: fmt.Sprintf("/s/a%%2Fb?i=%d&w=%d&q=x+y%%20z", i, w), Header: h}
 			if i%3 == 0 {
 				r.Method, r.Body = "POST", []byte("body-"+strconv.Itoa(i))
 			}
@@ -305,7 +305,7 @@ func TestSessionDrainsInFlight(t *testing.T) {
 	defer srv.Close()
 
 	var want []string
-	var reqs []scenario.Request
+	var reqs []load.Request
 	for i := range 5 {
 		want = append(want, "w=0&i="+strconv.Itoa(i))
 		reqs = append(reqs, loadtest.Get("a", "/a?"+want[i]))
@@ -473,11 +473,11 @@ func cannedServer(t testing.TB, answer string) string {
 // rewrites the buffer first, as scenario.Stream does with rendered bodies.
 type reusing struct {
 	n   int
-	req scenario.Request
+	req load.Request
 	buf []byte
 }
 
-func (s *reusing) Next() *scenario.Request {
+func (s *reusing) Next() *load.Request {
 	if s.n == 0 {
 		return nil
 	}
@@ -513,7 +513,7 @@ func TestGenerateBodyOutlivesResponse(t *testing.T) {
 	// arrives (with the old reuse, -race reported this in every run).
 	const size = 1 << 20
 	source := func(int) load.Source {
-		return &reusing{n: 3, req: scenario.Request{Class: "post", Method: "POST", Target: "/upload"}, buf: make([]byte, size)}
+		return &reusing{n: 3, req: load.Request{Class: "post", Method: "POST", Target: "/upload"}, buf: make([]byte, size)}
 	}
 	r := generate(t, Load{URL: srv.URL, Loop: load.Loop{Concurrency: 1, Duration: long, Source: source}})
 	if r.Requests != 3 || r.Statuses["200"] != 3 || r.ErrorCount() != 0 || served.Load() != 3 {
@@ -553,7 +553,7 @@ func TestGenerateBaseWithSlash(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	post := scenario.Request{Class: "a", Method: "POST", Target: "/b", Body: []byte("x")}
+	post := load.Request{Class: "a", Method: "POST", Target: "/b", Body: []byte("x")}
 	r := generate(t, Load{URL: srv.URL + "/", Loop: load.Loop{Concurrency: 1, Duration: long, Source: loadtest.Finite(2, loadtest.Get("a", "/a?x=1"), post)}})
 	mu.Lock()
 	defer mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
 )
 
@@ -21,7 +22,7 @@ const defaultUserAgent = "Go-http-client/1.1"
 // order of their names, and the body. A request net/http refuses to send
 // (a control character in the target, a header value or the method) is
 // refused with its words.
-func renderRequest(dst []byte, r *scenario.Request, host string) ([]byte, error) {
+func renderRequest(dst []byte, r *load.Request, host string) ([]byte, error) {
 	method := r.Method
 	if method == "" {
 		method = "GET"
@@ -78,7 +79,7 @@ func renderRequest(dst []byte, r *scenario.Request, host string) ([]byte, error)
 // appendHeader appends r's header lines but those net/http writes itself,
 // sorted by name as net/http sorts them. Few classes have more than a
 // handful, so a small array keeps the sort from allocating.
-func appendHeader(dst []byte, r *scenario.Request) []byte {
+func appendHeader(dst []byte, r *load.Request) []byte {
 	var arr [16]string
 	keys := arr[:0]
 	for k := range r.Header {

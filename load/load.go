@@ -20,15 +20,13 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/benchgate/benchgate/scenario"
 )
 
-// Source is one worker's request sequence. *scenario.Stream is one; tests
+// Source is one worker's request sequence. A scenario's *Stream is one; tests
 // feed fixed requests. Next may reuse the Request it returned before; nil
 // ends the worker's sequence.
 type Source interface {
-	Next() *scenario.Request
+	Next() *Request
 }
 
 // A Caller is one worker's side of a protocol. The core calls it from the
@@ -40,7 +38,7 @@ type Caller interface {
 	// Prepare readies the call of r, which the Source may reuse once
 	// Call has returned. An error means r cannot be sent: it is counted
 	// as a failed request of kind Other, untimed.
-	Prepare(r *scenario.Request) error
+	Prepare(r *Request) error
 	// Call makes the call Prepare readied and waits for its end. ctx is
 	// cancelled when the call times out or the window cuts it; it is the
 	// same from call to call until a timer fires, an Outcome is Spent or

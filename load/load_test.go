@@ -16,7 +16,6 @@ import (
 
 	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/load/loadtest"
-	"github.com/benchgate/benchgate/scenario"
 )
 
 // fake is a Protocol whose calls end as their request's Target says:
@@ -63,7 +62,7 @@ type fakeCaller struct {
 	target string
 }
 
-func (c *fakeCaller) Prepare(r *scenario.Request) error {
+func (c *fakeCaller) Prepare(r *load.Request) error {
 	c.f.mu.Lock()
 	c.f.prepped[c.worker] = append(c.f.prepped[c.worker], r.Target)
 	c.f.mu.Unlock()
@@ -105,7 +104,7 @@ func (c *fakeCaller) Call(ctx context.Context) load.Outcome {
 	panic("fake: no outcome for " + c.target)
 }
 
-func req(target string) scenario.Request { return scenario.Request{Target: target} }
+func req(target string) load.Request { return load.Request{Target: target} }
 
 // A window far longer than the test: workers end when their finite
 // sources do, so every count is exact.
@@ -114,7 +113,7 @@ const long = time.Hour
 // bySeq gives worker w the requests of seqs[w].
 func bySeq(seqs ...[]string) func(int) load.Source {
 	return func(w int) load.Source {
-		var reqs []scenario.Request
+		var reqs []load.Request
 		for _, t := range seqs[w] {
 			reqs = append(reqs, req(t))
 		}
@@ -350,7 +349,7 @@ func TestWindowDrainIsBounded(t *testing.T) {
 	t.Parallel()
 	f := newFake()
 	s, err := load.NewSession(t.Context(), load.Loop{Concurrency: 3, Timeout: time.Hour, Drain: 20 * time.Millisecond,
-		Source: func(int) load.Source { return &loadtest.Seq{Reqs: []scenario.Request{req("hang")}, Loop: true} }}, f.open)
+		Source: func(int) load.Source { return &loadtest.Seq{Reqs: []load.Request{req("hang")}, Loop: true} }}, f.open)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +422,7 @@ func TestOpenLoopAccounts(t *testing.T) {
 	t.Parallel()
 	f := newFake()
 	l := load.Loop{Concurrency: 4, Duration: 300 * time.Millisecond, Rate: 200, Source: func(int) load.Source {
-		return &loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "ok")}, Loop: true}
+		return &loadtest.Seq{Reqs: []load.Request{loadtest.Get("a", "ok")}, Loop: true}
 	}}
 	r, err := load.Generate(t.Context(), l, f.open)
 	if err != nil {
@@ -464,7 +463,7 @@ func TestOpenLoopWindowsAddUp(t *testing.T) {
 	// 100 a second, a call every 10 ms: a settle of 300 ms holds two
 	// calls at least, even when Window begins 280 ms late.
 	s, err := load.NewSession(t.Context(), load.Loop{Concurrency: 2, Timeout: time.Hour, Drain: 20 * time.Millisecond, Rate: 100,
-		Source: func(int) load.Source { return &loadtest.Seq{Reqs: []scenario.Request{req("hang")}, Loop: true} }}, f.open)
+		Source: func(int) load.Source { return &loadtest.Seq{Reqs: []load.Request{req("hang")}, Loop: true} }}, f.open)
 	if err != nil {
 		t.Fatal(err)
 	}

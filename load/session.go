@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/benchgate/benchgate/scenario"
 )
 
 // Session is closed-loop load on one target that can be switched on for
@@ -150,7 +148,7 @@ type worker struct {
 
 	// pending is the request taken from src and not sent when the last
 	// window closed; ended says src returned nil.
-	pending *scenario.Request
+	pending *Request
 	ended   bool
 }
 

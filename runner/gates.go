@@ -20,6 +20,7 @@ import (
 	"github.com/benchgate/benchgate/agreement"
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/httpload"
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 	"github.com/benchgate/benchgate/target/process"
@@ -251,7 +252,7 @@ func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*be
 // difference of their answers (nil when they agree) and the format they
 // were compared in. A request that fails is a difference, since nothing
 // can be said of its answer; a dead target or a cancellation is an error.
-func (s *schedule) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
+func (s *schedule) probe(ctx context.Context, client *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	var resp [2]agreement.Response
 	var fail [2]string
 	for i, t := range []target.Service{s.base, s.cand} {
@@ -319,7 +320,7 @@ func (s *schedule) stored(d *benchdata.Disagreement) *benchdata.Disagreement {
 
 // send issues one request of a stream to base, as the load generator
 // would, and reads the answer.
-func send(ctx context.Context, client *http.Client, base string, r *scenario.Request) (agreement.Response, error) {
+func send(ctx context.Context, client *http.Client, base string, r *load.Request) (agreement.Response, error) {
 	bu, err := url.Parse(base)
 	if err != nil {
 		return agreement.Response{}, err

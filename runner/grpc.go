@@ -15,7 +15,7 @@ import (
 	"github.com/benchgate/benchgate/agreement"
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/grpcload"
-	"github.com/benchgate/benchgate/scenario"
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/target"
 )
 
@@ -165,7 +165,7 @@ func (s *schedule) grpcSideOf(t target.Service) *grpcSide {
 
 // grpcProbe is probe for gRPC: the call on both targets, the baseline
 // first, compared by status code and by the answers' JSON form.
-func (s *schedule) grpcProbe(ctx context.Context, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
+func (s *schedule) grpcProbe(ctx context.Context, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	var codes [2]string
 	var bodies [2][]byte
 	var fail [2]string

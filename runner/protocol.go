@@ -36,7 +36,7 @@ type protocol interface {
 	// probe sends req to both targets, the baseline first, and compares
 	// their answers (the agreement gate); client is the probe's HTTP
 	// client.
-	probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error)
+	probe(ctx context.Context, client *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error)
 	// close releases what prepare made for the last pin set.
 	close()
 	// pprofURL is where t's net/http/pprof endpoint at path answers, or
@@ -71,7 +71,7 @@ func (p httpProtocol) session(ctx context.Context, t target.Service, l load.Loop
 	return httpload.NewSession(ctx, p.load(t, l))
 }
 
-func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
+func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	return p.s.probe(ctx, client, req, opt)
 }
 
@@ -111,7 +111,7 @@ func (p grpcProtocol) session(ctx context.Context, t target.Service, l load.Loop
 	return grpcload.NewSession(ctx, p.load(ctx, t, l))
 }
 
-func (p grpcProtocol) probe(ctx context.Context, _ *http.Client, req *scenario.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
+func (p grpcProtocol) probe(ctx context.Context, _ *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	return p.s.grpcProbe(ctx, req, opt)
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/benchgate/benchgate/benchdata"
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -108,7 +109,7 @@ classes:
 `, map[string]string{"API_KEY": secretQuery})
 			tmplErr := errors.New(`executing "body" at <index "` + secretQuery + `" 99>: ` + strings.Repeat("x", huge))
 			source := func(cell benchdata.Cell, round, worker int) Source {
-				return &errSource{Seq: loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "/a")}, Loop: true}, err: tmplErr}
+				return &errSource{Seq: loadtest.Seq{Reqs: []load.Request{loadtest.Get("a", "/a")}, Loop: true}, err: tmplErr}
 			}
 			out := t.TempDir()
 			res, err := Run(t.Context(), sc, Options{OutDir: out, source: source})

@@ -22,6 +22,7 @@ import (
 
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/load/loadtest"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
@@ -49,7 +50,7 @@ func testScenario(base, cand scenario.Target) *scenario.Scenario {
 // fixedSource stands in for sc.Stream, which only a scenario that
 // scenario.Load returned has: every worker sends GET /CLASS over and over.
 func fixedSource(cell benchdata.Cell, round, worker int) Source {
-	return &loadtest.Seq{Reqs: []scenario.Request{loadtest.Get(cell.Class, "/"+cell.Class)}, Loop: true}
+	return &loadtest.Seq{Reqs: []load.Request{loadtest.Get(cell.Class, "/"+cell.Class)}, Loop: true}
 }
 
 // syncBuffer is a Progress writer that tests read while Run writes.
@@ -554,7 +555,7 @@ func TestRunStreamError(t *testing.T) {
 	sc := testScenario(urlTarget(t, "baseline"), urlTarget(t, "candidate"))
 	tmplErr := errors.New(`template: body:1:2: executing "body" at <pick "x">: no data "x"`)
 	source := func(cell benchdata.Cell, round, worker int) Source {
-		src := &errSource{Seq: loadtest.Seq{Reqs: []scenario.Request{loadtest.Get("a", "/a")}, Loop: true}}
+		src := &errSource{Seq: loadtest.Seq{Reqs: []load.Request{loadtest.Get("a", "/a")}, Loop: true}}
 		if cell.Concurrency == 2 && worker == 1 {
 			src.err = tmplErr
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/gate"
+	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 	"github.com/benchgate/benchgate/target/targettest"
@@ -89,14 +90,14 @@ func TestSliceOrder(t *testing.T) {
 type seqSource struct {
 	prefix string
 	i      int
-	req    scenario.Request
+	req    load.Request
 }
 
 func newSeqSource(cell benchdata.Cell, round, worker int) Source {
-	return &seqSource{prefix: fmt.Sprintf("/a?c=%d&r=%d&w=%d&i=", cell.Concurrency, round, worker), req: scenario.Request{Class: cell.Class, Method: "GET"}}
+	return &seqSource{prefix: fmt.Sprintf("/a?c=%d&r=%d&w=%d&i=", cell.Concurrency, round, worker), req: load.Request{Class: cell.Class, Method: "GET"}}
 }
 
-func (s *seqSource) Next() *scenario.Request {
+func (s *seqSource) Next() *load.Request {
 	s.req.Target = s.prefix + strconv.Itoa(s.i)
 	s.i++
 	return &s.req
@@ -320,7 +321,7 @@ type capped struct {
 	n int
 }
 
-func (c *capped) Next() *scenario.Request {
+func (c *capped) Next() *load.Request {
 	if c.n == 0 {
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/benchgate/benchgate/load"
 )
 
 // maxFuzzInput keeps each fuzz input small enough that a run of the
@@ -98,7 +100,7 @@ func FuzzLoad(f *testing.F) {
 	})
 }
 
-func checkRequest(t *testing.T, r *Request) {
+func checkRequest(t *testing.T, r *load.Request) {
 	t.Helper()
 	n := len(r.Target) + len(r.Body)
 	for k, vs := range r.Header {

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"net/http"
 	"regexp"
 	"time"
 
@@ -340,19 +339,6 @@ type RequestTemplate struct {
 type Variant struct {
 	Name string
 	Vars map[string]string
-}
-
-// Request is one concrete request of a stream. Target is the request URI
-// (path and encoded query) to append to the target's base URL.
-type Request struct {
-	Class  string // the concrete class; for a mix, the drawn component
-	Method string
-	Target string
-	Header http.Header
-	Body   []byte
-	// Constant says that every request of Class is this one: a client
-	// may render it once and send that from then on.
-	Constant bool
 }
 
 // StatusOK reports whether code counts as success for class.

@@ -13,6 +13,7 @@ import (
 	"text/template"
 
 	"github.com/benchgate/benchgate/internal/textsafe"
+	"github.com/benchgate/benchgate/load"
 )
 
 // compiled is everything Stream needs, built once by Load.
@@ -235,7 +236,7 @@ type Stream struct {
 	cum   []int // cumulative mix weights; nil for a single class
 	total int
 
-	req   Request
+	req   load.Request
 	buf   []byte // rendered path
 	arena []byte // query keys and values, raw
 	ents  []qent
@@ -366,7 +367,7 @@ func (st *Stream) funcs(data map[string][]string) template.FuncMap {
 // Next returns the next request of the stream. The returned Request may be
 // reused by the next call: callers that keep it must copy it. Its Header
 // and Body belong to the stream and must not be modified.
-func (st *Stream) Next() *Request {
+func (st *Stream) Next() *load.Request {
 	sc := st.comps[0]
 	if st.cum != nil {
 		r := st.rng.IntN(st.total)

@@ -5,17 +5,16 @@ package loadtest
 
 import (
 	"github.com/benchgate/benchgate/load"
-	"github.com/benchgate/benchgate/scenario"
 )
 
 // Seq yields Reqs in turn, then nil; with Loop it starts over.
 type Seq struct {
-	Reqs []scenario.Request
+	Reqs []load.Request
 	Loop bool
 	i    int
 }
 
-func (s *Seq) Next() *scenario.Request {
+func (s *Seq) Next() *load.Request {
 	if s.i == len(s.Reqs) {
 		if !s.Loop || len(s.Reqs) == 0 {
 			return nil
@@ -27,9 +26,9 @@ func (s *Seq) Next() *scenario.Request {
 }
 
 // Finite gives every worker n requests: reqs over and over, cut at n.
-func Finite(n int, reqs ...scenario.Request) func(worker int) load.Source {
+func Finite(n int, reqs ...load.Request) func(worker int) load.Source {
 	return func(int) load.Source {
-		var all []scenario.Request
+		var all []load.Request
 		for len(all) < n {
 			all = append(all, reqs...)
 		}
@@ -38,6 +37,6 @@ func Finite(n int, reqs ...scenario.Request) func(worker int) load.Source {
 }
 
 // Get is a GET of target in class.
-func Get(class, target string) scenario.Request {
-	return scenario.Request{Class: class, Method: "GET", Target: target}
+func Get(class, target string) load.Request {
+	return load.Request{Class: class, Method: "GET", Target: target}
 }
