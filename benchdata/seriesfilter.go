@@ -20,10 +20,13 @@ type SeriesFilter struct {
 	Cell string
 	// Fingerprint is a prefix of the machine's fingerprint ("" for all).
 	Fingerprint string
+	// Last keeps only the last Last runs of each series for showing (0:
+	// all); change points are found on all of them.
+	Last int
 }
 
 // Check refuses a filter that can match nothing by its form: a Cell that
-// is no glob, a Target that is none of the three. Each is named as the
+// is no glob, a Target that is none of the three, a negative Last. Each is named as the
 // CLI's flag is.
 func (f SeriesFilter) Check() error {
 	if _, err := path.Match(f.Cell, ""); err != nil {
@@ -31,6 +34,9 @@ func (f SeriesFilter) Check() error {
 	}
 	if !slices.Contains([]string{"candidate", "baseline", "all"}, f.Target) {
 		return fmt.Errorf("-target %q: want candidate, baseline or all", f.Target)
+	}
+	if f.Last < 0 {
+		return fmt.Errorf("-last %d: want 0 or more runs", f.Last)
 	}
 	return nil
 }

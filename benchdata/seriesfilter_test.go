@@ -65,9 +65,10 @@ func TestSeriesFilterCheck(t *testing.T) {
 		}
 	}
 	for f, want := range map[SeriesFilter]string{
-		{Cell: "Q0[1", Target: "all"}:    `-cell "Q0[1": syntax error in pattern`,
-		{Cell: "*", Target: "both"}:      `-target "both": want candidate, baseline or all`,
-		{Cell: "*", Target: "Candidate"}: `-target "Candidate"`,
+		{Cell: "Q0[1", Target: "all"}:        `-cell "Q0[1": syntax error in pattern`,
+		{Cell: "*", Target: "both"}:          `-target "both": want candidate, baseline or all`,
+		{Cell: "*", Target: "Candidate"}:     `-target "Candidate"`,
+		{Cell: "*", Target: "all", Last: -1}: `-last -1: want 0 or more runs`,
 	} {
 		if err := f.Check(); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%+v: got %v, want %s", f, err, want)

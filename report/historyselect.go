@@ -10,10 +10,10 @@ import (
 
 // SelectHistory is the HistoryInput of the series of records that f
 // selects, each with the change points found on all of its runs (none on
-// a fingerprint of benchdata.MixedPrefix) by opt, shown to its last runs
-// (0: all). No records, or no series selected, is an error; the latter
+// a fingerprint of benchdata.MixedPrefix) by opt, shown to its last
+// f.Last runs (0: all). No records, or no series selected, is an error; the latter
 // names the metrics the records have, as a terminal shows them.
-func SelectHistory(records []benchdata.Record, f benchdata.SeriesFilter, opt benchdata.ChangePointOptions, last int) (HistoryInput, error) {
+func SelectHistory(records []benchdata.Record, f benchdata.SeriesFilter, opt benchdata.ChangePointOptions) (HistoryInput, error) {
 	if len(records) == 0 {
 		return HistoryInput{}, errors.New("no records yet")
 	}
@@ -21,7 +21,7 @@ func SelectHistory(records []benchdata.Record, f benchdata.SeriesFilter, opt ben
 	for _, r := range records {
 		machines[r.Fingerprint] = r.Machine // the newest, as records are in date order
 	}
-	in := HistoryInput{Options: opt, Last: last}
+	in := HistoryInput{Options: opt, Last: f.Last}
 	all := benchdata.HistorySeries(records)
 	for _, s := range all {
 		if !f.Match(s.Key) {

@@ -24,7 +24,7 @@ func TestSelectHistory(t *testing.T) {
 	t.Parallel()
 	recs := nightly(t)
 	opt := benchdata.ChangePointOptions{}.WithDefaults()
-	in, err := SelectHistory(recs, benchdata.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "Q01*"}, opt, 4)
+	in, err := SelectHistory(recs, benchdata.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "Q01*", Last: 4}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestSelectHistory(t *testing.T) {
 			mixed = append(mixed, r)
 		}
 	}
-	in, err = SelectHistory(mixed, benchdata.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "*"}, opt, 0)
+	in, err = SelectHistory(mixed, benchdata.SeriesFilter{Metric: "rps", Target: "candidate", Cell: "*"}, opt)
 	if err != nil || len(in.Series) != 1 || len(in.Series[0].ChangePoints) != 0 || len(in.Series[0].Series.Points) != len(mixed) {
 		t.Errorf("mixed: %v, %+v", err, in.Series)
 	}
@@ -63,7 +63,7 @@ func TestSelectHistoryNothing(t *testing.T) {
 	recs := nightly(t)
 	check := func(recs []benchdata.Record, f benchdata.SeriesFilter, want string) {
 		t.Helper()
-		if _, err := SelectHistory(recs, f, benchdata.ChangePointOptions{}, 0); err == nil || err.Error() != want {
+		if _, err := SelectHistory(recs, f, benchdata.ChangePointOptions{}); err == nil || err.Error() != want {
 			t.Errorf("%+v: %v\nwant %s", f, err, want)
 		}
 	}

@@ -92,26 +92,22 @@ func historyShow(c *call, fs *flag.FlagSet) (func() error, error) {
 	var cf changePointFlags
 	var sf benchdata.SeriesFilter
 	var chartDir string
-	var last int
 	cf.register(fs)
 	fs.StringVar(&sf.Cell, "cell", "*", "cells whose name (\"Q01 c=8\", \"csv/Q01 c=8\") or class matches this `glob`")
 	fs.StringVar(&sf.Metric, "metric", "rps", "`metric` to show (rps, p50, p95, p99, error_rate, cpu_per_req, mem_peak, or a Go unit such as sec/op)")
 	fs.StringVar(&sf.Target, "target", "candidate", "`target`: candidate, baseline or all")
 	fs.StringVar(&sf.Fingerprint, "fingerprint", "", "only the machine whose fingerprint starts with this `prefix`")
-	fs.IntVar(&last, "last", 0, "show only the last `n` runs of each series (0: all); change points are found on all")
+	fs.IntVar(&sf.Last, "last", 0, "show only the last `n` runs of each series (0: all); change points are found on all")
 	fs.StringVar(&chartDir, "charts", "", "also write each series' trend as an SVG chart into this `dir`")
 	return func() error {
 		if err := errors.Join(cf.opt.Check(), sf.Check()); err != nil {
 			return cli.WithCode(cli.ExitUsage, err)
 		}
-		if last < 0 {
-			return cli.WithCode(cli.ExitUsage, errors.New("-last: want 0 or more runs"))
-		}
 		recs, err := cf.read()
 		if err != nil {
 			return err
 		}
-		in, err := report.SelectHistory(recs, sf, cf.opt, last)
+		in, err := report.SelectHistory(recs, sf, cf.opt)
 		if err != nil {
 			return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s: %w", cf.files.String(), err))
 		}
