@@ -82,11 +82,7 @@ var benchgate = command{Missing: "no command given", Sub: []command{
 }}
 
 func cmdVersion(c *call, _ []string) error {
-	v := buildinfo.Version(version)
-	if v == "dev" {
-		v += " (" + buildinfo.Unrecorded + ")"
-	}
-	fmt.Fprintln(c.stdout, "benchgate", v)
+	fmt.Fprintln(c.stdout, "benchgate", buildinfo.Shown(version))
 	return nil
 }
 

@@ -41,7 +41,17 @@ func fromBuildInfo(bi *debug.BuildInfo) string {
 	return "dev-" + rev + dirty
 }
 
-// Unrecorded says why a version of "dev" names no commit: `go run`, and
+// unrecorded says why a version of "dev" names no commit: `go run`, and
 // `go build -buildvcs=false`, and the action image built from its
 // Dockerfile (.dockerignore leaves .git out) record none in the build.
-const Unrecorded = "no commit recorded: go run, builds with -buildvcs=false and the action's image built from its Dockerfile (no .git in it) carry none; go build or go install in a git checkout do"
+const unrecorded = "no commit recorded: go run, builds with -buildvcs=false and the action's image built from its Dockerfile (no .git in it) carry none; go build or go install in a git checkout do"
+
+// Shown is the version as `benchgate version` prints it: Version, and for
+// a "dev" build why it names no commit.
+func Shown(linked string) string {
+	v := Version(linked)
+	if v == "dev" {
+		v += " (" + unrecorded + ")"
+	}
+	return v
+}

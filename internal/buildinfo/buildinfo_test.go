@@ -29,3 +29,14 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestShown(t *testing.T) {
+	t.Parallel()
+	if got := Shown("v1.2.3"); got != "v1.2.3" {
+		t.Errorf("Shown(v1.2.3) = %q", got)
+	}
+	// A test binary records no commit.
+	if v, got := Version(""), Shown(""); v == "dev" && got != "dev ("+unrecorded+")" || v != "dev" && got != v {
+		t.Errorf("Shown(\"\") = %q, Version %q", got, v)
+	}
+}
