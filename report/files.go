@@ -73,9 +73,12 @@ func RemoveFiles(dir string) error {
 	return nil
 }
 
-// WriteCalibration writes the calibration report of in into dir as
-// calibration.md and calibration.json.
+// WriteCalibration writes the calibration report of in into dir, made
+// when missing, as calibration.md and calibration.json.
 func WriteCalibration(dir string, in CalibrationInput) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for _, f := range []struct{ name, format string }{{"calibration.md", "markdown"}, {"calibration.json", "json"}} {
 		if err := benchdata.WriteFile(filepath.Join(dir, f.name), func(w io.Writer) error { return Calibration(w, in, f.format) }); err != nil {
 			return err

@@ -126,7 +126,11 @@ func TestWriteCalibration(t *testing.T) {
 			t.Errorf("%s is not the %s calibration report:\n%s", name, format, got)
 		}
 	}
-	if err := WriteCalibration(filepath.Join(dir, "missing"), cal); err == nil {
-		t.Error("WriteCalibration into a missing directory: no error")
+	// A missing directory is made; one that cannot be is an error.
+	if err := WriteCalibration(filepath.Join(dir, "missing", "deeper"), cal); err != nil {
+		t.Errorf("WriteCalibration into a missing directory: %v", err)
+	}
+	if err := WriteCalibration(filepath.Join(dir, "calibration.md", "under"), cal); err == nil {
+		t.Error("WriteCalibration under a regular file: no error")
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/benchgate/benchgate/benchdata"
@@ -51,9 +50,6 @@ func cmdCalibrate(c *call, fs *flag.FlagSet) (func() error, error) {
 			}
 			if res, err = benchdata.Read(results); err != nil {
 				return cli.WithCode(cli.ExitUsage, err)
-			}
-			if err := os.MkdirAll(rf.out, 0o755); err != nil {
-				return cli.WithCode(cli.ExitRunFailed, err)
 			}
 			if base, cand := res.Env.Baseline, res.Env.Candidate; base.Spec != cand.Spec || base.Commit != cand.Commit {
 				fmt.Fprintf(c.stderr, "warning: %s compares %s with %s: calibrate projects a runner's noise from a build against itself, and a real change between the two sides reads as noise\n",
