@@ -86,13 +86,14 @@ func (f *runFlags) dropDefaultProfile(fs *flag.FlagSet, in ghaction.Inputs, gete
 
 // cmdComment is "benchgate comment" (ghaction's PostResults).
 func cmdComment(c *call, fs *flag.FlagSet) (func() error, error) {
-	var results, label string
+	var results string
 	var pr, issue int
 	var dash report.DashboardURL
+	var label ghaction.Label
 	fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
 	fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
 	fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
-	fs.StringVar(&label, "remove-label", "", "then remove this `label` from the pull request (default: the remove-label input)")
+	fs.Var(&label, "remove-label", "then remove this `label` from the pull request (default: the remove-label input)")
 	fs.Var(&dash, "dashboard-url", dashboardUsage)
 	return func() error {
 		env, err := ghaction.Load(c.getenv)
@@ -100,10 +101,7 @@ func cmdComment(c *call, fs *flag.FlagSet) (func() error, error) {
 			return cli.WithCode(cli.ExitUsage, fmt.Errorf("comment: %w", err))
 		}
 		if cli.Given(fs, "remove-label") {
-			if err := ghaction.CheckLabel(label); err != nil {
-				return cli.WithCode(cli.ExitUsage, fmt.Errorf("-remove-label: %w", err))
-			}
-			env.Inputs.RemoveLabel = label
+			env.Inputs.RemoveLabel = string(label)
 		}
 		if cli.Given(fs, "dashboard-url") {
 			env.Inputs.DashboardURL = string(dash)
