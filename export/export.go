@@ -36,12 +36,57 @@ const (
 	CSV = "csv" // one row per run, cell, target and metric (csv.go)
 )
 
-// Formats lists the names Options.Format takes, in the order the help
-// names them: the formats, then github-action-benchmark's tool names,
-// each of which is gab in its direction (Directions). compare -import
-// reads a file back by the name it was exported as (bmf, gab and the
-// tool names).
-var Formats = []string{BMF, GAB, CSV, Directions["smaller"], Directions["bigger"]}
+// format is one entry of the table of formats: its name, what it is, and
+// its writer. A format holds one target of one run (rows: bmf, gab) or
+// the rows of every run it is given (runs: csv); a github-action-benchmark
+// tool name is gab in its direction (is, direction) and writes nothing of
+// its own.
+type format struct {
+	name, what    string
+	is, direction string
+	rows          func(rows []row, r benchdata.Record) ([]byte, error)
+	runs          func(recs []benchdata.Record, target string) ([]byte, error)
+}
+
+// formats is the one table of the names Options.Format takes, in the
+// order the help names them: the formats, then github-action-benchmark's
+// tool names. compare -import reads a file back by the name it was
+// exported as (bmf, gab and the tool names). Formats, FormatUsage,
+// Directions and Check's errors are made from it, and New writes with it.
+var formats = []format{
+	{name: BMF, what: "Bencher", rows: func(rows []row, _ benchdata.Record) ([]byte, error) { return bmfBytes(rows) }},
+	{name: GAB, what: "github-action-benchmark, with -direction", rows: gabBytes},
+	{name: CSV, what: "a row per run, cell, target and metric", runs: csvBytes},
+	{name: "customSmallerIsBetter", what: "gab -direction smaller", is: GAB, direction: "smaller"},
+	{name: "customBiggerIsBetter", what: "gab -direction bigger", is: GAB, direction: "bigger"},
+}
+
+// formatOf is the entry of formats named name; ok false for none.
+func formatOf(name string) (f format, ok bool) {
+	i := slices.IndexFunc(formats, func(f format) bool { return f.name == name })
+	if i < 0 {
+		return format{}, false
+	}
+	return formats[i], true
+}
+
+// Formats lists the names Options.Format takes, in formats' order.
+var Formats = func() []string {
+	var names []string
+	for _, f := range formats {
+		names = append(names, f.name)
+	}
+	return names
+}()
+
+// FormatUsage is the usage of a -format flag over Formats.
+var FormatUsage = func() string {
+	var list []string
+	for _, f := range formats {
+		list = append(list, f.name+" ("+f.what+")")
+	}
+	return "the `format`: " + strings.Join(list, ", ")
+}()
 
 // Reporter writes an export.
 type Reporter func(io.Writer) error
@@ -116,21 +161,28 @@ type Options struct {
 }
 
 // Directions are the values of Options.Direction, with the
-// github-action-benchmark tool each one's file is read as.
-var Directions = map[string]string{"smaller": "customSmallerIsBetter", "bigger": "customBiggerIsBetter"}
+// github-action-benchmark tool each one's file is read as (formats).
+var Directions = func() map[string]string {
+	dirs := map[string]string{}
+	for _, f := range formats {
+		if f.is == GAB {
+			dirs[f.direction] = f.name
+		}
+	}
+	return dirs
+}()
 
 // gabTool is o with Format a github-action-benchmark tool name made gab
 // and the tool's direction, which a Direction given too must be.
 func (o Options) gabTool() (Options, error) {
-	for dir, tool := range Directions {
-		if o.Format != tool {
-			continue
-		}
-		if o.Direction != "" && o.Direction != dir {
-			return o, fmt.Errorf("-direction %q: -format %s is gab -direction %s", o.Direction, tool, dir)
-		}
-		o.Format, o.Direction = GAB, dir
+	f, ok := formatOf(o.Format)
+	if !ok || f.is == "" {
+		return o, nil
 	}
+	if o.Direction != "" && o.Direction != f.direction {
+		return o, fmt.Errorf("-direction %q: -format %s is %s -direction %s", o.Direction, f.name, f.is, f.direction)
+	}
+	o.Format, o.Direction = f.is, f.direction
 	return o, nil
 }
 
@@ -143,10 +195,14 @@ func (o Options) Check() error {
 		return err
 	}
 	var errs []error
-	if !slices.Contains(Formats, o.Format) {
+	f, known := formatOf(o.Format)
+	switch {
+	case o.Format == "":
+		errs = append(errs, fmt.Errorf("export needs -format: %s", strings.Join(Formats, ", ")))
+	case !known:
 		errs = append(errs, fmt.Errorf("-format %q: want %s", o.Format, strings.Join(Formats, ", ")))
 	}
-	one := o.Format == BMF || o.Format == GAB
+	one := f.rows != nil
 	switch {
 	case o.Target == "", o.Target == "candidate", o.Target == "baseline":
 	case o.Target == "all" && one:
@@ -190,10 +246,11 @@ func New(src Source, o Options) (Reporter, error) {
 	if o.Run != "" && !src.History {
 		return nil, fmt.Errorf("-run picks a run of a history; %s is a results file, which holds one run", src.Name)
 	}
+	f, _ := formatOf(o.Format)
 	var b []byte
 	var err error
-	switch o.Format {
-	case CSV:
+	switch {
+	case f.runs != nil:
 		recs := src.Records
 		if o.Run != "" {
 			r, err := src.run(o.Run)
@@ -202,7 +259,7 @@ func New(src Source, o Options) (Reporter, error) {
 			}
 			recs = []benchdata.Record{r}
 		}
-		b, err = csvBytes(recs, o.target())
+		b, err = f.runs(recs, o.target())
 	default:
 		var r benchdata.Record
 		if r, err = src.run(o.Run); err != nil {
@@ -212,11 +269,7 @@ func New(src Source, o Options) (Reporter, error) {
 		if rows, err = rowsOf(src, r, o); err != nil {
 			return nil, fmt.Errorf("%s: %w", src.Name, err)
 		}
-		if o.Format == BMF {
-			b, err = bmfBytes(rows)
-		} else {
-			b, err = gabBytes(rows, r)
-		}
+		b, err = f.rows(rows, r)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src.Name, err)

@@ -336,6 +336,7 @@ func TestErrors(t *testing.T) {
 		opt  Options
 		want string
 	}{
+		{"no format", nil, Options{}, "export needs -format: bmf, gab, csv, customSmallerIsBetter, customBiggerIsBetter"},
 		{"unknown format", nil, Options{Format: "xml"}, `-format "xml": want bmf, gab, csv`},
 		{"gab without direction", nil, Options{Format: GAB}, "-format gab needs -direction smaller or bigger"},
 		{"bad direction", nil, Options{Format: GAB, Direction: "up"}, `-direction "up": want smaller or bigger`},

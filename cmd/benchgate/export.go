@@ -20,7 +20,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	var results, history, out string
 	var opt export.Options
 	fs, err := (cli.Line{Stderr: stderr, Help: help}).ParseFlagSet("export", "[flags]", args, 0, func(fs *flag.FlagSet) {
-		fs.Var(&format, "format", "the `format`: bmf (Bencher), gab (github-action-benchmark) or csv; customSmallerIsBetter and customBiggerIsBetter are gab of that -direction")
+		fs.Var(&format, "format", export.FormatUsage)
 		fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` of a complete run")
 		fs.StringVar(&history, "history", "", "export this history `file` (JSON Lines) instead of a results file")
 		fs.StringVar(&out, "out", "", "write to this `file` instead of stdout")
@@ -33,8 +33,6 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	}
 	opt.Format = format.Name
 	switch {
-	case format.Name == "":
-		return cli.WithCode(cli.ExitUsage, errors.New("export needs -format: bmf, gab or csv"))
 	case cli.Given(fs, "results") && cli.Given(fs, "history"):
 		return cli.WithCode(cli.ExitUsage, errors.New("-results and -history: give one, the file to export"))
 	case cli.Given(fs, "history") && history == "":
