@@ -1,5 +1,7 @@
-// Package archtest holds the check that benchgate's imports are the arrows
-// docs/architecture.md draws, and no others.
+// Package archtest holds the checks of what docs/architecture.md claims of
+// the code's shape: that benchgate's imports are the arrows it draws and
+// no others, that the metric registry is the only list of metrics, and
+// that the command stays wiring.
 package archtest
 
 import (
