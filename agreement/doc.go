@@ -1,6 +1,6 @@
 // Package agreement decides whether two responses to the same request agree.
 //
-// It backs the agreement gate that runs before any load: a faster candidate
+// It backs the agreement check that runs before any load: a faster candidate
 // that answers differently must never pass. The package is pure (no network,
 // no clock). Bodies are compared as data according to their format: JSON
 // structurally (key order ignored, numbers compared exactly), text and CSV by

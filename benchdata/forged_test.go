@@ -156,6 +156,13 @@ func TestReadLimits(t *testing.T) {
 		{"default", `{"version":3,"plan":{"pin_sets":[` + repeat(`""`, MaxEntries+1) + `]}}`, fmt.Sprintf("plan.pin_sets[%d]", MaxEntries)},
 		{"nested default", `{"version":3,"shards":[{"environment":{"pins":[{"applied":[` + repeat(`""`, MaxEntries+1) + `]}]}}]}`, fmt.Sprintf("shards[0].environment.pins[0].applied[%d]", MaxEntries)},
 		{"rung map", `{"version":3,"rungs":[` + repeat(`{"statuses":{"200":1,"500":1}}`, MaxRungEntries/2+1) + `]}`, ""},
+		// The correctness checks' findings, under their key of version 5
+		// and under "gates", their key before: an old file's are bounded
+		// alike, not skipped as an unknown key and then decoded.
+		{"correctness", `{"version":5,"correctness":{"preflight":[` + repeat("{}", MaxEntries+1) + `]}}`, fmt.Sprintf("correctness.preflight[%d]", MaxEntries)},
+		{"old gates", `{"version":4,"gates":{"preflight":[` + repeat("{}", MaxEntries+1) + `]}}`, fmt.Sprintf("gates.preflight[%d]", MaxEntries)},
+		{"old gates folded", `{"version":2,"GATES":{"absent":[` + repeat("{}", MaxEntries+1) + `]}}`, fmt.Sprintf("GATES.absent[%d]", MaxEntries)},
+		{"old gates nested", `{"version":4,"gates":{"agreement":{"classes":[` + repeat("{}", MaxEntries+1) + `]}}}`, fmt.Sprintf("gates.agreement.classes[%d]", MaxEntries)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.json), "r.json")
@@ -362,14 +369,14 @@ func TestMergeBounded(t *testing.T) {
 		t.Fatalf("pin sets are the first shard's: %v", err)
 	}
 	for _, p := range parts {
-		p.Gates = &Gates{Absent: make([]AbsentClass, 0, MaxEntries/2)}
+		p.Correctness = &Correctness{Absent: make([]AbsentClass, 0, MaxEntries/2)}
 		for j := range MaxEntries / 2 {
-			p.Gates.Absent = append(p.Gates.Absent, AbsentClass{Class: fmt.Sprintf("%d-%d", p.Shard.Index, j)})
+			p.Correctness.Absent = append(p.Correctness.Absent, AbsentClass{Class: fmt.Sprintf("%d-%d", p.Shard.Index, j)})
 		}
 	}
 	var le *LimitError
-	if _, err := Merge(parts); !errors.As(err, &le) || le.Field != "gates.absent" {
-		t.Errorf("Merge(too many absent classes together) = %v, want a LimitError at gates.absent", err)
+	if _, err := Merge(parts); !errors.As(err, &le) || le.Field != "correctness.absent" {
+		t.Errorf("Merge(too many absent classes together) = %v, want a LimitError at correctness.absent", err)
 	}
 }
 

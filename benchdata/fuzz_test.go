@@ -48,6 +48,9 @@ func resultsSeeds(f *testing.F) {
 		`{"version":3,"rounds_done":{"":3,"a":1},"rungs":[{"statuses":{"200":5},"errors":{"timeout":1},"values":{"sec/op":1e-9}}]}`,
 		`{"version":3,"shard":{"index":1,"count":2,"grid":[{"class":"a"}]},"shards":[{"environment":{"pins":[{"applied":["x"]}]}}]}`,
 		`{"version":3,"unknown":[[[[[[[[[[1]]]]]]]]]],"plan":{"cells":[{"class":"\u00e9"}]}}`,
+		`{"version":4,"gates":{"preflight":[{"name":"lint","target":"candidate"}],"absent":[{"class":"a"}]},"correctness":{"absent":[{}]}}`,
+		`{"version":5,"correctness":{"agreement":{"classes":[{"class":"a","first":{"index":1}}]}}}`,
+		`{"version":5,"gates":{}}`,
 		`{"version":0}`,
 		`[]`,
 		`null`,
@@ -59,7 +62,7 @@ func resultsSeeds(f *testing.F) {
 func FuzzParse(f *testing.F) {
 	resultsSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkWalkCounts(t, data, reflect.TypeFor[Results]())
+		checkWalkCounts(t, data, reflect.TypeFor[resultsFile]())
 		r, err := Parse(data, "f.json")
 		if err != nil {
 			return

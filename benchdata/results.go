@@ -21,7 +21,7 @@ import (
 )
 
 // FormatVersion is the version of the results file this code writes.
-// Version 2 added what changes a verdict (the correctness gates,
+// Version 2 added what changes a verdict (the correctness checks,
 // max_error_increase, per-metric bands, gobench values): an older
 // benchgate must refuse such a file rather than pass it by ignoring them.
 // Version 3 added what the verdicts rest on beyond the overlap rule: the
@@ -31,9 +31,12 @@ import (
 // rung's and a slice's measurements by metric in Values, as a Go
 // benchmark's rung already did, rather than in a field each (rps, mean,
 // p50, p90, p95, p99): Parse moves an earlier version's fields there
-// (upgradeV3), so every earlier file reads, decides and merges as before,
-// and is version 4 once read.
-const FormatVersion = 4
+// (upgradeV3), so every earlier file reads, decides and merges as before.
+// Version 5 names the correctness checks' findings `correctness`, which
+// were `gates`: Parse reads an earlier version's `gates` into Correctness
+// (a version 5 file holding `gates` is refused, not read without them).
+// A file of any earlier version is of this version once read.
+const FormatVersion = 5
 
 // Results is the content of results.json.
 type Results struct {
@@ -61,9 +64,10 @@ type Results struct {
 	// Shards lists, in a merged results file, each shard's run and
 	// machine.
 	Shards []ShardRun `json:"shards,omitempty"`
-	// Gates is what the correctness gates found before any load; nil
-	// when the run had none or ended before them.
-	Gates *Gates `json:"gates,omitempty"`
+	// Correctness is what the correctness checks found before any load;
+	// nil when the run had none or ended before them. Before version 5
+	// it was "gates".
+	Correctness *Correctness `json:"correctness,omitempty"`
 	// Rungs holds every measured rung, in the order it ran.
 	Rungs []Rung `json:"rungs"`
 	// RoundsDone is, for a gobench run, the number of rounds of each pin
@@ -765,21 +769,34 @@ func Parse(b []byte, name string) (*Results, error) {
 	if len(b) > MaxResultsBytes {
 		return nil, &fsx.TooLargeError{Path: name, Limit: MaxResultsBytes}
 	}
-	if _, err := checkLimits(b, reflect.TypeFor[Results](), name, resultsLimits, nil); err != nil {
+	if _, err := checkLimits(b, reflect.TypeFor[resultsFile](), name, resultsLimits, nil); err != nil {
 		return nil, err
 	}
-	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
+	var f resultsFile
+	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: not a benchgate results file: %v", name, err)
 	}
+	r := f.Results
 	if r.Version < 1 || r.Version > FormatVersion {
 		return nil, fmt.Errorf("%s: results format version %d, this benchgate reads versions 1 to %d", name, r.Version, FormatVersion)
+	}
+	if r.Version >= 5 && f.Gates != nil {
+		// Findings under the old key in a file of the new version would
+		// be read as none: a failed pre-flight would then pass.
+		return nil, fmt.Errorf("%s: results format version %d holds the correctness checks' findings under \"correctness\", yet this file has \"gates\", their key before version 5: refused rather than read without them", name, r.Version)
 	}
 	if r.Version < 4 {
 		if err := upgradeV3(&r, b); err != nil {
 			return nil, fmt.Errorf("%s: not a benchgate results file: %v", name, err)
 		}
 	}
+	if r.Version < 5 {
+		// What version 5 calls correctness was gates; a "correctness"
+		// key means nothing in an earlier file.
+		r.Correctness = f.Gates
+	}
+	// Every earlier version reads as this one.
+	r.Version = FormatVersion
 	var hr histogramReader
 	for i := range r.Rungs {
 		if e := r.Rungs[i].Histogram; e != "" {
@@ -793,6 +810,15 @@ func Parse(b []byte, name string) (*Results, error) {
 		}
 	}
 	return &r, nil
+}
+
+// resultsFile is a results file as Parse reads it: Results, and the key
+// under which files before version 5 held the correctness checks'
+// findings. Being a field of the type checkLimits walks, an old file's
+// gates are bounded as Correctness is.
+type resultsFile struct {
+	Results
+	Gates *Correctness `json:"gates"`
 }
 
 // v3Measures are the fields in which results before version 4 held a
@@ -833,7 +859,7 @@ var v3Suites = []string{
 }
 
 // upgradeV3 moves the measurements of a results file before version 4,
-// b, decoded into r, from their fields to Values, and makes r version 4.
+// b, decoded into r, from their fields to Values.
 // A Go benchmark's rung kept its units in Values already (its rps of 0
 // was no measurement).
 func upgradeV3(r *Results, b []byte) error {
@@ -847,7 +873,6 @@ func upgradeV3(r *Results, b []byte) error {
 		r.Suite = true
 	}
 	if r.Benchmarks() {
-		r.Version = FormatVersion
 		return nil
 	}
 	if err := json.Unmarshal(b, &old); err != nil {
@@ -860,21 +885,20 @@ func upgradeV3(r *Results, b []byte) error {
 			g.Slices[j].Values = o.Slices[j].into(g.Slices[j].Values)
 		}
 	}
-	r.Version = FormatVersion
 	return nil
 }
 
-// Gates is what the correctness gates found before any load: the
+// Correctness is what the correctness checks found before any load: the
 // pre-flight commands and the agreement probe. Strings in it that came
 // from a target (output, bodies, names) are untrusted: reports escape them.
-type Gates struct {
+type Correctness struct {
 	// Preflight holds one entry per pre-flight command and target, in
 	// file order, the baseline's before the candidate's.
 	Preflight []PreflightResult `json:"preflight,omitempty"`
 	// Agreement is the agreement probe; nil when its mode was off for
 	// every class or it never ran.
 	Agreement *AgreementResult `json:"agreement,omitempty"`
-	// Absent lists the classes a gate left out of the grid, with why: a
+	// Absent lists the classes a check left out of the grid, with why: a
 	// report lists them, so a class is never silently missing.
 	Absent []AbsentClass `json:"absent,omitempty"`
 }
@@ -896,8 +920,9 @@ type PreflightResult struct {
 	// 1m0s"); empty when it ran to its end.
 	Error    string  `json:"error,omitempty"`
 	Duration float64 `json:"duration_s"`
-	// Classes are the classes this gate guards: when it fails on either
-	// target they leave the grid and are listed in Gates.Absent.
+	// Classes are the classes this command guards: when it fails on
+	// either target they leave the grid and are listed in
+	// Correctness.Absent.
 	Classes []string `json:"classes,omitempty"`
 	// Log is the file, relative to the results directory, holding the
 	// command's whole output.

@@ -2,6 +2,7 @@ package benchdata
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -122,6 +123,89 @@ func TestGateSectionFormat(t *testing.T) {
 	}
 	if b, _ := json.Marshal(got); string(b) != v2 {
 		t.Errorf("version 2 section written back as %s", b)
+	}
+}
+
+// TestCorrectnessOfEarlierVersions: files before version 5 held the
+// correctness checks' findings under "gates"; they read into Correctness
+// as the same findings written by version 5 read, and are written back
+// under "correctness". A version 5 file holding "gates" is refused: read
+// without them, a failed pre-flight would pass.
+func TestCorrectnessOfEarlierVersions(t *testing.T) {
+	t.Parallel()
+	c := &Correctness{
+		Preflight: []PreflightResult{
+			{Name: "lint", Target: "baseline", Command: "./lint {url}", Pass: true, Duration: 0.5, Classes: []string{"search"}},
+			{Name: "lint", Target: "candidate", Command: "./lint {url}", ExitCode: 1, LastLine: "FAIL", Duration: 0.6,
+				Classes: []string{"search"}, Log: "preflight/lint.candidate.log"},
+		},
+		Agreement: &AgreementResult{Classes: []ClassAgreement{
+			{Class: "list", Mode: "required", Requests: 5, Agree: true, Format: "json"},
+			{Variant: "csv", Class: "get", Mode: "warn", Requests: 2, Format: "csv", First: &Disagreement{Index: 1, Method: "GET",
+				Target: "/get?id=2", BaselineStatus: 200, CandidateStatus: 200, Reason: "line 2: 1 vs 2", Baseline: "1", Candidate: "2"}},
+		}},
+		Absent: []AbsentClass{{Class: "search", Reason: "pre-flight lint failed on candidate"}},
+	}
+	findings, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(version int, key string) []byte {
+		return []byte(fmt.Sprintf(`{"version":%d,"tool":"benchgate test","status":"complete","plan":{"cells":[{"class":"list","concurrency":1}],"rounds":1},`+
+			`%q:%s,"rungs":[{"cell":{"class":"list","concurrency":1},"target":"baseline","requests":10,"values":{"rps":100}}]}`, version, key, findings))
+	}
+	v5, err := Parse(doc(5, "correctness"), "v5.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v5.Correctness, c) {
+		t.Fatalf("version 5 read as %+v, want %+v", v5.Correctness, c)
+	}
+	v4, err := Parse(doc(4, "gates"), "v4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v4, v5) {
+		t.Errorf("version 4 with gates read as\n%+v\nwant, as version 5 with correctness,\n%+v", v4, v5)
+	}
+	// Every earlier version: only the findings compared, as a rung's
+	// measurements moved in version 4.
+	for v := 1; v < 4; v++ {
+		r, err := Parse(doc(v, "gates"), "old.json")
+		if err != nil || r.Version != FormatVersion || !reflect.DeepEqual(r.Correctness, c) {
+			t.Errorf("version %d with gates: %v, version %d, findings %+v", v, err, r.Version, r.Correctness)
+		}
+	}
+	// Written back, an earlier file is a version 5 file.
+	dir := t.TempDir()
+	if err := Write(dir, v4); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"version": 5`) || !strings.Contains(string(b), `"correctness": {`) || strings.Contains(string(b), `"gates"`) {
+		t.Errorf("version 4 written back as\n%s", b)
+	}
+	// In an earlier file "correctness" is no key of its format: the
+	// findings are those under "gates", or none.
+	both := strings.Replace(string(doc(4, "gates")), `"rungs":`, `"correctness":{"absent":[{"class":"forged"}]},"rungs":`, 1)
+	if r, err := Parse([]byte(both), "both.json"); err != nil || !reflect.DeepEqual(r.Correctness, c) {
+		t.Errorf("version 4 with gates and correctness: %v, %+v", err, r)
+	}
+	if r, err := Parse(doc(4, "correctness"), "v4c.json"); err != nil || r.Correctness != nil {
+		t.Errorf("version 4 with correctness only: %v, %+v", err, r)
+	}
+	// A version 5 file with the old key is refused, naming it.
+	for _, text := range []string{string(doc(5, "gates")), strings.Replace(string(doc(5, "correctness")), `"rungs":`, `"gates":{},"rungs":`, 1)} {
+		if _, err := Parse([]byte(text), "v5g.json"); err == nil || !strings.Contains(err.Error(), `v5g.json: results format version 5`) || !strings.Contains(err.Error(), `"gates"`) {
+			t.Errorf("version 5 with gates: %v, want refused", err)
+		}
+	}
+	// null holds nothing to lose.
+	if r, err := Parse([]byte(`{"version":5,"gates":null,"rungs":[]}`), "null.json"); err != nil || r.Correctness != nil {
+		t.Errorf("version 5 with gates null: %v", err)
 	}
 }
 

@@ -36,9 +36,10 @@ type ShardRun struct {
 
 // Merge combines the results files of the shards of one grid into the
 // results an unsharded run would have written: the same plan in the same
-// order, every rung, the gates' findings, each shard's machine in Shards,
-// the shards' profiles in shard order (the first MaxProfiles; their files
-// are the shards' own: MergeFiles names where they go).
+// order, every rung, the correctness checks' findings, each shard's
+// machine in Shards, the shards' profiles in shard order (the first
+// MaxProfiles; their files are the shards' own: MergeFiles names where
+// they go).
 // The shards must come from one scenario (same hash, profile and seed)
 // and the same split, each shard once; a missing shard is an error, since
 // its cells would silently be left out.
@@ -124,7 +125,7 @@ func Merge(parts []*Results) (*Results, error) {
 		if p.Error != "" {
 			errs = append(errs, fmt.Sprintf("shard %d/%d: %s", i, count, p.Error))
 		}
-		m.Gates = mergeGates(m.Gates, p.Gates)
+		m.Correctness = mergeCorrectness(m.Correctness, p.Correctness)
 		m.Profiles = append(m.Profiles, p.Profiles...)
 	}
 	m.Profiles = m.Profiles[:min(len(m.Profiles), MaxProfiles)]
@@ -157,12 +158,12 @@ func rank(status string) int {
 	return 3 // failed, or unknown
 }
 
-// mergeGates combines two shards' gate findings: a pre-flight command
-// passes only where it passed on every shard; a class agrees only where it
-// agreed on every shard (the first disagreement is kept); absent classes
-// add up. The lookups go through indexes: shards may hold thousands of
+// mergeCorrectness combines two shards' correctness findings: a
+// pre-flight command passes only where it passed on every shard; a class
+// agrees only where it agreed on every shard (the first disagreement is
+// kept); absent classes add up. The lookups go through indexes: shards may hold thousands of
 // entries each.
-func mergeGates(a, b *Gates) *Gates {
+func mergeCorrectness(a, b *Correctness) *Correctness {
 	switch {
 	case b == nil:
 		return a

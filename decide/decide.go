@@ -119,7 +119,7 @@ func Results(res *benchdata.Results) (gate.Comparison, error) {
 			}
 		}
 	}
-	return gate.WithGateFailures(gate.Compare(inputs, settings, policy), gateFailures(res.Gates)), nil
+	return gate.WithCorrectnessFailures(gate.Compare(inputs, settings, policy), correctnessFailures(res.Correctness)), nil
 }
 
 // Rules are the tie rule and the policy of the results file's gate
@@ -219,12 +219,12 @@ func cpuFloor(pairs []gate.Pair, cpu [2]float64, batches int) string {
 	return ""
 }
 
-// gateFailures are the correctness gates' reasons to fail: a class whose
-// answers disagree under mode required, and a pre-flight command the
-// candidate fails where the baseline passed (or was not asked). A command
-// both fail says something of the setup, not of the change: the report
-// shows it, the gate does not fail on it.
-func gateFailures(g *benchdata.Gates) []gate.Failure {
+// correctnessFailures are the correctness checks' reasons to fail: a
+// class whose answers disagree under mode required, and a pre-flight
+// command the candidate fails where the baseline passed (or was not
+// asked). A command both fail says something of the setup, not of the
+// change: the report shows it, the gate does not fail on it.
+func correctnessFailures(g *benchdata.Correctness) []gate.Failure {
 	if g == nil {
 		return nil
 	}

@@ -81,16 +81,17 @@ func TestDecideSilentRung(t *testing.T) {
 	}
 }
 
-// TestDecideGates: the correctness gates' findings turn into failures as
-// docs/correctness.md says, and the cells are decided as without them.
-func TestDecideGates(t *testing.T) {
+// TestDecideCorrectness: the correctness checks' findings turn into
+// failures as docs/correctness.md says, and the cells are decided as
+// without them.
+func TestDecideCorrectness(t *testing.T) {
 	t.Parallel()
 	pf := func(name, target string, pass bool, exit int) benchdata.PreflightResult {
 		return benchdata.PreflightResult{Name: name, Target: target, Pass: pass, ExitCode: exit, LastLine: name + " said so"}
 	}
 	dis := &benchdata.Disagreement{Index: 2, Method: "GET", Target: "/s?q=1", Reason: "$.n: 1 vs 2"}
 	r := results([2]string{"", ""})
-	r.Gates = &benchdata.Gates{
+	r.Correctness = &benchdata.Correctness{
 		Preflight: []benchdata.PreflightResult{
 			pf("both", "baseline", false, 1), pf("both", "candidate", false, 1), // the setup's problem
 			pf("broke", "baseline", true, 0), pf("broke", "candidate", false, 2), // the change's
@@ -124,10 +125,10 @@ func TestDecideGates(t *testing.T) {
 		t.Errorf("cells %+v", c.Cells)
 	}
 
-	// Without failing gates the same cells pass.
-	r.Gates = &benchdata.Gates{Preflight: []benchdata.PreflightResult{pf("ok", "baseline", true, 0), pf("ok", "candidate", true, 0)}}
+	// Without failing checks the same cells pass.
+	r.Correctness = &benchdata.Correctness{Preflight: []benchdata.PreflightResult{pf("ok", "baseline", true, 0), pf("ok", "candidate", true, 0)}}
 	if c, _ := Results(r); c.Outcome != gate.Pass {
-		t.Errorf("passing gates: %s %+v", c.Outcome, c.Failures)
+		t.Errorf("passing checks: %s %+v", c.Outcome, c.Failures)
 	}
 }
 

@@ -63,10 +63,12 @@ func committedResults(t *testing.T) map[string][]byte {
 var v3Fields = []gate.Metric{"rps", "mean", "p50", "p90", "p95", "p99"}
 
 // TestEarlierFormatsDecideAlike: every committed results file of an
-// earlier format (1 to 3, a field per measurement) reads as version 4
-// (measurements by metric in Values) with each figure where its field
-// was, decides as the same file written in version 4 and read back, and
-// the version 4 file holds no field of the old shape.
+// earlier format (1 to 3, a field per measurement; the correctness
+// checks' findings under "gates") reads as the current version
+// (measurements by metric in Values, the findings in Correctness) with
+// each figure where its field was, decides as the same file written in
+// the current version and read back, and the file written holds no field
+// of the old shape.
 func TestEarlierFormatsDecideAlike(t *testing.T) {
 	t.Parallel()
 	files := committedResults(t)
@@ -77,6 +79,7 @@ func TestEarlierFormatsDecideAlike(t *testing.T) {
 			Version int `json:"version"`
 			Kind    string
 			Rungs   []map[string]any `json:"rungs"`
+			Gates   json.RawMessage  `json:"gates"`
 		}
 		if err := json.Unmarshal(old, &raw); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -114,33 +117,39 @@ func TestEarlierFormatsDecideAlike(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: deciding: %v", name, err)
 		}
-		v4, err := json.Marshal(res)
+		now, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var shape struct {
-			Rungs []map[string]json.RawMessage `json:"rungs"`
+			Rungs       []map[string]json.RawMessage `json:"rungs"`
+			Gates       json.RawMessage              `json:"gates"`
+			Correctness json.RawMessage              `json:"correctness"`
 		}
-		if err := json.Unmarshal(v4, &shape); err != nil {
+		if err := json.Unmarshal(now, &shape); err != nil {
 			t.Fatal(err)
 		}
 		for i, r := range shape.Rungs {
 			for _, m := range v3Fields {
 				if _, ok := r[string(m)]; ok {
-					t.Errorf("%s: version 4 rungs[%d] still has a field %q", name, i, m)
+					t.Errorf("%s: version %d rungs[%d] still has a field %q", name, benchdata.FormatVersion, i, m)
 				}
 			}
 		}
-		again, err := benchdata.Parse(v4, name+" (version 4)")
+		// The findings under "gates" are under "correctness", whole.
+		if hasGates := len(raw.Gates) > 0 && string(raw.Gates) != "null"; shape.Gates != nil || hasGates != (shape.Correctness != nil) {
+			t.Errorf("%s: gates %s written as gates %s, correctness %s", name, raw.Gates, shape.Gates, shape.Correctness)
+		}
+		again, err := benchdata.Parse(now, name+" (current version)")
 		if err != nil {
-			t.Fatalf("%s: version 4 read back: %v", name, err)
+			t.Fatalf("%s: current version read back: %v", name, err)
 		}
 		after, err := Results(again)
 		if err != nil {
-			t.Fatalf("%s: version 4 deciding: %v", name, err)
+			t.Fatalf("%s: current version deciding: %v", name, err)
 		}
-		if !reflect.DeepEqual(before, after) {
-			t.Errorf("%s: decides otherwise once written as version 4", name)
+		if !reflect.DeepEqual(before, after) || !reflect.DeepEqual(res.Correctness, again.Correctness) {
+			t.Errorf("%s: decides otherwise once written as version %d", name, benchdata.FormatVersion)
 		}
 		if len(raw.Rungs) > 0 && len(before.Cells) > 0 {
 			decided++
@@ -165,7 +174,7 @@ func TestEarlierFormatsDecideAlike(t *testing.T) {
 			t.Errorf("%s: outcome %q, want %q as format 3 decided it", name, got, want)
 		}
 	}
-	if decided < 3 || versions[4] > 0 {
+	if decided < 3 || versions[benchdata.FormatVersion] > 0 {
 		t.Errorf("committed results files by version %v, %d of them with decided cells: want several, all of an earlier version", versions, decided)
 	}
 	t.Logf("%d committed results files by version %v, %d with decided cells", len(files), versions, decided)

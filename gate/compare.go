@@ -141,7 +141,7 @@ const (
 	// A gated tie that could not resolve its band, under
 	// Policy.Unresolved fail.
 	FailUnresolved = "unresolved"
-	// The correctness gates run before any load: a class whose answers
+	// The correctness checks run before any load: a class whose answers
 	// disagree under mode required, a pre-flight command the candidate
 	// fails and the baseline passes.
 	FailAgreement = "agreement"
@@ -155,9 +155,9 @@ const (
 	FailUnmeasured = "unmeasured"
 )
 
-// WithGateFailures adds the correctness gates' failures to a decided
-// comparison: each fails the gate, whatever the cells say.
-func WithGateFailures(c Comparison, fs []Failure) Comparison {
+// WithCorrectnessFailures adds the correctness checks' failures to a
+// decided comparison: each fails the gate, whatever the cells say.
+func WithCorrectnessFailures(c Comparison, fs []Failure) Comparison {
 	if len(fs) == 0 {
 		return c
 	}

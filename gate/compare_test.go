@@ -261,18 +261,18 @@ func TestCompareErrorRate(t *testing.T) {
 	}
 }
 
-func TestWithGateFailures(t *testing.T) {
+func TestWithCorrectnessFailures(t *testing.T) {
 	t.Parallel()
 	c := Compare([]CellInput{{Key: kQ01c4, Baseline: side(200, 0.02), Candidate: side(201, 0.02)}},
 		DefaultSettings, Policy{FailOn: []Rule{{Metric: RPS}}, MaxErrorRate: -1})
 	if c.Outcome != Pass {
 		t.Fatalf("outcome %s", c.Outcome)
 	}
-	if got := WithGateFailures(c, nil); got.Outcome != Pass || len(got.Failures) != 0 {
-		t.Errorf("no gate failures: %s %+v", got.Outcome, got.Failures)
+	if got := WithCorrectnessFailures(c, nil); got.Outcome != Pass || len(got.Failures) != 0 {
+		t.Errorf("no correctness failures: %s %+v", got.Outcome, got.Failures)
 	}
 	f := Failure{Key: CellKey{Class: "Q01"}, Kind: FailAgreement, Reason: "$.n: 1 vs 2"}
-	got := WithGateFailures(c, []Failure{f})
+	got := WithCorrectnessFailures(c, []Failure{f})
 	if got.Outcome != Fail || !reflect.DeepEqual(got.Failures, []Failure{f}) {
 		t.Errorf("agreement failure: %s %+v", got.Outcome, got.Failures)
 	}

@@ -397,8 +397,8 @@ type Failure struct {
 	Key    CellKey `json:"cell"`
 	Metric Metric  `json:"metric"`
 	// Kind is "regression", "error_rate", "no_answers", "inconclusive",
-	// "unmeasured", "unresolved", or for the correctness gates, which have no metric, "agreement" or
-	// "preflight".
+	// "unmeasured", "unresolved", or for the correctness checks, which
+	// have no metric, "agreement" or "preflight".
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
 }

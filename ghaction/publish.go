@@ -44,7 +44,7 @@ func (e *Env) PublishGate(ctx context.Context, run GateRun, out, log io.Writer) 
 	if rep != nil {
 		c := rep.Comparison.Counts
 		disagree := 0
-		if g := rep.Results.Gates; g != nil && g.Agreement != nil {
+		if g := rep.Results.Correctness; g != nil && g.Agreement != nil {
 			_, disagree = g.Agreement.Counts()
 		}
 		outputs = append(outputs,

@@ -3,7 +3,7 @@
 // messages built from JSON; the gRPC protocol of the closed-loop load
 // core (package load), unary calls with each message encoded once, as
 // httpload is its HTTP one; the standard health check; and single calls
-// rendered as JSON for the agreement gate. No generated code is needed.
+// rendered as JSON for the agreement check. No generated code is needed.
 package grpcload
 
 import (

@@ -50,17 +50,17 @@ type CommentOptions struct {
 // Comment writes the body of the sticky pull-request comment: the outcome,
 // the gated ties that could not resolve their band with what to do about
 // them (under gate.unresolved warn and fail; under pass they follow the
-// counts), the failures, what the correctness gates found (failed
-// pre-flight commands, the agreement gate with each disagreement, absent
+// counts), the failures, what the correctness checks found (failed
+// pre-flight commands, the agreement check with each disagreement, absent
 // classes), one line of counts and the run's identity, then the rest of
 // the markdown report folded in a <details> element. The body stays within
 // opt.MaxRunes: when the whole does not fit, the latency distributions
 // and the throughput charts leave the fold first, then the folded report
 // gives way to a note pointing to the job summary and report.md; then the
-// gates' details go (the failures still name each gate failure); when even
-// the failures do not fit, their list is cut at a line with "… and N
-// more", and after it the list of unresolved ties, which keeps what they
-// mean and what to do. It fails only when the budget cannot hold the
+// correctness checks' details go (the failures still name each of their
+// failures); when even the failures do not fit, their list is cut at a
+// line with "… and N more", and after it the list of unresolved ties,
+// which keeps what they mean and what to do. It fails only when the budget cannot hold the
 // marker, the title, that note and those words.
 func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	m := newModel(in)
@@ -85,15 +85,15 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 		failures = append(failures, "- "+failureText(it, true)+"\n")
 	}
 	counts := m.countsLine() + "\n\n"
-	// The gates fail the gate whatever the cells say: what they found is
-	// shown above the fold, but for the pre-flight table.
-	gates := m.commentGates()
+	// The correctness checks fail the gate whatever the cells say: what
+	// they found is shown above the fold, but for the pre-flight table.
+	checks := m.commentCorrectness()
 	var preflight strings.Builder
 	m.mdPreflight(&preflight)
 	if preflight.Len() > 0 {
-		secs[secGates] = "### Gates\n\n" + preflight.String()
+		secs[secCorrectness] = "### Correctness\n\n" + preflight.String()
 	} else {
-		delete(secs, secGates)
+		delete(secs, secCorrectness)
 	}
 
 	// The fold: the rest of the report, the failures and status excepted as
@@ -102,7 +102,7 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	fold := func(latency bool) string {
 		var b strings.Builder
 		b.WriteString("<details><summary>" + m.foldSummary(latency) + "</summary>\n\n")
-		for _, id := range []sectionID{secIdentity, secError, secGates, secTables, secCharts, secResources, secPerCore,
+		for _, id := range []sectionID{secIdentity, secError, secCorrectness, secTables, secCharts, secResources, secPerCore,
 			secLatency, secErrors, secClaims, secThreats, secReproduce, secEnvironment} {
 			if (id != secLatency && id != secCharts) || latency {
 				b.WriteString(secs[id])
@@ -116,11 +116,11 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	// after the outcome; under pass they follow the counts.
 	block := m.unresolvedMarkdown(-1)
 	lead := m.unresolvedLeads()
-	assemble := func(block, list, gates, tail string) string {
+	assemble := func(block, list, checks, tail string) string {
 		if lead {
-			return marker + title + block + list + gates + counts + tail
+			return marker + title + block + list + checks + counts + tail
 		}
-		return marker + title + list + gates + counts + block + tail
+		return marker + title + list + checks + counts + block + tail
 	}
 	list := strings.Join(failures, "")
 	if list != "" {
@@ -130,13 +130,13 @@ func Comment(w io.Writer, in Input, opt CommentOptions) error {
 	// it goes with the fold when the comment is too long (report.md
 	// keeps it).
 	where := m.commentWhere()
-	out := assemble(block, list+where, gates, fold(true))
+	out := assemble(block, list+where, checks, fold(true))
 	if secs[secLatency]+secs[secCharts] != "" && runes(out) > limit {
-		out = assemble(block, list+where, gates, fold(false))
+		out = assemble(block, list+where, checks, fold(false))
 	}
 	if runes(out) > limit {
 		pointer := pointerLine(opt.SummaryURL)
-		out = assemble(block, list, gates, pointer)
+		out = assemble(block, list, checks, pointer)
 		if runes(out) > limit {
 			out = assemble(block, list, "", pointer)
 		}
@@ -256,7 +256,7 @@ func (m *model) countsLine() string {
 // whether the fold holds the latency distributions.
 func (m *model) foldSummary(latency bool) string {
 	parts := []string{plural(len(m.in.Comparison.Cells), "cell", "cells")}
-	if g := m.gates(); g != nil && len(g.Preflight) > 0 {
+	if g := m.correctness(); g != nil && len(g.Preflight) > 0 {
 		parts = append(parts, "pre-flight")
 	}
 	parts = append(parts, "tables")
@@ -293,7 +293,7 @@ var sectionNames = map[sectionID]string{
 	secStatus:      "the run's status",
 	secError:       "the run's error output",
 	secFailures:    "the failures",
-	secGates:       "the correctness gates",
+	secCorrectness: "the correctness checks",
 	secTables:      "the verdict tables",
 	secCharts:      "the throughput charts",
 	secResources:   "the resources tables",
@@ -317,7 +317,7 @@ const cutLine = "… the rest is left out here: report.md in the results has it 
 // tables: the resources, the throughput per core and the error distribution
 // (largest first), then the threats to validity and the environment, then
 // the throughput charts (small, and a glance at the tables); the
-// title, failures, correctness gates, verdict tables, claims and how to
+// title, failures, correctness checks, verdict tables, claims and how to
 // reproduce stay. Should those still not fit, the report is cut
 // at a line. A note after the failures says what was left out and that
 // report.md in the results has it all. It fails only when the budget cannot

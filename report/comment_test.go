@@ -50,7 +50,7 @@ func TestCommentGolden(t *testing.T) {
 	}{
 		{"comment.md", fullInput, CommentOptions{Marker: testMarker}},
 		{"comment_pins.md", pinsInput, CommentOptions{Header: "benchgate: api", Marker: "<!-- benchgate:comment header=api -->"}},
-		{"comment_gates.md", gatesInput, CommentOptions{Marker: testMarker}},
+		{"comment_correctness.md", correctnessInput, CommentOptions{Marker: testMarker}},
 		{"comment_grpc.md", grpcInput, CommentOptions{Header: "benchgate: grpc", Marker: "<!-- benchgate:comment header=grpc -->"}},
 		{"comment_paired_warn.md", func() Input { return slicedInput(gate.UnresolvedWarn) }, CommentOptions{Marker: testMarker}},
 		{"comment_paired_fail.md", func() Input { return slicedInput(gate.UnresolvedFail) }, CommentOptions{Marker: testMarker}},

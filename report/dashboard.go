@@ -59,11 +59,11 @@ func (m *model) dashboardBase() string {
 }
 
 // cellPageURL is the site's page of the cell a failure names, "" when
-// there is no site or the failure names no cell (a correctness gate's, or
+// there is no site or the failure names no cell (a correctness check's, or
 // the comparison's own).
 func (m *model) cellPageURL(f gate.Failure) string {
 	base := m.dashboardBase()
-	if base == "" || gateFailure(f.Kind) || f.Key == (gate.CellKey{}) {
+	if base == "" || correctnessFailure(f.Kind) || f.Key == (gate.CellKey{}) {
 		return ""
 	}
 	return base + site.CellPage(m.in.Results.Scenario.Name, benchdata.Cell(f.Key))

@@ -391,16 +391,16 @@ const hostileExcerpt = "{\"price\": 12, \"note\": \"<script>`|*</script> @team\"
 // shows, with markdown and HTML in it.
 var longLastLine = "FAIL /search?q=<b>x</b>: response does not match the schema `#/items` | " + strings.Repeat("expected number, got string; ", 10) + "END"
 
-// gatesInput: fullInput whose run also ran the correctness gates — a
+// correctnessInput: fullInput whose run also ran the correctness checks — a
 // pre-flight command the candidate fails and the baseline passes, one that
 // both pass, two classes that agree, one that disagrees under mode required
 // with a hostile excerpt, one that disagrees under warn with a different
 // status, and a class the failed pre-flight left out — and whose csv Q01
 // rungs carry latency histograms (the candidate slower at c=8).
-func gatesInput() Input {
+func correctnessInput() Input {
 	in := fullInput()
 	res := in.Results
-	res.Gates = &benchdata.Gates{
+	res.Correctness = &benchdata.Correctness{
 		Preflight: []benchdata.PreflightResult{
 			{Name: "conformance", Target: "baseline", Command: "./bin/conform {url}", Pass: true,
 				LastLine: "42 checks passed", Duration: 1.5, Classes: []string{"export"}, Log: "gates/conformance-baseline.log"},
@@ -442,8 +442,8 @@ func gatesInput() Input {
 		}
 		res.Rungs[i].Histogram = latencyHistogram(int(g.Requests), side.a*jitter[g.Round], side.b*jitter[g.Round])
 	}
-	in.Comparison = gate.WithGateFailures(in.Comparison, []gate.Failure{
-		// As the gate command words them (cmd/benchgate gateFailures).
+	in.Comparison = gate.WithCorrectnessFailures(in.Comparison, []gate.Failure{
+		// As decide words them (correctnessFailures).
 		{Key: gate.CellKey{Variant: "csv", Class: "mix"}, Kind: gate.FailAgreement,
 			Reason: "answers differ at request 3 (GET /search?q=<b>x</b>&fmt=csv): $.items[0].price: 12 vs 13"},
 		{Kind: gate.FailPreflight, Reason: "pre-flight conformance fails on the candidate (exit 1: " + longLastLine + ") and passes on the baseline"},

@@ -239,7 +239,7 @@ func TestGRPCErrorRateWords(t *testing.T) {
 // gRPC columns and words.
 func TestHTTPKindUnchanged(t *testing.T) {
 	t.Parallel()
-	for _, input := range []func() Input{fullInput, pinsInput, gatesInput} {
+	for _, input := range []func() Input{fullInput, pinsInput, correctnessInput} {
 		plain := input()
 		http := input()
 		http.Results.Kind = "http"
@@ -320,11 +320,11 @@ func TestGRPCKinds(t *testing.T) {
 	}
 }
 
-// TestGRPCAgreementWords: the agreement gate of a gRPC run counts calls.
+// TestGRPCAgreementWords: the agreement check of a gRPC run counts calls.
 func TestGRPCAgreementWords(t *testing.T) {
 	t.Parallel()
 	in := grpcInput()
-	in.Results.Gates = &benchdata.Gates{Agreement: &benchdata.AgreementResult{Classes: []benchdata.ClassAgreement{
+	in.Results.Correctness = &benchdata.Correctness{Agreement: &benchdata.AgreementResult{Classes: []benchdata.ClassAgreement{
 		{Class: "get", Mode: "required", Requests: 5, Agree: true, Format: "json"},
 		{Class: "search", Mode: "required", Requests: 5, Format: "json", First: &benchdata.Disagreement{
 			Index: 2, Method: "GRPC", Target: "benchgate.demo.Inventory/Search",
@@ -333,7 +333,7 @@ func TestGRPCAgreementWords(t *testing.T) {
 		}},
 	}}}
 	got := markdown(t, in)
-	for _, want := range []string{"Agreement gate: 1 class agrees, 1 disagrees, over 5 calls each.",
+	for _, want := range []string{"Agreement check: 1 class agrees, 1 disagrees, over 5 calls each.",
 		"**search** answers differently, fails the gate: call 3, <code>GRPC benchgate.demo.Inventory/Search</code>"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, got)

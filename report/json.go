@@ -13,7 +13,9 @@ import (
 
 // JSONVersion is the version of the document JSON writes. It changes only
 // when a field changes meaning or disappears; new fields may appear.
-const JSONVersion = 1
+// Version 2 names what the correctness checks found `correctness`, which
+// was `gates`.
+const JSONVersion = 2
 
 // The document's own types, with explicit tags, keep its shape stable when
 // the gate's or the results file's types change.
@@ -33,11 +35,11 @@ type (
 		Policy   jsonPolicy   `json:"policy"`
 		// Schedule is how the two sides were interleaved.
 		Schedule jsonSchedule `json:"schedule"`
-		// Gates is what the correctness gates found before any load;
-		// absent when the results file records none.
-		Gates    *jsonGates    `json:"gates,omitempty"`
-		Cells    []jsonCell    `json:"cells"`
-		Failures []jsonFailure `json:"failures"`
+		// Correctness is what the correctness checks found before any
+		// load; absent when the results file records none.
+		Correctness *jsonCorrectness `json:"correctness,omitempty"`
+		Cells       []jsonCell       `json:"cells"`
+		Failures    []jsonFailure    `json:"failures"`
 		// Unresolved lists every gated tie that could not resolve its
 		// band, under every gate.unresolved policy (under fail they are
 		// in Failures too, of kind "unresolved").
@@ -200,8 +202,9 @@ type (
 		P99  float64 `json:"p99"`
 		P999 float64 `json:"p99.9"`
 	}
-	// The gates mirror benchdata.Gates with the document's own tags.
-	jsonGates struct {
+	// What the correctness checks found mirrors benchdata.Correctness
+	// with the document's own tags.
+	jsonCorrectness struct {
 		Preflight []jsonPreflight `json:"preflight"`
 		Agreement *jsonAgreement  `json:"agreement"` // null when not probed
 		Absent    []jsonAbsent    `json:"absent"`
@@ -361,7 +364,7 @@ type (
 
 // JSON writes the decisions as an indented JSON document ending in a
 // newline: outcome, counts, the rule, design and policy in force, what the
-// correctness gates found, every cell's per-metric decisions (with the
+// correctness checks found, every cell's per-metric decisions (with the
 // resolution each could reach and its paired ratio), error totals and
 // latency distribution, the failures, the unresolved ties, and the scenario
 // and environment they belong to. Lists are never null, so consumers need no
@@ -488,7 +491,7 @@ func buildJSON(m *model) jsonDoc {
 		jc.Latency = m.jsonLatencyOf(cell.Key)
 		doc.Cells = append(doc.Cells, jc)
 	}
-	doc.Gates = jsonGatesOf(m.gates())
+	doc.Correctness = jsonCorrectnessOf(m.correctness())
 	if g := m.generator; g != nil {
 		jg := &jsonGenerator{PeakCores: g.peakCores, ShareCPUs: g.shareCPUs, Saturated: []jsonKey{}}
 		if g.shareCPUs > 0 {
@@ -581,11 +584,11 @@ func (m *model) jsonLatencyOf(k gate.CellKey) *jsonLatency {
 	return l
 }
 
-func jsonGatesOf(g *benchdata.Gates) *jsonGates {
+func jsonCorrectnessOf(g *benchdata.Correctness) *jsonCorrectness {
 	if g == nil {
 		return nil
 	}
-	out := &jsonGates{Preflight: []jsonPreflight{}, Absent: []jsonAbsent{}}
+	out := &jsonCorrectness{Preflight: []jsonPreflight{}, Absent: []jsonAbsent{}}
 	for _, p := range g.Preflight {
 		out.Preflight = append(out.Preflight, jsonPreflight{
 			Name: p.Name, Target: p.Target, Command: p.Command, Pass: p.Pass, ExitCode: p.ExitCode,

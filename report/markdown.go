@@ -15,7 +15,7 @@ import (
 // Markdown writes the full report as GitHub-flavoured markdown: outcome,
 // the gated ties that could not resolve their band (under gate.unresolved
 // warn and fail; under pass after the tables) and failures first, then the
-// correctness gates, one table per pin set and variant, the resources the targets used and their throughput per core
+// correctness checks, one table per pin set and variant, the resources the targets used and their throughput per core
 // when measured, each cell's latency distribution when the rungs carry
 // histograms, the error distribution, claims, threats to validity, how to
 // reproduce and the environment, in the order of the hand-written model
@@ -40,7 +40,7 @@ const (
 	secStatus
 	secError
 	secFailures
-	secGates
+	secCorrectness
 	secTables
 	secResources
 	secPerCore
@@ -82,7 +82,7 @@ func (m *model) sections() []section {
 		{secError, m.mdError},
 	}, lead, []part{
 		{secFailures, m.mdFailures},
-		{secGates, m.mdGates},
+		{secCorrectness, m.mdCorrectness},
 		{secTables, m.mdTables},
 		{secWhere, m.mdWhere},
 	}, follow, []part{
@@ -341,9 +341,9 @@ func (m *model) listedFailures() []failureItem {
 	return out
 }
 
-// gateFailureText marks a correctness gate's failure, which always fails
-// the gate.
-func gateFailureText(s string, markdown bool) string {
+// correctnessFailureText marks a correctness check's failure, which
+// always fails the gate.
+func correctnessFailureText(s string, markdown bool) string {
 	if markdown {
 		return "❌ " + s
 	}
@@ -394,14 +394,14 @@ func failureText(it failureItem, markdown bool) string {
 		// differ at request 3 (GET /s): $.n: 1 vs 2".
 		s = strong("agreement") + ": class " + classLabel(f.Key.Class, f.Key.Variant, esc)
 		if rest, ok := strings.CutPrefix(f.Reason, "answers differ"); ok {
-			return gateFailureText(s+" answers differ"+esc(truncateMiddle(rest, reasonRunes)), markdown)
+			return correctnessFailureText(s+" answers differ"+esc(truncateMiddle(rest, reasonRunes)), markdown)
 		}
 		s += " answers differently"
 	case gate.FailPreflight:
 		// The key is empty: the reason names the command, as in
 		// "pre-flight conformance fails on the candidate (exit 1: …)".
 		if rest, ok := strings.CutPrefix(f.Reason, "pre-flight "); ok {
-			return gateFailureText(strong("pre-flight")+" "+esc(truncateMiddle(rest, reasonRunes)), markdown)
+			return correctnessFailureText(strong("pre-flight")+" "+esc(truncateMiddle(rest, reasonRunes)), markdown)
 		}
 		s = strong("pre-flight check failed")
 	default:
@@ -409,7 +409,7 @@ func failureText(it failureItem, markdown bool) string {
 	}
 	switch {
 	case f.Reason == "":
-	case gateFailure(f.Kind):
+	case correctnessFailure(f.Kind):
 		// It may quote a target's output.
 		s += ": " + esc(truncateMiddle(f.Reason, reasonRunes))
 	default:

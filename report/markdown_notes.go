@@ -47,11 +47,11 @@ func (m *model) mdClaims(b *strings.Builder) {
 	if c.Policy.MaxErrorRate >= 0 && !m.isGoBench() {
 		fmt.Fprintf(b, "- a candidate error rate above %s in any cell\n", fraction(c.Policy.MaxErrorRate))
 	}
-	gates := m.gateRules()
-	for _, g := range gates {
-		b.WriteString("- " + g + "\n")
+	checks := m.correctnessRules()
+	for _, r := range checks {
+		b.WriteString("- " + r + "\n")
 	}
-	if len(c.Policy.FailOn) == 0 && c.Policy.MaxErrorRate < 0 && len(gates) == 0 {
+	if len(c.Policy.FailOn) == 0 && c.Policy.MaxErrorRate < 0 && len(checks) == 0 {
 		b.WriteString("- nothing: no rule is declared, so this run can only inform\n")
 	}
 	if m.rule() == gate.RulePaired {
@@ -201,7 +201,7 @@ func (m *model) threats() []string {
 			"and its latency mixes error responses with real ones.")
 	}
 	out = append(out, m.designThreats()...)
-	return append(out, m.gateThreats()...)
+	return append(out, m.correctnessThreats()...)
 }
 
 func sideName(t benchdata.TargetInfo) string {

@@ -177,7 +177,7 @@ func newModel(in Input) *model {
 func (m *model) buildTables() {
 	failed := map[gate.CellKey]map[string]bool{}
 	for _, f := range m.in.Comparison.Failures {
-		if gateFailure(f.Kind) {
+		if correctnessFailure(f.Kind) {
 			continue // of a class or a command, not of a cell
 		}
 		if failed[f.Key] == nil {
@@ -412,10 +412,10 @@ func newRow(c gate.CellResult, failed map[string]bool) row {
 
 func (m *model) buildFailures() {
 	list := m.in.Comparison.Failures
-	if !slices.ContainsFunc(list, func(f gate.Failure) bool { return !gateFailure(f.Kind) }) {
+	if !slices.ContainsFunc(list, func(f gate.Failure) bool { return !correctnessFailure(f.Kind) }) {
 		// A comparison built without the summary list still carries its
 		// failures per cell; a report must not read that as a pass. The
-		// correctness gates' failures have no cell, so they may be all the
+		// correctness checks' failures have no cell, so they may be all the
 		// list holds.
 		list = slices.Clone(list)
 		for _, c := range m.in.Comparison.Cells {
@@ -424,7 +424,7 @@ func (m *model) buildFailures() {
 	}
 	for _, f := range list {
 		it := failureItem{f: f, calls: m.isGRPC(), page: m.cellPageURL(f)}
-		if gateFailure(f.Kind) {
+		if correctnessFailure(f.Kind) {
 			// Its key names a class, or nothing: no cell's figures
 			// belong to it.
 			m.failures = append(m.failures, it)
@@ -539,10 +539,10 @@ func counts(m map[string]int64) []count {
 	return out
 }
 
-// gateFailure reports the kinds of failure the correctness gates raise
-// before any load: their key names at most a class and variant, never a
-// cell, and they have no metric.
-func gateFailure(kind string) bool {
+// correctnessFailure reports the kinds of failure the correctness checks
+// raise before any load: their key names at most a class and variant,
+// never a cell, and they have no metric.
+func correctnessFailure(kind string) bool {
 	return kind == gate.FailAgreement || kind == gate.FailPreflight
 }
 

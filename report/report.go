@@ -11,9 +11,9 @@
 // nothing itself: verdicts, reasons and the outcome come from the one
 // decision path (packages decide and gate, in the Input's Comparison), and
 // counts of errors, resource figures, latency distributions and what the
-// correctness gates found come from the results file. Names of classes,
+// correctness checks found come from the results file. Names of classes,
 // variants, pin sets, scenarios, target specs, commits, error texts, the
-// pre-flight commands' output and the response bodies the agreement gate
+// pre-flight commands' output and the response bodies the agreement check
 // quotes are controlled by whoever opens the pull request, so each
 // renderer neutralises them for its medium
 // (EscapeMarkdown for markdown, visible escapes for a terminal, encoding/json

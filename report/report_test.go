@@ -36,7 +36,7 @@ func TestGolden(t *testing.T) {
 	t.Parallel()
 	inputs := map[string]func() Input{
 		"full": fullInput, "cancelled": cancelledInput, "pins": pinsInput, "pins_cancelled": pinsCancelledInput,
-		"gates": gatesInput, "grpc": grpcInput,
+		"correctness": correctnessInput, "grpc": grpcInput,
 		"paired_warn": func() Input { return slicedInput(gate.UnresolvedWarn) },
 		"paired_fail": func() Input { return slicedInput(gate.UnresolvedFail) },
 		"adaptive":    adaptiveInput,

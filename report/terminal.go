@@ -40,7 +40,7 @@ func colorFor(fd uintptr, getenv func(string) string) bool {
 	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 }
 
-// Terminal writes a compact report: the outcome, the correctness gates, one
+// Terminal writes a compact report: the outcome, the correctness checks, one
 // aligned table per pin set and variant, the resources when measured, each
 // cell's latency distribution when the rungs carry histograms, the load
 // generator's CPU and the failures. Untrusted names are shown with control
@@ -69,7 +69,7 @@ func Terminal(w io.Writer, in Input, opt TerminalOptions) error {
 	if s := m.statusText(false); s != "" {
 		fmt.Fprintf(&b, "%s\n", paint.warn.Sprint(s))
 	}
-	m.termGates(&b, paint)
+	m.termCorrectness(&b, paint)
 
 	if m.isGoBench() {
 		if err := m.termGoTable(&b, paint); err != nil {

@@ -50,8 +50,9 @@ func (s *schedule) pinSets(ctx context.Context) error {
 		if pi == 0 {
 			s.res.Env.Baseline = s.base.Info(ctx, s.getenv)
 			s.res.Env.Candidate = s.cand.Info(ctx, s.getenv)
-			// Answers do not depend on pins: the gates run once.
-			if err := s.gates(ctx); err != nil {
+			// Answers do not depend on pins: the correctness checks
+			// run once.
+			if err := s.correctness(ctx); err != nil {
 				return err
 			}
 		}

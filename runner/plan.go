@@ -122,7 +122,7 @@ func planned(sc *scenario.Scenario, opts Options, w io.Writer) (benchdata.Plan, 
 	// plan is compared with it.
 	within := ""
 	if opts.Budget > 0 {
-		within = fmt.Sprintf("; the budget of %v bounds the whole run, builds, start-up, gates and rounds", opts.Budget)
+		within = fmt.Sprintf("; the budget of %v bounds the whole run, builds, start-up, correctness checks and rounds", opts.Budget)
 	}
 	if plan.MaxRounds > plan.Rounds {
 		most := least * time.Duration(plan.MaxRounds) / time.Duration(plan.Rounds)

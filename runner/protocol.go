@@ -19,7 +19,7 @@ import (
 
 // protocol is how a run's requests reach its targets: chosen once, by the
 // scenario's kind (protocolOf), so the schedule — rounds, slices,
-// restarts, the gates — knows no protocol. Both put their calls through
+// restarts, the correctness checks — knows no protocol. Both put their calls through
 // the one load core (load.Generate, load.Session), so a slice, an open
 // loop and a round mean the same for each.
 type protocol interface {
@@ -34,7 +34,7 @@ type protocol interface {
 	// round's slices.
 	session(ctx context.Context, t target.Service, l load.Loop) (*load.Session, error)
 	// probe sends req to both targets, the baseline first, and compares
-	// their answers (the agreement gate); client is the probe's HTTP
+	// their answers (the agreement check); client is the probe's HTTP
 	// client.
 	probe(ctx context.Context, client *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error)
 	// close releases what prepare made for the last pin set.

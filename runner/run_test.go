@@ -820,7 +820,7 @@ func TestRunBudgetRunsOut(t *testing.T) {
 			sc.Preflight = []scenario.Preflight{{Name: "wait", Run: []string{"sleep", "3600"}, Shown: "sleep 3600",
 				Targets: []string{"baseline", "candidate"}, Timeout: time.Hour}}
 		}, "the pre-flight wait on the baseline"},
-		// Without gates the rounds run: every slice of a side that does
+		// Without correctness checks the rounds run: every slice of a side that does
 		// not answer drains for a second, which no plan counts, so the
 		// first round's 8 slices outlast the budget.
 		{"rounds", func(sc *scenario.Scenario) {
@@ -846,7 +846,7 @@ func TestRunBudgetRunsOut(t *testing.T) {
 			if disk := readResults(t, out); disk.Status != "cancelled" || disk.Error != err.Error() || len(disk.Rungs) != len(res.Rungs) {
 				t.Errorf("results.json: status %q, error %q, %d rungs", disk.Status, disk.Error, len(disk.Rungs))
 			}
-			if !strings.Contains(progress.String(), "; the budget of 5s bounds the whole run, builds, start-up, gates and rounds\n") {
+			if !strings.Contains(progress.String(), "; the budget of 5s bounds the whole run, builds, start-up, correctness checks and rounds\n") {
 				t.Errorf("the plan line does not say what the budget bounds:\n%s", progress.String())
 			}
 		})

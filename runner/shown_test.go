@@ -121,7 +121,7 @@ classes:
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, progress.String())
 	}
-	c := res.Gates.Agreement.Classes[0]
+	c := res.Correctness.Agreement.Classes[0]
 	if c.Agree || c.First.Path != "$.side" || c.First.Target != "/item?api_key=${API_KEY}" {
 		t.Fatalf("class %+v first %+v", c, c.First)
 	}
@@ -142,8 +142,8 @@ classes:
 	same := echoServer(t, "a")
 	sc2 := secretScenario(t, strings.Replace(sc.Source, cand.URL, same.URL, 1))
 	res, err = Run(t.Context(), sc2, Options{OutDir: t.TempDir()})
-	if err != nil || !res.Gates.Agreement.Classes[0].Agree {
-		t.Errorf("same answers: err %v, %+v", err, res.Gates.Agreement.Classes[0].First)
+	if err != nil || !res.Correctness.Agreement.Classes[0].Agree {
+		t.Errorf("same answers: err %v, %+v", err, res.Correctness.Agreement.Classes[0].First)
 	}
 }
 
@@ -169,11 +169,11 @@ func TestAgreementHugeTargetText(t *testing.T) {
 `
 	out := t.TempDir()
 	var progress syncBuffer
-	res, err := Run(t.Context(), gatesScenario(t, base.URL, cand.URL, extra), Options{OutDir: out, Progress: &progress})
+	res, err := Run(t.Context(), correctnessScenario(t, base.URL, cand.URL, extra), Options{OutDir: out, Progress: &progress})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	for _, c := range res.Gates.Agreement.Classes {
+	for _, c := range res.Correctness.Agreement.Classes {
 		d := c.First
 		if c.Agree || d == nil {
 			t.Fatalf("class %s agrees", c.Class)

@@ -38,7 +38,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 		what = "results.json, calibration.md, calibration.json, target logs"
 	}
 	fs.StringVar(&f.out, "out", f.out, "output `dir`: "+what)
-	fs.DurationVar(&f.budget, "budget", f.budget, "refuse a plan longer than this `duration`, and stop the run (builds, start-up, gates, rounds) once it has run this long, keeping what it measured (0: no limit)")
+	fs.DurationVar(&f.budget, "budget", f.budget, "refuse a plan longer than this `duration`, and stop the run (builds, start-up, correctness checks, rounds) once it has run this long, keeping what it measured (0: no limit)")
 	fs.BoolVar(&f.allowDataOutside, "allow-data-outside", f.allowDataOutside, "let the scenario's data files be outside its directory tree (they must still be regular files)")
 	fs.BoolVar(&f.dryRun, "dry-run", f.dryRun, "load and check the scenario as a run would, print its plan (targets, cells, rounds, planned time) and exit 0: nothing is built, started or written")
 }

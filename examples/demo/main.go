@@ -9,12 +9,12 @@
 //
 // A factor is any number >= 1. Whatever the factor, every answer is the
 // same: a slowed build does more work (or waits longer) for the same
-// answer, so it passes the agreement gate. The slowed build bakes the same
+// answer, so it passes the agreement check. The slowed build bakes the same
 // setting in at link time:
 //
 //	go build -ldflags "-X main.defaultSlow=search=5" -o demo-slow ./examples/demo
 //
-// Other flags make the builds a correctness gate must tell apart: -reorder
+// Other flags make the builds a correctness check must tell apart: -reorder
 // writes every JSON object's keys in reverse order (the same data),
 // -stamp adds a generated_at time to every answer, -wrong items|search
 // changes one value of that endpoint's answers (a bug that also makes

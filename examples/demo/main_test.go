@@ -142,7 +142,7 @@ func TestSleepFor(t *testing.T) {
 }
 
 // Slowed builds answer exactly as the normal one does, whatever the
-// factor, fractional or not: the agreement gate must let them through.
+// factor, fractional or not: the agreement check must let them through.
 func TestSlowedAnswersAgree(t *testing.T) {
 	t.Parallel()
 	serve := func(slow string) *httptest.Server {

@@ -17,7 +17,7 @@
 //
 //	go build -ldflags "-X main.defaultSlow=Search=5" -o grpcdemo-slow ./examples/grpcdemo
 //
-// Other flags make the builds a correctness gate must tell apart: -wrong
+// Other flags make the builds a correctness check must tell apart: -wrong
 // Get answers Get's price off by one, -wrong Search answers a different
 // digest (and does a fifth of the work), -other-message makes Get answer
 // the bytes of a SearchReply where an Item is expected.

@@ -12,8 +12,8 @@ import (
 	"github.com/benchgate/benchgate/gate"
 )
 
-// Correctness gates: what the pre-flight commands and the agreement probe
-// found before any load (benchdata.Gates). They come right after the
+// Correctness checks: what the pre-flight commands and the agreement probe
+// found before any load (benchdata.Correctness). They come right after the
 // outcome in every report, as in the model report, because they fail the
 // gate whatever the cells say: a faster candidate that answers differently
 // must never read as a pass. Everything in them came from a target or the
@@ -25,13 +25,13 @@ import (
 // target in a report.
 const lineRunes = 160
 
-// reasonRunes caps a correctness gate's reason, which may quote output.
+// reasonRunes caps a correctness check's reason, which may quote output.
 const reasonRunes = 300
 
-// gates returns the results file's gates, nil when there is nothing to
-// show.
-func (m *model) gates() *benchdata.Gates {
-	g := m.in.Results.Gates
+// correctness returns what the results file's correctness checks found,
+// nil when there is nothing to show.
+func (m *model) correctness() *benchdata.Correctness {
+	g := m.in.Results.Correctness
 	if g == nil || (len(g.Preflight) == 0 && g.Agreement == nil && len(g.Absent) == 0) {
 		return nil
 	}
@@ -98,15 +98,15 @@ func failsGate(ps []benchdata.PreflightResult, p benchdata.PreflightResult) bool
 	return !ok || b.Pass
 }
 
-// agreementLine is "Agreement gate: 11 classes agree, none disagree." — a
+// agreementLine is "Agreement check: 11 classes agree, none disagree." — a
 // class being one class in one variant — with ", over 5 requests each"
 // when every class was probed with as many ("calls" for gRPC).
 func agreementLine(a *benchdata.AgreementResult, n loadNoun) string {
 	agree, disagree := a.Counts()
 	if agree+disagree == 0 {
-		return "Agreement gate: no class was probed."
+		return "Agreement check: no class was probed."
 	}
-	s := "Agreement gate: "
+	s := "Agreement check: "
 	switch agree {
 	case 1:
 		s += "1 class agrees"
@@ -173,14 +173,14 @@ func statusText(code int) string {
 	return "status " + strconv.Itoa(code)
 }
 
-// mdGates writes the Gates section: the pre-flight table, the agreement
-// gate and the absent classes, whichever the run has.
-func (m *model) mdGates(b *strings.Builder) {
-	g := m.gates()
+// mdCorrectness writes the Correctness section: the pre-flight table, the
+// agreement check and the absent classes, whichever the run has.
+func (m *model) mdCorrectness(b *strings.Builder) {
+	g := m.correctness()
 	if g == nil {
 		return
 	}
-	b.WriteString("### Gates\n\n")
+	b.WriteString("### Correctness\n\n")
 	m.mdPreflight(b)
 	m.mdAgreement(b)
 	m.mdAbsent(b)
@@ -190,7 +190,7 @@ func (m *model) mdGates(b *strings.Builder) {
 // command, then what each command ran and the last line of its output on
 // each target.
 func (m *model) mdPreflight(b *strings.Builder) {
-	g := m.gates()
+	g := m.correctness()
 	if g == nil || len(g.Preflight) == 0 {
 		return
 	}
@@ -264,7 +264,7 @@ func (m *model) mdPreflight(b *strings.Builder) {
 // for the head of a comment, where the table itself is folded. Those that
 // fail the gate are left out when the failures above name them.
 func (m *model) mdFailedPreflight(b *strings.Builder) {
-	g := m.gates()
+	g := m.correctness()
 	if g == nil {
 		return
 	}
@@ -294,7 +294,7 @@ func (m *model) mdFailedPreflight(b *strings.Builder) {
 // mdAgreement writes the agreement line and each disagreeing class with
 // its first differing request, the reason and both bodies' excerpts.
 func (m *model) mdAgreement(b *strings.Builder) {
-	g := m.gates()
+	g := m.correctness()
 	if g == nil || g.Agreement == nil {
 		return
 	}
@@ -343,13 +343,13 @@ func (m *model) mdAgreement(b *strings.Builder) {
 	}
 }
 
-// mdAbsent lists the classes a gate left out of the grid, with why.
+// mdAbsent lists the classes a check left out of the grid, with why.
 func (m *model) mdAbsent(b *strings.Builder) {
-	g := m.gates()
+	g := m.correctness()
 	if g == nil || len(g.Absent) == 0 {
 		return
 	}
-	b.WriteString("Absent classes, left out of the grid by a gate:\n\n")
+	b.WriteString("Absent classes, left out of the grid by a correctness check:\n\n")
 	for _, a := range g.Absent {
 		line := "- **" + md(a.Class) + "**"
 		if a.Reason != "" {
@@ -360,10 +360,10 @@ func (m *model) mdAbsent(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-// gateRules are the Claims' items for the correctness gates that ran: they
-// fail the gate as a rule does.
-func (m *model) gateRules() []string {
-	g := m.gates()
+// correctnessRules are the Claims' items for the correctness checks that
+// ran: they fail the gate as a rule does.
+func (m *model) correctnessRules() []string {
+	g := m.correctness()
 	if g == nil {
 		return nil
 	}
@@ -377,11 +377,11 @@ func (m *model) gateRules() []string {
 	return out
 }
 
-// gateThreats are the threats to validity the gates found: classes that
-// answer differently but were measured anyway (mode warn), and classes
-// left out of the grid.
-func (m *model) gateThreats() []string {
-	g := m.gates()
+// correctnessThreats are the threats to validity the correctness checks
+// found: classes that answer differently but were measured anyway (mode
+// warn), and classes left out of the grid.
+func (m *model) correctnessThreats() []string {
+	g := m.correctness()
 	if g == nil {
 		return nil
 	}
@@ -399,7 +399,7 @@ func (m *model) gateThreats() []string {
 				their = "its"
 			}
 			out = append(out, plural(warned, "class answers", "classes answer")+" differently on the two targets under "+
-				"agreement mode warn (see Gates): "+their+" speed compares different work.")
+				"agreement mode warn (see Correctness): "+their+" speed compares different work.")
 		}
 	}
 	if n := len(g.Absent); n > 0 {
@@ -407,16 +407,17 @@ func (m *model) gateThreats() []string {
 		if n == 1 {
 			their = "its"
 		}
-		out = append(out, plural(n, "class was", "classes were")+" left out of the grid by a gate (see Gates): "+
+		out = append(out, plural(n, "class was", "classes were")+" left out of the grid by a correctness check (see Correctness): "+
 			"this run says nothing of "+their+" speed.")
 	}
 	return out
 }
 
-// commentGates is what a comment shows of the gates above its fold: the
-// failed pre-flight commands, the agreement gate with each disagreement
-// and the absent classes. The pre-flight table goes into the fold.
-func (m *model) commentGates() string {
+// commentCorrectness is what a comment shows of the correctness checks
+// above its fold: the failed pre-flight commands, the agreement check with
+// each disagreement and the absent classes. The pre-flight table goes into
+// the fold.
+func (m *model) commentCorrectness() string {
 	var b strings.Builder
 	m.mdFailedPreflight(&b)
 	m.mdAgreement(&b)
@@ -424,16 +425,17 @@ func (m *model) commentGates() string {
 	return b.String()
 }
 
-// termGates writes the gates in a few lines: each pre-flight command's
-// result per target with the last line of any failure, the agreement
-// line with each disagreement's first difference, and the absent classes.
-func (m *model) termGates(b *strings.Builder, paint palette) {
-	g := m.gates()
+// termCorrectness writes the correctness checks in a few lines: each
+// pre-flight command's result per target with the last line of any
+// failure, the agreement line with each disagreement's first difference,
+// and the absent classes.
+func (m *model) termCorrectness(b *strings.Builder, paint palette) {
+	g := m.correctness()
 	if g == nil {
 		return
 	}
 	esc := cleanTerminal
-	b.WriteString("\ngates\n")
+	b.WriteString("\ncorrectness\n")
 	ps := g.Preflight
 	for _, n := range preflightNames(ps) {
 		var parts []string

@@ -36,13 +36,13 @@ func jsonServer(t *testing.T, body func(n int) string) *httptest.Server {
 	return srv
 }
 
-// gatesScenario loads a scenario with the two url targets and extra
+// correctnessScenario loads a scenario with the two url targets and extra
 // sections appended. Its one class draws n from 1..1000, so the probe's
 // requests differ from each other.
-func gatesScenario(t *testing.T, base, cand string, extra string) *scenario.Scenario {
+func correctnessScenario(t *testing.T, base, cand string, extra string) *scenario.Scenario {
 	t.Helper()
 	src := fmt.Sprintf(`version: 1
-name: gates
+name: correctness
 targets:
   baseline: {url: %q}
   candidate: {url: %q}
@@ -62,7 +62,7 @@ classes:
 	return sc
 }
 
-func runGates(t *testing.T, sc *scenario.Scenario) (*benchdata.Results, string) {
+func runCorrectness(t *testing.T, sc *scenario.Scenario) (*benchdata.Results, string) {
 	t.Helper()
 	out := t.TempDir()
 	var progress syncBuffer
@@ -71,8 +71,8 @@ func runGates(t *testing.T, sc *scenario.Scenario) (*benchdata.Results, string) 
 		t.Fatalf("run: %v\n%s", err, progress.String())
 	}
 	disk := readResults(t, out)
-	if disk.Gates == nil {
-		t.Fatalf("results.json has no gates\n%s", progress.String())
+	if disk.Correctness == nil {
+		t.Fatalf("results.json has no correctness findings\n%s", progress.String())
 	}
 	return res, progress.String()
 }
@@ -81,8 +81,8 @@ func TestAgreementKeyOrder(t *testing.T) {
 	t.Parallel()
 	base := jsonServer(t, func(n int) string { return fmt.Sprintf(`{"n":%d,"name":"item %d","tags":["a","b"]}`, n, n) })
 	cand := jsonServer(t, func(n int) string { return fmt.Sprintf(`{"tags":["a","b"], "name":"item %d", "n":%d.0}`, n, n) })
-	res, progress := runGates(t, gatesScenario(t, base.URL, cand.URL, "agreement: {requests: 4}\n"))
-	a := res.Gates.Agreement
+	res, progress := runCorrectness(t, correctnessScenario(t, base.URL, cand.URL, "agreement: {requests: 4}\n"))
+	a := res.Correctness.Agreement
 	if a == nil || len(a.Classes) != 1 {
 		t.Fatalf("agreement %+v", a)
 	}
@@ -93,7 +93,7 @@ func TestAgreementKeyOrder(t *testing.T) {
 		t.Errorf("progress:\n%s", progress)
 	}
 	if len(res.Rungs) != 4 {
-		t.Errorf("%d rungs after the gates, want 4", len(res.Rungs))
+		t.Errorf("%d rungs after the correctness checks, want 4", len(res.Rungs))
 	}
 }
 
@@ -101,7 +101,7 @@ func TestAgreementOneValueDiffers(t *testing.T) {
 	t.Parallel()
 	// The probe's requests are the class's stream: find the third one's n,
 	// and make the candidate answer that one differently.
-	sc := gatesScenario(t, "http://127.0.0.1:1", "http://127.0.0.1:2", "")
+	sc := correctnessScenario(t, "http://127.0.0.1:1", "http://127.0.0.1:2", "")
 	st := sc.Stream("", "item", 1, 0, 0)
 	var third string
 	for range 3 {
@@ -118,8 +118,8 @@ func TestAgreementOneValueDiffers(t *testing.T) {
 		}
 		return fmt.Sprintf(`{"n":%d,"price":12}`, n)
 	})
-	res, progress := runGates(t, gatesScenario(t, base.URL, cand.URL, ""))
-	c := res.Gates.Agreement.Classes[0]
+	res, progress := runCorrectness(t, correctnessScenario(t, base.URL, cand.URL, ""))
+	c := res.Correctness.Agreement.Classes[0]
 	want := benchdata.Disagreement{Index: 2, Method: "GET", Target: third, BaselineStatus: 200, CandidateStatus: 200,
 		Reason: "$.price: 12 vs 13", Path: "$.price"}
 	got := *c.First
@@ -134,7 +134,7 @@ func TestAgreementOneValueDiffers(t *testing.T) {
 		t.Errorf("progress:\n%s", progress)
 	}
 	// The probe stopped at the difference, and the load still ran.
-	if a, _ := res.Gates.Agreement.Counts(); a != 0 || len(res.Rungs) != 4 || candHits.Load() < 3 {
+	if a, _ := res.Correctness.Agreement.Counts(); a != 0 || len(res.Rungs) != 4 || candHits.Load() < 3 {
 		t.Errorf("agree %d, %d rungs, %d candidate hits", a, len(res.Rungs), candHits.Load())
 	}
 }
@@ -147,18 +147,18 @@ func TestAgreementIgnoreAndModes(t *testing.T) {
 	}
 	base, cand := jsonServer(t, stamped), jsonServer(t, stamped)
 
-	res, _ := runGates(t, gatesScenario(t, base.URL, cand.URL, "agreement: {ignore: [\"$.generated_at\"]}\n"))
-	if c := res.Gates.Agreement.Classes[0]; !c.Agree || c.Requests != 5 {
+	res, _ := runCorrectness(t, correctnessScenario(t, base.URL, cand.URL, "agreement: {ignore: [\"$.generated_at\"]}\n"))
+	if c := res.Correctness.Agreement.Classes[0]; !c.Agree || c.Requests != 5 {
 		t.Errorf("with ignore: %+v %+v", c, c.First)
 	}
-	res, _ = runGates(t, gatesScenario(t, base.URL, cand.URL, "agreement: warn\n"))
-	if c := res.Gates.Agreement.Classes[0]; c.Agree || c.Mode != "warn" || c.First.Path != "$.generated_at" {
+	res, _ = runCorrectness(t, correctnessScenario(t, base.URL, cand.URL, "agreement: warn\n"))
+	if c := res.Correctness.Agreement.Classes[0]; c.Agree || c.Mode != "warn" || c.First.Path != "$.generated_at" {
 		t.Errorf("without ignore, warn: %+v %+v", c, c.First)
 	}
 	out := t.TempDir()
-	res, err := Run(t.Context(), gatesScenario(t, base.URL, cand.URL, "agreement: {mode: off}\n"), Options{OutDir: out})
-	if err != nil || res.Gates != nil {
-		t.Errorf("mode off: err %v, gates %+v", err, res.Gates)
+	res, err := Run(t.Context(), correctnessScenario(t, base.URL, cand.URL, "agreement: {mode: off}\n"), Options{OutDir: out})
+	if err != nil || res.Correctness != nil {
+		t.Errorf("mode off: err %v, correctness %+v", err, res.Correctness)
 	}
 }
 
@@ -184,9 +184,9 @@ preflight:
     targets: [baseline]
 agreement: off
 `
-	sc := gatesScenario(t, base.URL, cand.URL, extra)
-	res, progress := runGates(t, sc)
-	got := res.Gates.Preflight
+	sc := correctnessScenario(t, base.URL, cand.URL, extra)
+	res, progress := runCorrectness(t, sc)
+	got := res.Correctness.Preflight
 	if len(got) != 6 {
 		t.Fatalf("preflight %+v", got)
 	}
@@ -217,8 +217,8 @@ agreement: off
 		t.Errorf("no log: %+v", got[0])
 	}
 	// The failed lint guards class other: absent, not measured.
-	if !slices.Equal(res.Gates.Absent, []benchdata.AbsentClass{{Class: "other", Reason: "pre-flight lint failed on candidate"}}) {
-		t.Errorf("absent %+v", res.Gates.Absent)
+	if !slices.Equal(res.Correctness.Absent, []benchdata.AbsentClass{{Class: "other", Reason: "pre-flight lint failed on candidate"}}) {
+		t.Errorf("absent %+v", res.Correctness.Absent)
 	}
 	for _, c := range res.Plan.Cells {
 		if c.Class == "other" {
@@ -250,7 +250,7 @@ func TestPreflightCancelled(t *testing.T) {
   - name: hang
     run: ["sh", "-c", "sleep 32.75 & touch %s; sleep 32.75"]
 `, started)
-	sc := gatesScenario(t, base.URL, cand.URL, extra)
+	sc := correctnessScenario(t, base.URL, cand.URL, extra)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
@@ -303,9 +303,9 @@ func TestAgreementMix(t *testing.T) {
   - name: both
     mix: {item: 1}
 `
-	res, _ := runGates(t, gatesScenario(t, base.URL, cand.URL, extra))
+	res, _ := runCorrectness(t, correctnessScenario(t, base.URL, cand.URL, extra))
 	got := map[string]bool{}
-	for _, c := range res.Gates.Agreement.Classes {
+	for _, c := range res.Correctness.Agreement.Classes {
 		got[c.Class] = c.Agree
 	}
 	if want := map[string]bool{"item": true, "plain": false, "both": true}; !reflect.DeepEqual(got, want) {
@@ -317,13 +317,13 @@ func TestAgreementMix(t *testing.T) {
     run: ["false"]
     classes: [item]
 `
-	res, _ = runGates(t, gatesScenario(t, base.URL, cand.URL, extra))
+	res, _ = runCorrectness(t, correctnessScenario(t, base.URL, cand.URL, extra))
 	want := []benchdata.AbsentClass{
 		{Class: "item", Reason: "pre-flight item-check failed on baseline"},
 		{Class: "both", Reason: "it draws from item, absent: pre-flight item-check failed on baseline"},
 	}
-	if !reflect.DeepEqual(res.Gates.Absent, want) {
-		t.Errorf("absent %+v", res.Gates.Absent)
+	if !reflect.DeepEqual(res.Correctness.Absent, want) {
+		t.Errorf("absent %+v", res.Correctness.Absent)
 	}
 	for _, c := range res.Plan.Cells {
 		if c.Class != "plain" {

@@ -16,7 +16,7 @@ const (
 	AgreementOff      = "off"      // the class is not probed
 )
 
-// Defaults of the correctness gates.
+// Defaults of the correctness checks.
 const (
 	DefaultAgreementRequests = 5
 	DefaultPreflightTimeout  = time.Minute

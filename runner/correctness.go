@@ -33,13 +33,13 @@ const MaxProbeBody = 16 << 20
 // lastLineRunes bounds a pre-flight command's last line in results.
 const lastLineRunes = 240
 
-// gates runs the correctness gates against the first pin set's started
-// targets, before any load: the pre-flight commands, then the agreement
-// probe. Classes a failed pre-flight guards leave the plan. The results
-// go to disk before the first rung. Only a cancellation or a dead target
-// is an error: what the gates find is a result.
-func (s *schedule) gates(ctx context.Context) error {
-	g := &benchdata.Gates{}
+// correctness runs the correctness checks against the first pin set's
+// started targets, before any load: the pre-flight commands, then the
+// agreement probe. Classes a failed pre-flight guards leave the plan. The
+// results go to disk before the first rung. Only a cancellation or a dead
+// target is an error: what the checks find is a result.
+func (s *schedule) correctness(ctx context.Context) error {
+	g := &benchdata.Correctness{}
 	absent := map[string]string{}
 	for _, p := range s.sc.Preflight {
 		for _, t := range []target.Service{s.base, s.cand} {
@@ -106,7 +106,7 @@ func (s *schedule) gates(ctx context.Context) error {
 	}
 	g.Agreement = ag
 	if len(g.Preflight) > 0 || g.Agreement != nil || len(g.Absent) > 0 {
-		s.res.Gates = g
+		s.res.Correctness = g
 	}
 	return benchdata.Write(s.opts.OutDir, s.res)
 }

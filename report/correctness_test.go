@@ -23,10 +23,10 @@ func terminal(t *testing.T, in Input) string {
 // codeElements are the <code> elements of a markdown text.
 var codeElements = regexp.MustCompile(`<code>(.*?)</code>`)
 
-// checkGatesMarkdown checks what must hold of any markdown holding
-// gatesInput's gates: the hostile excerpt and the long last line shown
-// escaped and cut, never raw.
-func checkGatesMarkdown(t *testing.T, what, got string) {
+// checkCorrectnessMarkdown checks what must hold of any markdown holding
+// correctnessInput's findings: the hostile excerpt and the long last line
+// shown escaped and cut, never raw.
+func checkCorrectnessMarkdown(t *testing.T, what, got string) {
 	t.Helper()
 	for _, bad := range []string{"<script", "</script", "<b>", "@team", "END</code>"} {
 		if strings.Contains(got, bad) {
@@ -43,25 +43,25 @@ func checkGatesMarkdown(t *testing.T, what, got string) {
 	}
 }
 
-func TestGatesMarkdown(t *testing.T) {
+func TestCorrectnessMarkdown(t *testing.T) {
 	t.Parallel()
-	got := markdown(t, gatesInput())
-	checkGatesMarkdown(t, "markdown", got)
+	got := markdown(t, correctnessInput())
+	checkCorrectnessMarkdown(t, "markdown", got)
 	for _, want := range []string{
-		// Failures of the gates, first, in words.
+		// Failures of the correctness checks, first, in words.
 		"- ❌ **agreement**: class mix (variant csv) answers differ at request 3 (GET /search?q=&lt;b&gt;x&lt;/b&gt;&amp;fmt=csv): " +
 			"\\$.items\\[0\\].price: 12 vs 13\n" +
 			"- ❌ **pre-flight** conformance fails on the candidate (exit 1: FAIL /search?q=&lt;b&gt;x&lt;/b&gt;: response does not match",
 		// A reason quoting a long line is cut in its middle, so it keeps
 		// its end.
 		"expected number, got s…r, got string; expected number, got string; END) and passes on the baseline\n- ❌ **rps regression**",
-		// The gates after the failures, before the tables.
-		"\n\n### Gates\n\n| target | conformance | lint |\n| --- | --- | --- |\n| baseline | PASS | PASS |\n" +
+		// The correctness checks after the failures, before the tables.
+		"\n\n### Correctness\n\n| target | conformance | lint |\n| --- | --- | --- |\n| baseline | PASS | PASS |\n" +
 			"| candidate | **FAIL** (exit 1) | PASS |\n",
 		// The last line, escaped and cut at 160 runes.
 		"  - candidate: <code>FAIL /search?q=&#60;b&#62;x&#60;/b&#62;: response does not match the schema &#96;#&#8203;/items&#96; &#124; expected number",
 		"got string; e…</code> (whole output in <code>gates/conformance-candidate.log</code>)\n",
-		"\nAgreement gate: 2 classes agree, 2 disagree, over 5 requests each.\n\n",
+		"\nAgreement check: 2 classes agree, 2 disagree, over 5 requests each.\n\n",
 		"- ❌ **mix (variant csv)** answers differently, fails the gate: request 3, " +
 			"<code>GET /search?q=&#60;b&#62;x&#60;/b&#62;&#38;fmt=csv</code> (json) — \\$.items\\[0\\].price: 12 vs 13\n" +
 			"  - baseline: <code>{\"price\": 12, \"note\": \"&#60;script&#62;&#96;&#124;&#42;&#60;/script&#62; @&#8203;team\"}</code>\n" +
@@ -70,28 +70,28 @@ func TestGatesMarkdown(t *testing.T) {
 		"- ⚠️ **mix (variant json)** answers differently, warning only: request 1, <code>POST /mix</code> (text) — status 200 vs 500\n" +
 			"  - baseline (status 200): <code>ok</code>\n" +
 			"  - candidate (status 500): <code>internal error &#96;&#96;&#96;  &#91;31mpanic</code>\n",
-		"Absent classes, left out of the grid by a gate:\n\n- **export** — pre-flight conformance failed on candidate\n\n### csv\n",
+		"Absent classes, left out of the grid by a correctness check:\n\n- **export** — pre-flight conformance failed on candidate\n\n### csv\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("markdown lacks\n%s\n---\n%s", want, got)
 		}
 	}
-	if i, j := strings.Index(got, "### Gates"), strings.Index(got, "### csv"); i < 0 || j < i {
-		t.Error("the gates do not come before the tables")
+	if i, j := strings.Index(got, "### Correctness"), strings.Index(got, "### csv"); i < 0 || j < i {
+		t.Error("the correctness checks do not come before the tables")
 	}
 }
 
-func TestGatesTerminal(t *testing.T) {
+func TestCorrectnessTerminal(t *testing.T) {
 	t.Parallel()
-	got := terminal(t, gatesInput())
+	got := terminal(t, correctnessInput())
 	if strings.ContainsRune(got, '\x1b') {
 		t.Errorf("an escape sequence from a body reached the terminal:\n%q", got)
 	}
 	for _, want := range []string{
-		"\ngates\n  pre-flight conformance: baseline PASS, candidate FAIL (exit 1)\n" +
+		"\ncorrectness\n  pre-flight conformance: baseline PASS, candidate FAIL (exit 1)\n" +
 			"    candidate: FAIL /search?q=<b>x</b>: response does not match the schema `#/items` | expected number",
 		"expected number, got string; e…\n  pre-flight lint: baseline PASS, candidate PASS\n",
-		"  Agreement gate: 2 classes agree, 2 disagree, over 5 requests each.\n" +
+		"  Agreement check: 2 classes agree, 2 disagree, over 5 requests each.\n" +
 			"    DISAGREES mix (variant csv), fails the gate: request 3 GET /search?q=<b>x</b>&fmt=csv: $.items[0].price: 12 vs 13\n" +
 			"      baseline:  {\"price\": 12, \"note\": \"<script>`|*</script> @team\"}\n" +
 			"      candidate: {\"price\": 13, \"note\": \"ok\"}\n",
@@ -104,8 +104,8 @@ func TestGatesTerminal(t *testing.T) {
 			t.Errorf("terminal lacks\n%s\n---\n%s", want, got)
 		}
 	}
-	if gates, _, _ := strings.Cut(got, "\ncsv\n"); strings.Contains(gates, "END") || strings.Contains(got, "c=0") {
-		t.Errorf("terminal shows the uncut line or a gate failure as a cell:\n%s", got)
+	if checks, _, _ := strings.Cut(got, "\ncsv\n"); strings.Contains(checks, "END") || strings.Contains(got, "c=0") {
+		t.Errorf("terminal shows the uncut line or a correctness failure as a cell:\n%s", got)
 	}
 }
 
@@ -118,12 +118,12 @@ func TestAgreementLine(t *testing.T) {
 		classes []benchdata.ClassAgreement
 		want    string
 	}{
-		{[]benchdata.ClassAgreement{class(true, 5), class(true, 5)}, "Agreement gate: 2 classes agree, none disagree, over 5 requests each."},
-		{[]benchdata.ClassAgreement{class(true, 1)}, "Agreement gate: 1 class agrees, none disagree, over 1 request each."},
-		{[]benchdata.ClassAgreement{class(true, 5), class(false, 3)}, "Agreement gate: 1 class agrees, 1 disagrees."},
-		{[]benchdata.ClassAgreement{class(false, 5), class(false, 5), class(true, 5)}, "Agreement gate: 1 class agrees, 2 disagree, over 5 requests each."},
-		{[]benchdata.ClassAgreement{class(false, 2), class(false, 2)}, "Agreement gate: 0 classes agree, 2 disagree, over 2 requests each."},
-		{nil, "Agreement gate: no class was probed."},
+		{[]benchdata.ClassAgreement{class(true, 5), class(true, 5)}, "Agreement check: 2 classes agree, none disagree, over 5 requests each."},
+		{[]benchdata.ClassAgreement{class(true, 1)}, "Agreement check: 1 class agrees, none disagree, over 1 request each."},
+		{[]benchdata.ClassAgreement{class(true, 5), class(false, 3)}, "Agreement check: 1 class agrees, 1 disagrees."},
+		{[]benchdata.ClassAgreement{class(false, 5), class(false, 5), class(true, 5)}, "Agreement check: 1 class agrees, 2 disagree, over 5 requests each."},
+		{[]benchdata.ClassAgreement{class(false, 2), class(false, 2)}, "Agreement check: 0 classes agree, 2 disagree, over 2 requests each."},
+		{nil, "Agreement check: no class was probed."},
 	} {
 		if got := agreementLine(&benchdata.AgreementResult{Classes: tc.classes}, requestNoun); got != tc.want {
 			t.Errorf("agreementLine = %q, want %q", got, tc.want)
@@ -153,15 +153,15 @@ func TestPreflightStatus(t *testing.T) {
 	}
 }
 
-// TestGateFailureText: the correctness gates' failures read as what they
-// are, not as a cell at c=0 with an empty metric.
-func TestGateFailureText(t *testing.T) {
+// TestCorrectnessFailureText: the correctness checks' failures read as
+// what they are, not as a cell at c=0 with an empty metric.
+func TestCorrectnessFailureText(t *testing.T) {
 	t.Parallel()
 	agreement := failureItem{f: gate.Failure{Key: gate.CellKey{Variant: "csv", Class: "a|b"}, Kind: gate.FailAgreement,
 		Reason: "$.items[0].price: 12 vs 13"}}
 	noVariant := failureItem{f: gate.Failure{Key: gate.CellKey{Class: "search"}, Kind: gate.FailAgreement}}
 	preflight := failureItem{f: gate.Failure{Kind: gate.FailPreflight, Reason: "conformance: candidate FAIL, baseline PASS: " + strings.Repeat("x", 400)}}
-	// As the gate command words them.
+	// As decide words them.
 	worded := failureItem{f: gate.Failure{Key: gate.CellKey{Variant: "csv", Class: "S"}, Kind: gate.FailAgreement,
 		Reason: "answers differ at request 3 (GET /s?q=1): $.n: 1 vs 2"}}
 	wordedPreflight := failureItem{f: gate.Failure{Kind: gate.FailPreflight,
@@ -185,43 +185,44 @@ func TestGateFailureText(t *testing.T) {
 	}
 }
 
-// TestGatesNone: without gates, or with gates that found nothing, no
-// report says a word about them.
-func TestGatesNone(t *testing.T) {
+// TestCorrectnessNone: without correctness checks, or with checks that
+// found nothing, no report says a word about them.
+func TestCorrectnessNone(t *testing.T) {
 	t.Parallel()
 	empty := fullInput()
-	empty.Results.Gates = &benchdata.Gates{}
+	empty.Results.Correctness = &benchdata.Correctness{}
 	for _, in := range []Input{fullInput(), empty} {
-		if got := markdown(t, in); strings.Contains(got, "Gates") || strings.Contains(got, "Agreement") || strings.Contains(got, "Absent") {
-			t.Errorf("markdown without gates mentions them:\n%s", got)
+		if got := markdown(t, in); strings.Contains(got, "Correctness") || strings.Contains(got, "Agreement") || strings.Contains(got, "Absent") {
+			t.Errorf("markdown without correctness checks mentions them:\n%s", got)
 		}
-		if got := comment(t, in, CommentOptions{}); strings.Contains(got, "Gates") || strings.Contains(got, "pre-flight") {
-			t.Errorf("comment without gates mentions them:\n%s", got)
+		if got := comment(t, in, CommentOptions{}); strings.Contains(got, "Correctness") || strings.Contains(got, "pre-flight") {
+			t.Errorf("comment without correctness checks mentions them:\n%s", got)
 		}
-		if got := terminal(t, in); strings.Contains(got, "gates") {
-			t.Errorf("terminal without gates mentions them:\n%s", got)
+		if got := terminal(t, in); strings.Contains(got, "correctness") {
+			t.Errorf("terminal without correctness checks mentions them:\n%s", got)
 		}
 		var b strings.Builder
 		if err := JSON(&b, in); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(b.String(), `"gates"`) {
-			t.Error("JSON without gates has a gates object")
+		if strings.Contains(b.String(), `"correctness"`) || strings.Contains(b.String(), `"gates"`) {
+			t.Error("JSON without correctness checks has a correctness object")
 		}
 	}
 }
 
-func TestGatesJSON(t *testing.T) {
+func TestCorrectnessJSON(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	if err := JSON(&b, gatesInput()); err != nil {
+	if err := JSON(&b, correctnessInput()); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "<script>") {
 		t.Error("JSON holds a raw <script>: encoding/json escapes it")
 	}
 	var doc struct {
-		Gates struct {
+		Version     int
+		Correctness struct {
 			Preflight []struct {
 				Name, Target string
 				LastLine     string `json:"last_line"`
@@ -261,7 +262,10 @@ func TestGatesJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(b.String()), &doc); err != nil {
 		t.Fatal(err)
 	}
-	g := doc.Gates
+	if doc.Version != 2 || strings.Contains(b.String(), `"gates"`) {
+		t.Errorf("version %d, or a gates key: the document's version 2 names them correctness", doc.Version)
+	}
+	g := doc.Correctness
 	if len(g.Preflight) != 4 || g.Preflight[2].Name != "conformance" || g.Preflight[2].Pass || g.Preflight[2].ExitCode != 1 ||
 		g.Preflight[2].LastLine != longLastLine {
 		t.Errorf("preflight %+v", g.Preflight)
@@ -297,17 +301,17 @@ func TestGatesJSON(t *testing.T) {
 	}
 }
 
-// TestGatesComment: the gates' findings are above the fold; as the budget
-// shrinks the latency goes first, then the fold, then the gates' details,
-// and the failures still name the disagreement.
-func TestGatesComment(t *testing.T) {
+// TestCorrectnessComment: the correctness checks' findings are above the
+// fold; as the budget shrinks the latency goes first, then the fold, then
+// the checks' details, and the failures still name the disagreement.
+func TestCorrectnessComment(t *testing.T) {
 	t.Parallel()
 	// One input for every rendering: Comment does not change it, and
 	// encoding its histograms is the slow part.
-	input := gatesInput()
+	input := correctnessInput()
 	in := func() Input { return input }
 	whole := comment(t, in(), CommentOptions{Marker: testMarker})
-	checkGatesMarkdown(t, "comment", whole)
+	checkCorrectnessMarkdown(t, "comment", whole)
 	head, fold, ok := strings.Cut(whole, "<details><summary>Full report: 5 cells, pre-flight, tables, latency, errors, environment</summary>")
 	if !ok {
 		t.Fatalf("no fold:\n%s", whole)
@@ -315,7 +319,7 @@ func TestGatesComment(t *testing.T) {
 	disagreement := "- ❌ **mix (variant csv)** answers differently, fails the gate: request 3"
 	for _, want := range []string{
 		"- ❌ **pre-flight** conformance fails on the candidate (exit 1: FAIL /search?q=",
-		"Agreement gate: 2 classes agree, 2 disagree, over 5 requests each.",
+		"Agreement check: 2 classes agree, 2 disagree, over 5 requests each.",
 		disagreement,
 		"- **export** — pre-flight conformance failed on candidate",
 	} {
@@ -323,8 +327,8 @@ func TestGatesComment(t *testing.T) {
 			t.Errorf("comment head lacks %q:\n%s", want, head)
 		}
 	}
-	if !strings.Contains(fold, "### Gates\n\n| target | conformance | lint |") || strings.Contains(fold, "Agreement gate") {
-		t.Errorf("the fold should hold the pre-flight table and only that of the gates:\n%s", fold)
+	if !strings.Contains(fold, "### Correctness\n\n| target | conformance | lint |") || strings.Contains(fold, "Agreement check") {
+		t.Errorf("the fold should hold the pre-flight table and only that of the correctness checks:\n%s", fold)
 	}
 	if !strings.Contains(fold, "### Latency distribution") {
 		t.Error("the fold has no latency")
@@ -333,7 +337,7 @@ func TestGatesComment(t *testing.T) {
 	n := utf8.RuneCountInString(whole)
 	noLatency := comment(t, in(), CommentOptions{Marker: testMarker, MaxRunes: n - 1})
 	if strings.Contains(noLatency, "Latency distribution") || !strings.Contains(noLatency, "<details><summary>Full report: 5 cells, pre-flight, tables, errors, environment</summary>") ||
-		!strings.Contains(noLatency, "### Gates") {
+		!strings.Contains(noLatency, "### Correctness") {
 		t.Errorf("one rune short, the latency should leave the fold, and only it:\n%s", noLatency)
 	}
 	const failure = "- ❌ **agreement**: class mix (variant csv) answers differ at request 3"
@@ -346,7 +350,7 @@ func TestGatesComment(t *testing.T) {
 		}
 		got := b.String()
 		checkComment(t, got, opt)
-		checkGatesMarkdown(t, "comment", got)
+		checkCorrectnessMarkdown(t, "comment", got)
 		switch {
 		case strings.Contains(got, disagreement):
 			shown["disagreement"] = true
@@ -369,15 +373,16 @@ func TestGatesComment(t *testing.T) {
 }
 
 // TestSummaryDropsLatencyFirst: a job summary too long for its cap loses
-// the latency distributions before anything else, never the gates.
+// the latency distributions before anything else, never the correctness
+// checks.
 func TestSummaryDropsLatencyFirst(t *testing.T) {
 	t.Parallel()
-	full := markdown(t, gatesInput())
-	got := jobSummary(t, gatesInput(), SummaryOptions{MaxBytes: len(full) - 1})
+	full := markdown(t, correctnessInput())
+	got := jobSummary(t, correctnessInput(), SummaryOptions{MaxBytes: len(full) - 1})
 	if strings.Contains(got, "### Latency distribution") || !strings.Contains(got, "this leaves out the latency distributions.") {
 		t.Errorf("summary:\n%s", got)
 	}
-	for _, want := range []string{"### Gates", "Agreement gate:", "### csv", "### Errors", "### Environment"} {
+	for _, want := range []string{"### Correctness", "Agreement check:", "### csv", "### Errors", "### Environment"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lost %q", want)
 		}
@@ -389,7 +394,7 @@ func TestSummaryDropsLatencyFirst(t *testing.T) {
 // skipped, and one that cannot be read is counted.
 func TestLatencyDecidedRounds(t *testing.T) {
 	t.Parallel()
-	in := gatesInput()
+	in := correctnessInput()
 	res := in.Results
 	res.Rungs = res.Rungs[:len(res.Rungs)-1] // the last round is incomplete
 	res.Rungs[0].Histogram = "garbage"       // csv Q01 c=1, round 0
@@ -408,12 +413,12 @@ func TestLatencyDecidedRounds(t *testing.T) {
 	}
 }
 
-// TestGatesHostileNames: names of classes and variants in the gates are
-// escaped like any other.
-func TestGatesHostileNames(t *testing.T) {
+// TestCorrectnessHostileNames: names of classes and variants in the
+// correctness checks' findings are escaped like any other.
+func TestCorrectnessHostileNames(t *testing.T) {
 	t.Parallel()
-	in := gatesInput()
-	g := in.Results.Gates
+	in := correctnessInput()
+	g := in.Results.Correctness
 	g.Absent[0].Class = hostileDetails
 	g.Agreement.Classes[1].Variant = "</summary>@org"
 	g.Preflight[1].Name = "a|b"
@@ -434,9 +439,10 @@ func TestGatesHostileNames(t *testing.T) {
 	}
 }
 
-// TestGateFailuresWithCellFailures: a comparison whose summary list holds
-// only the gates' failures still shows the failures its cells carry.
-func TestGateFailuresWithCellFailures(t *testing.T) {
+// TestCorrectnessFailuresWithCellFailures: a comparison whose summary
+// list holds only the correctness checks' failures still shows the
+// failures its cells carry.
+func TestCorrectnessFailuresWithCellFailures(t *testing.T) {
 	t.Parallel()
 	in := fullInput()
 	in.Comparison.Failures = []gate.Failure{{Key: gate.CellKey{Class: "search"}, Kind: gate.FailAgreement, Reason: "x"}}
@@ -448,20 +454,20 @@ func TestGateFailuresWithCellFailures(t *testing.T) {
 	}
 }
 
-// TestGateThreatsPlural: two classes of a kind are "their", as two
+// TestCorrectnessThreatsPlural: two classes of a kind are "their", as two
 // unreadable histograms "are".
-func TestGateThreatsPlural(t *testing.T) {
+func TestCorrectnessThreatsPlural(t *testing.T) {
 	t.Parallel()
-	in := gatesInput()
-	g := in.Results.Gates
+	in := correctnessInput()
+	g := in.Results.Correctness
 	g.Agreement.Classes[1].Mode = "warn" // csv mix, as json mix
 	g.Absent = append(g.Absent, benchdata.AbsentClass{Class: "import", Reason: "pre-flight conformance failed on candidate"})
 	in.Results.Rungs[0].Histogram = "garbage"
 	in.Results.Rungs[1].Histogram = "garbage"
 	got := markdown(t, in)
 	for _, want := range []string{
-		"- 2 classes answer differently on the two targets under agreement mode warn (see Gates): their speed compares different work.\n",
-		"- 2 classes were left out of the grid by a gate (see Gates): this run says nothing of their speed.\n",
+		"- 2 classes answer differently on the two targets under agreement mode warn (see Correctness): their speed compares different work.\n",
+		"- 2 classes were left out of the grid by a correctness check (see Correctness): this run says nothing of their speed.\n",
 		"2 rungs' histograms could not be read and are left out.\n",
 	} {
 		if !strings.Contains(got, want) {
