@@ -17,7 +17,7 @@ import (
 
 // services makes the two services for a pin set (nil for none).
 func (s *schedule) services(pins *scenario.Pins) (base, cand target.Service) {
-	opts := target.Options{OutDir: s.opts.OutDir, Pins: pins, Redact: s.sc}
+	opts := target.Options{OutDir: s.opts.OutDir, Pins: pins, Redact: s.sc, Probe: s.proto.health()}
 	mk := func(spec scenario.Target) target.Service {
 		if len(spec.Compose) > 0 && s.docker != nil {
 			return docker.NewStack(s.docker, spec, opts)

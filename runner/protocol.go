@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/benchgate/benchgate/agreement"
@@ -42,6 +43,9 @@ type protocol interface {
 	// pprofURL is where t's net/http/pprof endpoint at path answers, or
 	// why this protocol cannot reach one.
 	pprofURL(t target.Service, path string) (string, error)
+	// health is the targets' health check when the protocol has one of
+	// its own (target.Options.Probe); nil: a GET of their health path.
+	health() target.Probe
 	// kind is the results' Kind of a run of this protocol.
 	kind() string
 }
@@ -81,6 +85,10 @@ func (httpProtocol) pprofURL(t target.Service, path string) (string, error) {
 	return strings.TrimRight(t.URL(), "/") + path, nil
 }
 
+// health: an HTTP target is healthy when its health path answers 2xx,
+// target's own check.
+func (httpProtocol) health() target.Probe { return nil }
+
 // kind: an HTTP run's results leave Kind empty, as they always have.
 func (httpProtocol) kind() string { return "" }
 
@@ -119,6 +127,21 @@ func (p grpcProtocol) close() { p.s.grpcClose() }
 
 func (grpcProtocol) pprofURL(target.Service, string) (string, error) {
 	return "", errors.New("a pprof endpoint is reached over HTTP, and a gRPC target's address is not an HTTP server's")
+}
+
+// health asks the standard gRPC health service at the target's address
+// (health: grpc, which a scenario of gRPC classes takes by default; a
+// server without the service is healthy once it answers).
+func (grpcProtocol) health() target.Probe {
+	return func(ctx context.Context, base string) error {
+		u, err := url.Parse(base)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, target.HealthAttempt)
+		defer cancel()
+		return grpcload.WaitHealthy(ctx, u.Host, "")
+	}
 }
 
 func (grpcProtocol) kind() string { return scenario.KindGRPC }

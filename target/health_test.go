@@ -9,8 +9,8 @@ import (
 )
 
 // TestHealthPathGRPC: an HTTP target whose health path happens to end in
-// /grpc is checked over HTTP; only health: grpc asks the gRPC health
-// service.
+// /grpc is checked over HTTP; health: grpc is a protocol's probe's, never
+// a GET.
 func TestHealthPathGRPC(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -20,13 +20,13 @@ func TestHealthPathGRPC(t *testing.T) {
 	}))
 	defer srv.Close()
 	hc := srv.Client()
-	if err := probe(t.Context(), hc, srv.URL, "/status/grpc"); err != nil {
+	if err := getHealth(t.Context(), hc, srv.URL, "/status/grpc"); err != nil {
 		t.Errorf("HTTP health /status/grpc: %v", err)
 	}
-	if err := probe(t.Context(), hc, srv.URL, "/nope"); err == nil {
+	if err := getHealth(t.Context(), hc, srv.URL, "/nope"); err == nil {
 		t.Error("a 404 health path passed")
 	}
-	if err := probe(t.Context(), hc, srv.URL, scenario.HealthGRPC); err == nil {
-		t.Error("an HTTP/1 server passed the gRPC health check")
+	if err := getHealth(t.Context(), hc, srv.URL, scenario.HealthGRPC); err == nil {
+		t.Error("health grpc passed without the protocol's probe")
 	}
 }

@@ -116,6 +116,9 @@ type Options struct {
 	// Redact hides the scenario's secrets in what the target's log, its
 	// errors and Info hold; nil hides nothing.
 	Redact Redactor
+	// Probe is the target's health check when its protocol has one of
+	// its own (WaitHealthy); nil: a GET of its health path.
+	Probe Probe
 }
 
 // How targets are watched. Generous enough for slow CI runners, short

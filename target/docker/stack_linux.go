@@ -51,6 +51,7 @@ type Stack struct {
 	pins   *scenario.Pins
 	outDir string
 	redact target.Redactor
+	probe  target.Probe // Options.Probe: the load service's health check
 
 	project *composetypes.Project
 	order   []string // services in start order
@@ -85,7 +86,7 @@ var (
 // NewStack prepares a compose target in env; nothing touches the engine
 // until Build.
 func NewStack(env *Env, spec scenario.Target, opts target.Options) *Stack {
-	return &Stack{env: env, spec: spec, pins: opts.Pins, outDir: opts.OutDir, redact: opts.Redact,
+	return &Stack{env: env, spec: spec, pins: opts.Pins, outDir: opts.OutDir, redact: opts.Redact, probe: opts.Probe,
 		services: map[string]*Target{}, exited: make(chan struct{}), stopping: make(chan struct{})}
 }
 
@@ -398,7 +399,7 @@ func (s *Stack) startService(ctx context.Context, name string) error {
 	ss := &stackService{stack: s, service: name, cfg: svc, network: s.network, oneShot: s.oneShot(name)}
 	spec := s.spec
 	spec.Image = svc.Image
-	t := &Target{env: s.env, spec: spec, pins: s.pins, outDir: s.outDir, redact: s.redact, stopping: make(chan struct{}),
+	t := &Target{env: s.env, spec: spec, pins: s.pins, outDir: s.outDir, redact: s.redact, probe: s.probe, stopping: make(chan struct{}),
 		imageID: s.images[name].id, revision: s.images[name].revision, svc: ss}
 	if name == s.spec.Service {
 		t.port = nat.Port(strconv.Itoa(s.spec.Port) + "/tcp")

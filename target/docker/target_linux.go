@@ -34,6 +34,7 @@ type Target struct {
 	// redact hides the scenario's secrets in the container's log, as
 	// saved and as quoted in errors, and in Info; nil hides nothing.
 	redact target.Redactor
+	probe  target.Probe // Options.Probe: the health check, nil for a GET
 
 	imageID  string   // pinned at Build, so a re-tag cannot swap the image
 	revision string   // the image's revision label
@@ -68,7 +69,7 @@ var _ target.Service = (*Target)(nil)
 // New prepares spec in env, under opts.Pins when set; its log goes to
 // opts.OutDir/<name>.log. Nothing touches the engine until Build.
 func New(env *Env, spec scenario.Target, opts target.Options) *Target {
-	return &Target{env: env, spec: spec, pins: opts.Pins, outDir: opts.OutDir, redact: opts.Redact, stopping: make(chan struct{})}
+	return &Target{env: env, spec: spec, pins: opts.Pins, outDir: opts.OutDir, redact: opts.Redact, probe: opts.Probe, stopping: make(chan struct{})}
 }
 
 func (t *Target) Name() string { return t.spec.Name }
@@ -353,7 +354,7 @@ func (t *Target) exitedEarly() error {
 // waitHealthy waits until the container is healthy (see
 // target.WaitHealthy), exits, the startup timeout passes or ctx ends.
 func (t *Target) waitHealthy(ctx context.Context) error {
-	return target.WaitHealthy(ctx, t.spec, t.url, t.exited, t.exitedEarly, func(why error) error {
+	return target.WaitHealthy(ctx, t.spec, t.url, t.probe, t.exited, t.exitedEarly, func(why error) error {
 		return &target.TargetError{Target: t.spec.Name, Phase: target.PhaseHealth, Err: why, Output: t.logTail(context.Background())}
 	})
 }

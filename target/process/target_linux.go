@@ -41,6 +41,7 @@ type Target struct {
 	spec   scenario.Target
 	outDir string
 	url    string
+	probe  target.Probe // Options.Probe: the health check, nil for a GET
 
 	log  *os.File
 	tail *target.Tail // the service's output; nil before Start
@@ -74,7 +75,7 @@ type Target struct {
 // their memory limit, where the machine allows; Pins says what took
 // effect. Its log goes to opts.OutDir/<name>.log.
 func New(spec scenario.Target, opts target.Options) *Target {
-	return &Target{spec: spec, outDir: opts.OutDir, redact: opts.Redact, stopping: make(chan struct{}), grace: target.StopGrace, pins: opts.Pins}
+	return &Target{spec: spec, outDir: opts.OutDir, redact: opts.Redact, stopping: make(chan struct{}), grace: target.StopGrace, pins: opts.Pins, probe: opts.Probe}
 }
 
 // Pins lists the pins of the target's pin set that took effect and those
@@ -261,7 +262,7 @@ func (t *Target) startProcess() error {
 // target.WaitHealthy), its process exits, the startup timeout passes or
 // ctx ends.
 func (t *Target) waitHealthy(ctx context.Context) error {
-	return target.WaitHealthy(ctx, t.spec, t.url, t.exited, func() error {
+	return target.WaitHealthy(ctx, t.spec, t.url, t.probe, t.exited, func() error {
 		return &target.TargetError{Target: t.spec.Name, Phase: target.PhaseStart, Err: fmt.Errorf("exited before it was healthy: %v", ExitText(t.waitErr)), Output: t.output()}
 	}, func(why error) error {
 		// The check's error quotes the URL, which a url target may have
