@@ -88,9 +88,6 @@ var FormatUsage = func() string {
 	return "the `format`: " + strings.Join(list, ", ")
 }()
 
-// Reporter writes an export.
-type Reporter func(io.Writer) error
-
 // Source is what is exported: the record of a results file's run, or the
 // records of a history.
 type Source struct {
@@ -232,10 +229,10 @@ func (o Options) target() string {
 	return "candidate"
 }
 
-// New checks o against src and builds the export: a Reporter that only
+// New checks o against src and builds the export: a function that only
 // writes it. Every error is one of the input (the options, the source,
 // a name the format cannot hold), found before anything is written.
-func New(src Source, o Options) (Reporter, error) {
+func New(src Source, o Options) (func(io.Writer) error, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func fromHistory(t *testing.T) Source {
 	return src
 }
 
-// export is New and its Reporter, both of which must succeed.
+// export is New and its writer, both of which must succeed.
 func export(t *testing.T, src Source, o Options) []byte {
 	t.Helper()
 	write, err := New(src, o)

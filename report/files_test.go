@@ -23,7 +23,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 // written is what reporter r writes.
-func written(t *testing.T, r Reporter) string {
+func written(t *testing.T, r func(io.Writer) error) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := r(&b); err != nil {

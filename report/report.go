@@ -62,12 +62,9 @@ type Input struct {
 	Where []Where
 }
 
-// Reporter writes one rendering of a value to w.
-type Reporter func(w io.Writer) error
-
-// ForFormat returns the reporter of the named format (a name or alias of
-// Formats), so a -format flag maps to a renderer in one place.
-func ForFormat(format string, in Input, opt TerminalOptions) (Reporter, error) {
+// ForFormat returns the writer of in in the named format (a name or alias
+// of Formats), so a -format flag maps to a renderer in one place.
+func ForFormat(format string, in Input, opt TerminalOptions) (func(io.Writer) error, error) {
 	if _, err := canonical(format); err != nil {
 		return nil, err
 	}

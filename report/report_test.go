@@ -44,7 +44,7 @@ func TestGolden(t *testing.T) {
 	for name, input := range inputs {
 		for _, f := range []struct {
 			ext    string
-			render Reporter
+			render func(io.Writer) error
 		}{
 			{"md", func(w io.Writer) error { return Markdown(w, input()) }},
 			{"txt", func(w io.Writer) error { return Terminal(w, input(), TerminalOptions{}) }},
