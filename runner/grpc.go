@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
 
@@ -39,12 +40,13 @@ func hostPort(base string) (string, error) {
 	return u.Host, nil
 }
 
-// grpcPrepare makes the gRPC sides of the current pin set's targets and
+// prepareSides makes the gRPC sides of the current pin set's targets and
 // checks the scenario against them before any load: every class's method
 // exists and is unary, and the first request of every class's stream fits
 // its message type. A failure is an *InputError.
-func (s *schedule) grpcPrepare(ctx context.Context) error {
-	s.grpcClose()
+func (p *grpcProtocol) prepareSides(ctx context.Context) error {
+	p.close()
+	s := p.s
 	g := s.sc.GRPC
 	var shared *grpcload.Descriptors
 	var err error
@@ -70,7 +72,7 @@ func (s *schedule) grpcPrepare(ctx context.Context) error {
 		if side.desc == nil {
 			side.desc = grpcload.FromReflection(ctx, conn)
 		}
-		s.grpc[i] = side
+		p.sides[i] = side
 	}
 	c0 := s.sc.Load.Concurrency[0]
 	checked := [2]map[string]bool{{}, {}}
@@ -83,7 +85,7 @@ func (s *schedule) grpcPrepare(ctx context.Context) error {
 				if req == nil {
 					break
 				}
-				for i, side := range s.grpc {
+				for i, side := range p.sides {
 					t := []target.Service{s.base, s.cand}[i]
 					call, err := side.call(ctx, req.Target)
 					if err == nil {
@@ -145,31 +147,32 @@ func (g *grpcSide) call(ctx context.Context, method string) (*grpcload.Call, err
 	return c, nil
 }
 
-// grpcClose closes the connections of the sides of the last pin set.
-func (s *schedule) grpcClose() {
-	for i, g := range s.grpc {
+// close closes the connections of the sides of the last pin set.
+func (p *grpcProtocol) close() {
+	for i, g := range p.sides {
 		if g != nil {
 			g.conn.Close()
-			s.grpc[i] = nil
+			p.sides[i] = nil
 		}
 	}
 }
 
-// grpcSideOf is the gRPC side of a target of the current pin set.
-func (s *schedule) grpcSideOf(t target.Service) *grpcSide {
-	if t == s.cand {
-		return s.grpc[1]
+// sideOf is the gRPC side of a target of the current pin set.
+func (p *grpcProtocol) sideOf(t target.Service) *grpcSide {
+	if t == p.s.cand {
+		return p.sides[1]
 	}
-	return s.grpc[0]
+	return p.sides[0]
 }
 
-// grpcProbe is probe for gRPC: the call on both targets, the baseline
+// probe is the agreement check's call on both targets, the baseline
 // first, compared by status code and by the answers' JSON form.
-func (s *schedule) grpcProbe(ctx context.Context, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
+func (p *grpcProtocol) probe(ctx context.Context, _ *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
+	s := p.s
 	var codes [2]string
 	var bodies [2][]byte
 	var fail [2]string
-	for i, side := range s.grpc {
+	for i, side := range p.sides {
 		t := []target.Service{s.base, s.cand}[i]
 		call, err := side.call(ctx, req.Target)
 		if err == nil {

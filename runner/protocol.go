@@ -53,7 +53,7 @@ type protocol interface {
 // protocolOf is s's protocol, by its scenario's kind.
 func protocolOf(s *schedule) protocol {
 	if s.sc.Kind == scenario.KindGRPC {
-		return grpcProtocol{s}
+		return &grpcProtocol{s: s}
 	}
 	return httpProtocol{s}
 }
@@ -93,16 +93,23 @@ func (httpProtocol) health() target.Probe { return nil }
 func (httpProtocol) kind() string { return "" }
 
 // grpcProtocol is unary gRPC calls (grpcload): each pin set's targets'
-// methods are resolved and checked by prepare (grpc.go).
-type grpcProtocol struct{ s *schedule }
-
-func (p grpcProtocol) prepare(ctx context.Context, before string) error {
-	p.s.budget.enter(strings.TrimSpace("the check of the gRPC methods " + before))
-	return p.s.grpcPrepare(ctx)
+// methods are resolved and checked by prepare, and their sides (a
+// connection, the descriptors, the prepared calls) are the protocol's
+// own (grpc.go).
+type grpcProtocol struct {
+	s *schedule
+	// sides are the current pin set's targets as gRPC services
+	// (baseline, candidate); nil before prepare and after close.
+	sides [2]*grpcSide
 }
 
-func (p grpcProtocol) load(ctx context.Context, t target.Service, l load.Loop) grpcload.Load {
-	side := p.s.grpcSideOf(t)
+func (p *grpcProtocol) prepare(ctx context.Context, before string) error {
+	p.s.budget.enter(strings.TrimSpace("the check of the gRPC methods " + before))
+	return p.prepareSides(ctx)
+}
+
+func (p *grpcProtocol) load(ctx context.Context, t target.Service, l load.Loop) grpcload.Load {
+	side := p.sideOf(t)
 	return grpcload.Load{
 		Loop:        l,
 		Target:      side.hostport,
@@ -111,28 +118,22 @@ func (p grpcProtocol) load(ctx context.Context, t target.Service, l load.Loop) g
 	}
 }
 
-func (p grpcProtocol) generate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error) {
+func (p *grpcProtocol) generate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error) {
 	return grpcload.Generate(ctx, p.load(ctx, t, l))
 }
 
-func (p grpcProtocol) session(ctx context.Context, t target.Service, l load.Loop) (*load.Session, error) {
+func (p *grpcProtocol) session(ctx context.Context, t target.Service, l load.Loop) (*load.Session, error) {
 	return grpcload.NewSession(ctx, p.load(ctx, t, l))
 }
 
-func (p grpcProtocol) probe(ctx context.Context, _ *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
-	return p.s.grpcProbe(ctx, req, opt)
-}
-
-func (p grpcProtocol) close() { p.s.grpcClose() }
-
-func (grpcProtocol) pprofURL(target.Service, string) (string, error) {
+func (*grpcProtocol) pprofURL(target.Service, string) (string, error) {
 	return "", errors.New("a pprof endpoint is reached over HTTP, and a gRPC target's address is not an HTTP server's")
 }
 
 // health asks the standard gRPC health service at the target's address
 // (health: grpc, which a scenario of gRPC classes takes by default; a
 // server without the service is healthy once it answers).
-func (grpcProtocol) health() target.Probe {
+func (*grpcProtocol) health() target.Probe {
 	return func(ctx context.Context, base string) error {
 		u, err := url.Parse(base)
 		if err != nil {
@@ -144,4 +145,4 @@ func (grpcProtocol) health() target.Probe {
 	}
 }
 
-func (grpcProtocol) kind() string { return scenario.KindGRPC }
+func (*grpcProtocol) kind() string { return scenario.KindGRPC }

@@ -31,7 +31,7 @@ func TestPProfURL(t *testing.T) {
 	if err != nil || u != "http://127.0.0.1:9/debug/pprof/profile" {
 		t.Errorf("http: %q, %v", u, err)
 	}
-	if _, err := (grpcProtocol{}).pprofURL(at{url: "127.0.0.1:9"}, "/debug/pprof/profile"); err == nil || !strings.Contains(err.Error(), "a gRPC target's address is not an HTTP server's") {
+	if _, err := (&grpcProtocol{}).pprofURL(at{url: "127.0.0.1:9"}, "/debug/pprof/profile"); err == nil || !strings.Contains(err.Error(), "a gRPC target's address is not an HTTP server's") {
 		t.Errorf("grpc: %v", err)
 	}
 }
@@ -45,7 +45,7 @@ func TestProtocolHealth(t *testing.T) {
 	if (httpProtocol{}).health() != nil {
 		t.Error("the HTTP protocol has a probe of its own")
 	}
-	probe := grpcProtocol{}.health()
+	probe := (&grpcProtocol{}).health()
 	if probe == nil {
 		t.Fatal("the gRPC protocol has no probe")
 	}

@@ -197,10 +197,6 @@ type schedule struct {
 	orderIndex map[benchdata.Cell]int
 	// proto is how requests reach the targets, chosen once (protocolOf).
 	proto protocol
-	// grpc are the current pin set's targets as gRPC services (baseline,
-	// candidate), grpcProtocol's; nil unless the scenario's classes are
-	// gRPC calls.
-	grpc [2]*grpcSide
 	// slicing is each sliced cell's cut, chosen in its first round
 	// (ChooseSlicing) and kept for the others; a pin set is a cell
 	// dimension, so its cells are its own.
