@@ -3,13 +3,10 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchgate/benchgate/agreement"
 	"github.com/benchgate/benchgate/benchdata"
-	"github.com/benchgate/benchgate/httpload"
-	"github.com/benchgate/benchgate/load"
 	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 	"github.com/benchgate/benchgate/target/process"
@@ -178,14 +172,8 @@ func (s *schedule) preflight(run context.Context, p scenario.Preflight, t target
 // are not probed; nil when none is.
 func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*benchdata.AgreementResult, error) {
 	var res benchdata.AgreementResult
-	client := &http.Client{
-		Transport: &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 2},
-		Timeout:   s.sc.Load.Timeout,
-		// A redirect is an answer: following it would compare something
-		// else than what the load measures.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	defer client.CloseIdleConnections()
+	probe, done := s.proto.prober()
+	defer done()
 	c0 := s.sc.Load.Concurrency[0]
 	source := s.source()
 	for _, v := range s.sc.Variants {
@@ -214,7 +202,7 @@ func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*be
 						continue
 					}
 				}
-				d, format, err := s.proto.probe(ctx, client, req, ropt.Options())
+				d, format, err := probe(ctx, req, ropt.Options())
 				if err != nil {
 					return nil, err
 				}
@@ -248,49 +236,6 @@ func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*be
 	return &res, nil
 }
 
-// probe sends req to both targets, the baseline first, and returns the
-// difference of their answers (nil when they agree) and the format they
-// were compared in. A request that fails is a difference, since nothing
-// can be said of its answer; a dead target or a cancellation is an error.
-func (s *schedule) probe(ctx context.Context, client *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
-	var resp [2]agreement.Response
-	var fail [2]string
-	for i, t := range []target.Service{s.base, s.cand} {
-		r, err := send(ctx, client, t.URL(), req)
-		if err != nil {
-			if cerr := cancelled(ctx, s.res); cerr != nil {
-				return nil, "", cerr
-			}
-			if derr := t.Died(); derr != nil {
-				return nil, "", derr
-			}
-			// The error quotes the URL sent, its query and all, and
-			// what the target answered.
-			fail[i] = t.Name() + ": request failed: " + target.CapText(target.Sanitize(s.sc.Redact(err.Error())), maxSideError)
-		}
-		r.ContentType, r.Location = s.sc.Redact(r.ContentType), s.sc.Redact(r.Location)
-		r.Body = s.redactBody(r.Body)
-		resp[i] = r
-	}
-	d := &benchdata.Disagreement{
-		Method: req.Method, Target: req.Target,
-		BaselineStatus: resp[0].Status, CandidateStatus: resp[1].Status,
-	}
-	if d.Method == "" {
-		d.Method = http.MethodGet
-	}
-	if fail[0] != "" || fail[1] != "" {
-		d.Reason = strings.Trim(fail[0]+"; "+fail[1], "; ")
-		return s.stored(d), "", nil
-	}
-	cmp := agreement.Compare(resp[0], resp[1], opt)
-	if cmp.Agree {
-		return nil, cmp.Format, nil
-	}
-	d.Reason, d.Path, d.Baseline, d.Candidate = cmp.Reason, cmp.Path, cmp.ExcerptA, cmp.ExcerptB
-	return s.stored(d), cmp.Format, nil
-}
-
 // redactBody is a probe's answer with the secrets of the scenario
 // replaced before it is compared, so that no excerpt, path or reason made
 // of it holds one, not even cut in half at an excerpt's end. Both answers
@@ -316,53 +261,6 @@ func (s *schedule) stored(d *benchdata.Disagreement) *benchdata.Disagreement {
 	d.Baseline = target.CapText(d.Baseline, maxExcerpt)
 	d.Candidate = target.CapText(d.Candidate, maxExcerpt)
 	return d
-}
-
-// send issues one request of a stream to base, as the load generator
-// would, and reads the answer.
-func send(ctx context.Context, client *http.Client, base string, r *load.Request) (agreement.Response, error) {
-	bu, err := url.Parse(base)
-	if err != nil {
-		return agreement.Response{}, err
-	}
-	o := httpload.Origin(bu)
-	method := r.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	var body io.Reader
-	if len(r.Body) > 0 {
-		body = bytes.NewReader(bytes.Clone(r.Body))
-	}
-	hr, err := http.NewRequestWithContext(ctx, method, o.String()+"/", body)
-	if err != nil {
-		return agreement.Response{}, err
-	}
-	// The target goes out byte for byte, as the load generator sends it.
-	path, query, hasQuery := strings.Cut(r.Target, "?")
-	if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "//") {
-		hr.URL.Opaque, hr.URL.Path = path, ""
-		hr.URL.RawQuery, hr.URL.ForceQuery = query, hasQuery && query == ""
-	} else {
-		p, err := url.Parse(r.Target)
-		if err != nil {
-			return agreement.Response{}, err
-		}
-		hr.URL.Path, hr.URL.RawPath, hr.URL.RawQuery = p.Path, p.RawPath, p.RawQuery
-	}
-	if r.Header != nil {
-		hr.Header = r.Header.Clone()
-	}
-	resp, err := client.Do(hr)
-	if err != nil {
-		return agreement.Response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxProbeBody))
-	if err != nil {
-		return agreement.Response{}, err
-	}
-	return agreement.Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Location: resp.Header.Get("Location"), Body: b}, nil
 }
 
 // truncateRunes cuts s to at most n runes, marking the cut with "…".

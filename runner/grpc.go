@@ -4,9 +4,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -17,8 +18,68 @@ import (
 	"github.com/benchgate/benchgate/benchdata"
 	"github.com/benchgate/benchgate/grpcload"
 	"github.com/benchgate/benchgate/load"
+	"github.com/benchgate/benchgate/scenario"
 	"github.com/benchgate/benchgate/target"
 )
+
+// grpcProtocol is unary gRPC calls (grpcload): each pin set's targets'
+// methods are resolved and checked by prepare, and their sides (a
+// connection, the descriptors, the prepared calls) are the protocol's
+// own (grpc.go).
+type grpcProtocol struct {
+	s *schedule
+	// sides are the current pin set's targets as gRPC services
+	// (baseline, candidate); nil before prepare and after close.
+	sides [2]*grpcSide
+}
+
+func (p *grpcProtocol) prepare(ctx context.Context, before string) error {
+	p.s.budget.enter(strings.TrimSpace("the check of the gRPC methods " + before))
+	return p.prepareSides(ctx)
+}
+
+func (p *grpcProtocol) load(ctx context.Context, t target.Service, l load.Loop) grpcload.Load {
+	side := p.sideOf(t)
+	return grpcload.Load{
+		Loop:        l,
+		Target:      side.hostport,
+		Connections: p.s.sc.GRPC.Connections,
+		Resolve:     func(method string) (*grpcload.Call, error) { return side.call(ctx, method) },
+	}
+}
+
+func (p *grpcProtocol) generate(ctx context.Context, t target.Service, l load.Loop) (load.Result, error) {
+	return grpcload.Generate(ctx, p.load(ctx, t, l))
+}
+
+func (p *grpcProtocol) session(ctx context.Context, t target.Service, l load.Loop) (*load.Session, error) {
+	return grpcload.NewSession(ctx, p.load(ctx, t, l))
+}
+
+// prober: the calls go over the sides' connections, which prepare made
+// for the load too.
+func (p *grpcProtocol) prober() (prober, func()) { return p.probe, func() {} }
+
+func (*grpcProtocol) pprofURL(target.Service, string) (string, error) {
+	return "", errors.New("a pprof endpoint is reached over HTTP, and a gRPC target's address is not an HTTP server's")
+}
+
+// health asks the standard gRPC health service at the target's address
+// (health: grpc, which a scenario of gRPC classes takes by default; a
+// server without the service is healthy once it answers).
+func (*grpcProtocol) health() target.Probe {
+	return func(ctx context.Context, base string) error {
+		u, err := url.Parse(base)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, target.HealthAttempt)
+		defer cancel()
+		return grpcload.WaitHealthy(ctx, u.Host, "")
+	}
+}
+
+func (*grpcProtocol) kind() string { return scenario.KindGRPC }
 
 // grpcSide is what calling one started gRPC target takes: a connection for
 // reflection and the agreement probe, the descriptors, and each method's
@@ -167,7 +228,7 @@ func (p *grpcProtocol) sideOf(t target.Service) *grpcSide {
 
 // probe is the agreement check's call on both targets, the baseline
 // first, compared by status code and by the answers' JSON form.
-func (p *grpcProtocol) probe(ctx context.Context, _ *http.Client, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
+func (p *grpcProtocol) probe(ctx context.Context, req *load.Request, opt agreement.Options) (*benchdata.Disagreement, string, error) {
 	s := p.s
 	var codes [2]string
 	var bodies [2][]byte
