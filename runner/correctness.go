@@ -236,6 +236,27 @@ func (s *schedule) agreement(ctx context.Context, absent map[string]string) (*be
 	return &res, nil
 }
 
+// sideFailed is what a probe makes of err, the failure of its request to
+// t: the run's error when the run was cancelled or t died, else the
+// disagreement's reason for that side ("NAME: WHAT failed: …"), redacted
+// and capped, since the error may quote what was sent and what the target
+// answered.
+func (s *schedule) sideFailed(ctx context.Context, t target.Service, what string, err error) (string, error) {
+	if cerr := cancelled(ctx, s.res); cerr != nil {
+		return "", cerr
+	}
+	if derr := t.Died(); derr != nil {
+		return "", derr
+	}
+	return t.Name() + ": " + what + " failed: " + target.CapText(target.Sanitize(s.sc.Redact(err.Error())), maxSideError), nil
+}
+
+// sidesFailed is the reason of a probe on whose sides fail holds the
+// failures ("" for a side that answered): "" when both answered.
+func sidesFailed(fail [2]string) string {
+	return strings.Join(slices.DeleteFunc(fail[:], func(f string) bool { return f == "" }), "; ")
+}
+
 // redactBody is a probe's answer with the secrets of the scenario
 // replaced before it is compared, so that no excerpt, path or reason made
 // of it holds one, not even cut in half at an excerpt's end. Both answers

@@ -331,3 +331,23 @@ func TestAgreementMix(t *testing.T) {
 		}
 	}
 }
+
+// TestSidesFailed: a probe's reason names the sides that failed, in order,
+// each as it was said (the old trim of "; " cut a reason's own last
+// semicolon).
+func TestSidesFailed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fail [2]string
+		want string
+	}{
+		{[2]string{"", ""}, ""},
+		{[2]string{"baseline: call failed: x", ""}, "baseline: call failed: x"},
+		{[2]string{"", "candidate: request failed: y;"}, "candidate: request failed: y;"},
+		{[2]string{"baseline: a", "candidate: b"}, "baseline: a; candidate: b"},
+	} {
+		if got := sidesFailed(c.fail); got != c.want {
+			t.Errorf("sidesFailed(%q) = %q, want %q", c.fail, got, c.want)
+		}
+	}
+}

@@ -242,28 +242,17 @@ func (p *grpcProtocol) probe(ctx context.Context, req *load.Request, opt agreeme
 			cancel()
 		}
 		if err != nil {
-			if cerr := cancelled(ctx, s.res); cerr != nil {
-				return nil, "", cerr
-			}
-			if derr := t.Died(); derr != nil {
-				return nil, "", derr
-			}
 			// A status message is the server's text, and may echo the
 			// message or the metadata.
-			fail[i] = t.Name() + ": call failed: " + target.CapText(target.Sanitize(s.sc.Redact(err.Error())), maxSideError)
+			if fail[i], err = s.sideFailed(ctx, t, "call", err); err != nil {
+				return nil, "", err
+			}
 		}
 		bodies[i] = s.redactBody(bodies[i])
 	}
 	d := &benchdata.Disagreement{Method: "GRPC", Target: req.Target}
-	switch {
-	case fail[0] != "" || fail[1] != "":
-		d.Reason = fail[0]
-		if fail[1] != "" {
-			if d.Reason != "" {
-				d.Reason += "; "
-			}
-			d.Reason += fail[1]
-		}
+	switch d.Reason = sidesFailed(fail); {
+	case d.Reason != "":
 		return s.stored(d), "", nil
 	case codes[0] != codes[1]:
 		d.Reason = "status " + codes[0] + " vs " + codes[1]

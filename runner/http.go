@@ -79,15 +79,11 @@ func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *load.
 	for i, t := range []target.Service{s.base, s.cand} {
 		r, err := send(ctx, client, t.URL(), req)
 		if err != nil {
-			if cerr := cancelled(ctx, s.res); cerr != nil {
-				return nil, "", cerr
-			}
-			if derr := t.Died(); derr != nil {
-				return nil, "", derr
-			}
 			// The error quotes the URL sent, its query and all, and
 			// what the target answered.
-			fail[i] = t.Name() + ": request failed: " + target.CapText(target.Sanitize(s.sc.Redact(err.Error())), maxSideError)
+			if fail[i], err = s.sideFailed(ctx, t, "request", err); err != nil {
+				return nil, "", err
+			}
 		}
 		r.ContentType, r.Location = s.sc.Redact(r.ContentType), s.sc.Redact(r.Location)
 		r.Body = s.redactBody(r.Body)
@@ -100,8 +96,7 @@ func (p httpProtocol) probe(ctx context.Context, client *http.Client, req *load.
 	if d.Method == "" {
 		d.Method = http.MethodGet
 	}
-	if fail[0] != "" || fail[1] != "" {
-		d.Reason = strings.Trim(fail[0]+"; "+fail[1], "; ")
+	if d.Reason = sidesFailed(fail); d.Reason != "" {
 		return s.stored(d), "", nil
 	}
 	cmp := agreement.Compare(resp[0], resp[1], opt)
