@@ -321,20 +321,6 @@ func (c *Commenter) RemoveLabel(ctx context.Context, pr int, name string) error 
 	return nil
 }
 
-// Label is a -remove-label flag's value: a label name CheckLabel passed.
-type Label string
-
-func (l *Label) String() string { return string(*l) }
-
-// Set is flag.Value's.
-func (l *Label) Set(s string) error {
-	if err := CheckLabel(s); err != nil {
-		return err
-	}
-	*l = Label(s)
-	return nil
-}
-
 // CheckLabel refuses what cannot be a GitHub label name: empty, longer
 // than GitHub's 50 characters, or holding a control character.
 func CheckLabel(name string) error {

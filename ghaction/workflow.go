@@ -178,6 +178,14 @@ func StepLog(w io.Writer) (log io.Writer, flush func() error) {
 	return l, l.Flush
 }
 
+// StepLogs is StepLog of a command's stdout and stderr, with one flush of
+// both.
+func StepLogs(stdout, stderr io.Writer) (outLog, errLog io.Writer, flush func()) {
+	outLog, flushOut := StepLog(stdout)
+	errLog, flushErr := StepLog(stderr)
+	return outLog, errLog, func() { flushOut(); flushErr() }
+}
+
 // Write writes every line p completes, and keeps the rest for the next
 // Write or Flush.
 func (l *LogWriter) Write(p []byte) (int, error) {

@@ -1,6 +1,7 @@
 package ghaction
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -508,6 +509,19 @@ func TestLogWriterKeepsJSON(t *testing.T) {
 // a LogWriter.
 func TestStepLog(t *testing.T) {
 	t.Parallel()
+	// StepLogs is StepLog of both: a line a command left unfinished on
+	// either reaches its writer at the one flush, ended.
+	var o, e bytes.Buffer
+	ol, el, flushBoth := StepLogs(&o, &e)
+	io.WriteString(ol, "out, no newline")
+	io.WriteString(el, "err, no newline")
+	if o.Len()+e.Len() != 0 {
+		t.Errorf("before the flush: %q, %q", o.String(), e.String())
+	}
+	flushBoth()
+	if o.String() != "out, no newline\n" || e.String() != "err, no newline\n" {
+		t.Errorf("after the flush: %q, %q", o.String(), e.String())
+	}
 	f, err := os.Create(filepath.Join(t.TempDir(), "report.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,21 +10,6 @@ import (
 	"github.com/benchgate/benchgate/site"
 )
 
-// DashboardURL is a dashboard address as a flag's value (-dashboard-url),
-// checked by CheckDashboardURL as it is set.
-type DashboardURL string
-
-func (d *DashboardURL) String() string { return string(*d) }
-
-// Set is flag.Value's.
-func (d *DashboardURL) Set(s string) error {
-	if err := CheckDashboardURL(s); err != nil {
-		return err
-	}
-	*d = DashboardURL(s)
-	return nil
-}
-
 // CheckDashboardURL checks s as Input.Dashboard: the absolute http(s) URL
 // where `benchgate history site` is published (a GitHub Pages site, say
 // https://OWNER.github.io/REPO/), without a query, a fragment or a

@@ -11,21 +11,6 @@ import (
 	"github.com/benchgate/benchgate/internal/textsafe"
 )
 
-// Name is a name given to results as a flag's value (compare -name),
-// checked by CheckName as it is set.
-type Name string
-
-func (n *Name) String() string { return string(*n) }
-
-// Set is flag.Value's.
-func (n *Name) Set(s string) error {
-	if err := CheckName(s); err != nil {
-		return err
-	}
-	*n = Name(s)
-	return nil
-}
-
 // CheckName checks s as a name given to results on the command line (the
 // scenario name of results read from files, which history keys its series
 // by): a report, a comment and a history site's pages show it, so it is

@@ -62,7 +62,7 @@ func actionEnv(getenv func(string) string) (*ghaction.Env, runFlags, error) {
 		return nil, runFlags{}, cli.WithCode(cli.ExitUsage, fmt.Errorf("action: %w", err))
 	}
 	in := env.Inputs
-	rf := runFlags{scenario: in.Scenario, profile: in.Profile, out: in.ResultsDir, dashboard: report.DashboardURL(in.DashboardURL)}
+	rf := runFlags{scenario: in.Scenario, profile: in.Profile, out: in.ResultsDir, dashboard: in.DashboardURL}
 	if in.Budget != "" {
 		if rf.budget, err = time.ParseDuration(in.Budget); err != nil {
 			return nil, rf, cli.WithCode(cli.ExitUsage, fmt.Errorf("action: input budget: %w", err))
@@ -88,23 +88,22 @@ func (f *runFlags) dropDefaultProfile(fs *flag.FlagSet, in ghaction.Inputs, gete
 func cmdComment(c *call, fs *flag.FlagSet) (func() error, error) {
 	var results string
 	var pr, issue int
-	var dash report.DashboardURL
-	var label ghaction.Label
+	var dash, label string
 	fs.StringVar(&results, "results", "", "results `file` (default: the results-dir input's results.json)")
 	fs.IntVar(&pr, "pr", 0, "pull request `number` (default: the one the results recorded)")
 	fs.IntVar(&issue, "issue", 0, "post to this tracking issue `number` instead (the nightly workflow's)")
-	fs.Var(&label, "remove-label", "then remove this `label` from the pull request (default: the remove-label input)")
-	fs.Var(&dash, "dashboard-url", dashboardUsage)
+	fs.Var(cli.Checked(&label, ghaction.CheckLabel), "remove-label", "then remove this `label` from the pull request (default: the remove-label input)")
+	dashboardFlag(fs, &dash)
 	return func() error {
 		env, err := ghaction.Load(c.getenv)
 		if err != nil {
 			return cli.WithCode(cli.ExitUsage, fmt.Errorf("comment: %w", err))
 		}
 		if cli.Given(fs, "remove-label") {
-			env.Inputs.RemoveLabel = string(label)
+			env.Inputs.RemoveLabel = label
 		}
 		if cli.Given(fs, "dashboard-url") {
-			env.Inputs.DashboardURL = string(dash)
+			env.Inputs.DashboardURL = dash
 		}
 		url, rep, err := env.PostResults(c.ctx, results, pr, issue, c.stderr)
 		if errors.Is(err, ghaction.ErrRefused) {

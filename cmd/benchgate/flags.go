@@ -4,6 +4,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/benchgate/benchgate/internal/cli"
 	"github.com/benchgate/benchgate/report"
 	"github.com/benchgate/benchgate/runner"
 )
@@ -20,8 +21,8 @@ type runFlags struct {
 	// allowDataOutside lifts the confinement of data files to the
 	// scenario's directory tree (scenario.LoadOptions).
 	allowDataOutside bool
-	dryRun           bool                // check and print the plan, run nothing (runner.DryRun)
-	dashboard        report.DashboardURL // gate only
+	dryRun           bool   // check and print the plan, run nothing (runner.DryRun)
+	dashboard        string // gate only: -dashboard-url
 	// calibrate marks calibrate's flags, whose -out holds its own files.
 	calibrate bool
 }
@@ -43,6 +44,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.dryRun, "dry-run", f.dryRun, "load and check the scenario as a run would, print its plan (targets, cells, rounds, planned time) and exit 0: nothing is built, started or written")
 }
 
-// dashboardUsage is -dashboard-url's: the published history site that the
-// report and the comment link (report.Input.Dashboard).
-const dashboardUsage = "link the history site published at this `URL` (benchgate history site) and each failing cell's page"
+// dashboardFlag registers -dashboard-url into p: the published history
+// site that the report and the comment link (report.Input.Dashboard),
+// checked as it is parsed.
+func dashboardFlag(fs *flag.FlagSet, p *string) {
+	fs.Var(cli.Checked(p, report.CheckDashboardURL), "dashboard-url", "link the history site published at this `URL` (benchgate history site) and each failing cell's page")
+}

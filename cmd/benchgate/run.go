@@ -40,11 +40,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		// errors quote targets and pull requests, so no line of them may
 		// be one. benchgate's own annotations pass (ghaction writes them
 		// beneath the LogWriter).
-		var flushOut, flushErr func() error
-		c.stdout, flushOut = ghaction.StepLog(stdout)
-		defer flushOut()
-		c.stderr, flushErr = ghaction.StepLog(stderr)
-		defer flushErr()
+		var flush func()
+		c.stdout, c.stderr, flush = ghaction.StepLogs(stdout, stderr)
+		defer flush()
 	}
 	return cli.Dispatch(c.line(), c, benchgate, args)
 }
@@ -144,8 +142,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 	format := report.ForFormatFlag()
 	var results, out, scenarioFile, tool, class string
 	var base, cand importers.FileList
-	var dash report.DashboardURL
-	var name report.Name
+	var dash, name string
 	fs.StringVar(&results, "results", "benchgate-results/results.json", "results `file` written by run or gate")
 	fs.StringVar(&out, "out", "", "`dir` for report.md and decisions.json (default: the results file's directory, or benchgate-results for files)")
 	fs.StringVar(&scenarioFile, "scenario", "", "scenario `file` whose gate section decides files (and, for Go benchmarks, whose rename rules pair them); with -results, refused unless its gate section is the one the file recorded")
@@ -153,8 +150,8 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 	fs.Var(&base, "baseline", "with -import: the baseline's report `files`, comma-separated, one per repetition")
 	fs.Var(&cand, "candidate", "with -import: the candidate's report `files`, comma-separated, as many")
 	fs.StringVar(&class, "class", "", "with -import: the cell's class `name` (default load)")
-	fs.Var(&name, "name", "with files (OLD NEW or -import): the results' scenario `name`, which history keeps its series by (default: -scenario's name, else \""+importers.DefaultGoBenchName+"\" for go test -bench outputs, \"imported TOOL results\" for -import)")
-	fs.Var(&dash, "dashboard-url", dashboardUsage)
+	fs.Var(cli.Checked(&name, report.CheckName), "name", "with files (OLD NEW or -import): the results' scenario `name`, which history keeps its series by (default: -scenario's name, else \""+importers.DefaultGoBenchName+"\" for go test -bench outputs, \"imported TOOL results\" for -import)")
+	dashboardFlag(fs, &dash)
 	fs.Var(&format, "format", report.FormatUsage)
 	return func() error {
 		files := fs.Args()
@@ -166,7 +163,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 				return cli.WithCode(cli.ExitUsage, errors.New("-import reads -baseline and -candidate, not OLD NEW arguments"))
 			}
 			res, err := c.readReports(importers.Sources{GoBench: files, Tool: tool, Baseline: base, Candidate: cand},
-				importers.Options{Class: class, Name: string(name)}, scenarioFile)
+				importers.Options{Class: class, Name: name}, scenarioFile)
 			if err != nil {
 				return err
 			}
@@ -174,7 +171,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 			if err := benchdata.Write(out, res); err != nil {
 				return cli.WithCode(cli.ExitRunFailed, err)
 			}
-			_, err = c.decideAndReport(res, out, out, format.Name, string(dash))
+			_, err = c.decideAndReport(res, out, out, format.Name, dash)
 			return err
 		case cli.Given(fs, "baseline") || cli.Given(fs, "candidate") || class != "":
 			// Given at all: a list that names no file ("-baseline ,") is
@@ -192,7 +189,7 @@ func cmdCompare(c *call, fs *flag.FlagSet) (func() error, error) {
 				return err
 			}
 		}
-		_, err = c.decideAndReport(res, filepath.Dir(results), cmp.Or(out, filepath.Dir(results)), format.Name, string(dash))
+		_, err = c.decideAndReport(res, filepath.Dir(results), cmp.Or(out, filepath.Dir(results)), format.Name, dash)
 		if unfinished := decide.Unfinished(res); unfinished != nil && cli.ExitCode(err) != cli.ExitUsage {
 			// What it measured is reported, and the exit code says the run
 			// failed.
@@ -262,7 +259,7 @@ func cmdGate(c *call, args []string) error {
 func gateFlags(rf *runFlags, format *report.FormatFlag) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		rf.register(fs)
-		fs.Var(&rf.dashboard, "dashboard-url", dashboardUsage)
+		dashboardFlag(fs, &rf.dashboard)
 		fs.Var(format, "format", report.FormatUsage)
 	}
 }
@@ -304,7 +301,7 @@ func (c *call) runGate(rf runFlags, format string, hooks *gateHooks) (*report.In
 		// terminal would only bury the error.
 		format = ""
 	}
-	in, decideErr := c.decideAndReport(res, rf.out, rf.out, format, string(rf.dashboard))
+	in, decideErr := c.decideAndReport(res, rf.out, rf.out, format, rf.dashboard)
 	if runErr != nil {
 		// The run's failure decides the exit code; the report of what was
 		// measured has been written all the same.

@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// maxCommandLines bounds cmd/benchgate's non-test Go lines: the commands'
-// flags and the calls between packages, and nothing a package should own
-// (docs/architecture.md, "Wiring"). It grew to 1,302 once, each command
-// keeping a check or a rule of its own; a line over the bound is a sign
-// that something belongs in a package.
+// maxCommandLines is what cmd/benchgate's non-test Go lines stay under:
+// the commands' flags and the calls between packages, and nothing a
+// package should own (docs/architecture.md, "Wiring"). It grew to 1,302
+// once, each command keeping a check or a rule of its own; reaching the
+// bound is a sign that something belongs in a package.
 const maxCommandLines = 1000
 
 // TestCommandStaysThin counts cmd/benchgate's non-test Go lines, its
@@ -38,8 +38,8 @@ func TestCommandStaysThin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lines > maxCommandLines {
-		t.Errorf("cmd/benchgate holds %d non-test lines, more than %d: move what is not flags and wiring into the package it belongs to (docs/architecture.md, Wiring)", lines, maxCommandLines)
+	if lines >= maxCommandLines {
+		t.Errorf("cmd/benchgate holds %d non-test lines, not under %d: move what is not flags and wiring into the package it belongs to (docs/architecture.md, Wiring)", lines, maxCommandLines)
 	}
 	t.Logf("cmd/benchgate: %d non-test lines", lines)
 }

@@ -206,3 +206,30 @@ func Given(fs *flag.FlagSet, name string) bool {
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
 }
+
+// Checked is a flag's value of a string that check accepts, set into p as
+// it is parsed: a bad value is a usage error naming its flag (flag's
+// "invalid value … for flag -NAME: …") before anything runs.
+func Checked(p *string, check func(string) error) flag.Value { return &checked{p, check} }
+
+type checked struct {
+	p     *string
+	check func(string) error
+}
+
+// String is flag.Value's; flag calls it on a zero checked too.
+func (c *checked) String() string {
+	if c.p == nil {
+		return ""
+	}
+	return *c.p
+}
+
+// Set is flag.Value's.
+func (c *checked) Set(s string) error {
+	if err := c.check(s); err != nil {
+		return err
+	}
+	*c.p = s
+	return nil
+}

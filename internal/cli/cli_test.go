@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -52,5 +54,38 @@ func TestDispatch(t *testing.T) {
 	}
 	if ExitCode(nil) != ExitPass || ExitCode(errors.New("x")) != ExitRunFailed || WithCode(ExitUsage, nil) != nil {
 		t.Error("ExitCode of nil and of a plain error, or WithCode of nil")
+	}
+}
+
+// TestChecked: a checked flag takes what its check accepts, refuses the
+// rest with the check's reason and the flag's name, and keeps its default
+// until set; its usage shows the default it was registered with.
+func TestChecked(t *testing.T) {
+	t.Parallel()
+	check := func(s string) error {
+		if !strings.HasPrefix(s, "ok") {
+			return fmt.Errorf("%q is not ok", s)
+		}
+		return nil
+	}
+	v := "ok-default"
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(Checked(&v, check), "v", "a `value`")
+	if err := fs.Parse(nil); err != nil || v != "ok-default" {
+		t.Errorf("no flag: %q, %v", v, err)
+	}
+	if err := fs.Parse([]string{"-v", "ok-1"}); err != nil || v != "ok-1" {
+		t.Errorf("-v ok-1: %q, %v", v, err)
+	}
+	err := fs.Parse([]string{"-v", "bad"})
+	if err == nil || err.Error() != `invalid value "bad" for flag -v: "bad" is not ok` || v != "ok-1" {
+		t.Errorf("-v bad: %q, %v", v, err)
+	}
+	var usage strings.Builder
+	fs.SetOutput(&usage)
+	fs.PrintDefaults()
+	if !strings.Contains(usage.String(), "a value (default ok-default)") {
+		t.Errorf("usage: %s", usage.String())
 	}
 }
