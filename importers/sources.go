@@ -62,7 +62,11 @@ func ReadSources(src Sources, opt Options, tool string) (*benchdata.Results, err
 	case src.Tool != "":
 		kind, what = scenario.KindHTTP, src.Tool+" reports"
 	}
-	if s := opt.Scenario; s != nil && s.Kind != kind && !(src.Tool != "" && !suite && s.Kind == scenario.KindGRPC) {
+	// A load tool's reports are decided by any scenario of load on
+	// services (an HTTP or a gRPC one: ghz measures gRPC), not a Go
+	// benchmarks' one.
+	loadReports := src.Tool != "" && !suite
+	if s := opt.Scenario; s != nil && s.Kind != kind && !(loadReports && s.Kind != scenario.KindGoBench) {
 		return nil, fmt.Errorf("%s: a %s scenario cannot decide %s (want kind: %s)", s.File, s.Kind, what, kind)
 	}
 	if src.Tool == "" {
