@@ -210,6 +210,7 @@ func b2f(b bool) float64 {
 // the assertions are on the computed rates.
 func TestAdaptiveControlsFalseFailures(t *testing.T) {
 	t.Parallel()
+	simulation(t)
 	// A false failure is a regression verdict: at most alpha/2 = 2.5% of
 	// A/A gates for exact intervals, less with the band; the bound asserted
 	// is alpha = 5% plus three binomial standard errors at 5%.
@@ -328,6 +329,7 @@ const (
 // gates than Bonferroni did, by more than three standard errors.
 func TestAdaptiveSpending(t *testing.T) {
 	t.Parallel()
+	simulation(t)
 	s := DefaultSettings
 	s.Rule = RulePaired
 	designs := []struct {

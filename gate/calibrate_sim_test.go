@@ -74,6 +74,7 @@ func oldRoundsNeeded(cal Calibration) int {
 // power, and at most 20% may stay unresolved. Deterministic: fixed seeds.
 func TestCalibrateRecommendationResolves(t *testing.T) {
 	t.Parallel()
+	simulation(t)
 	const calibrations, gates = 200, 2000
 	rows := []struct {
 		name  string

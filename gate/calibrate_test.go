@@ -113,6 +113,7 @@ func TestCalibrateInconclusive(t *testing.T) {
 // freedom), decided as the rules decide.
 func TestCalibrationProjection(t *testing.T) {
 	t.Parallel()
+	simulation(t)
 	const draws = 100000
 	rng := rand.New(rand.NewPCG(28, 4))
 	chi := func(df int) float64 { // √(χ²_df / df)

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"testing"
 
+	"github.com/benchgate/benchgate/gate"
 	"github.com/benchgate/benchgate/internal/gatesim"
 )
 
@@ -15,6 +16,7 @@ import (
 // in the cells as often as without it. Deterministic: seeded rows.
 func TestWholeGateFalseFailure(t *testing.T) {
 	t.Parallel()
+	gate.Simulation(t)
 	const gates = 2000
 	on, off := gatesim.DefaultDesign(12), gatesim.DefaultDesign(12)
 	off.Settings.FalseFailure = 0
@@ -49,6 +51,7 @@ func TestWholeGateFalseFailure(t *testing.T) {
 // withholds are unresolved ties, which an adaptive design measures again).
 func TestWholeGateFailsOnARealChange(t *testing.T) {
 	t.Parallel()
+	gate.Simulation(t)
 	d := gatesim.DefaultDesign(12)
 	for _, c := range []struct {
 		factor, change, min float64
@@ -67,6 +70,7 @@ func TestWholeGateFailsOnARealChange(t *testing.T) {
 // a fixed design of 5 rounds loses on a noisy runner. Deterministic.
 func TestWholeGateAdaptive(t *testing.T) {
 	t.Parallel()
+	gate.Simulation(t)
 	fixed := gatesim.DefaultDesign(12)
 	adaptive := fixed.Adaptive(3, 8)
 	for _, f := range []float64{1.5, 3} {

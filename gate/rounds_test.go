@@ -85,6 +85,7 @@ func roundsSimulate(rho, side float64, gates int, seed uint64) roundsRow {
 // table is in docs/statistics.md.
 func TestPairedRoundsCoverage(t *testing.T) {
 	t.Parallel()
+	simulation(t)
 	const gates = 4000
 	se := math.Sqrt(0.05 * 0.95 / gates)
 	for i, c := range []struct{ rho, side float64 }{
