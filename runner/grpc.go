@@ -69,13 +69,13 @@ func (*grpcProtocol) pprofURL(target.Service, string) (string, error) {
 // server without the service is healthy once it answers).
 func (*grpcProtocol) health() target.Probe {
 	return func(ctx context.Context, base string) error {
-		u, err := url.Parse(base)
+		hp, err := hostPort(base)
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(ctx, target.HealthAttempt)
 		defer cancel()
-		return grpcload.WaitHealthy(ctx, u.Host, "")
+		return grpcload.WaitHealthy(ctx, hp, "")
 	}
 }
 
